@@ -1,0 +1,259 @@
+// Package result is dbduel's result document: the schema of DESIGN.md, its
+// JSON file (written atomically) and the NDJSON stream of --format json.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion is bumped when a field changes meaning.
+const SchemaVersion = 1
+
+// Result is everything one dbduel invocation measured.
+type Result struct {
+	SchemaVersion int                    `json:"schema_version"`
+	Complete      bool                   `json:"complete"`
+	StartedAt     time.Time              `json:"started_at"`
+	FinishedAt    time.Time              `json:"finished_at,omitzero"`
+	DbduelVersion string                 `json:"dbduel_version"`
+	Workload      Workload               `json:"workload"`
+	Plan          Plan                   `json:"plan"`
+	Targets       []Target               `json:"targets"`
+	Runs          []Run                  `json:"runs"`
+	Stats         map[string]TargetStats `json:"stats"`
+	Comparisons   []Comparison           `json:"comparisons"`
+	Parity        *Parity                `json:"parity,omitempty"`
+	Warnings      []string               `json:"warnings,omitempty"`
+	Error         string                 `json:"error,omitempty"`
+}
+
+// Workload names the script and its effective options.
+type Workload struct {
+	Name    string         `json:"name"`
+	Options map[string]any `json:"options"`
+}
+
+// Plan is the order things ran in: blocks of target names.
+type Plan struct {
+	Runs     int        `json:"runs"`
+	Seed     int64      `json:"seed"`
+	Blocks   [][]string `json:"blocks"`
+	Points   []Point    `json:"points"`
+	Threads  int        `json:"threads"`
+	TimeS    float64    `json:"time_s"`
+	Events   uint64     `json:"events"`
+	Rate     float64    `json:"rate,omitempty"`
+	WarmupS  float64    `json:"warmup_s,omitempty"`
+	Interval float64    `json:"report_interval_s"`
+}
+
+// Point is one point of a sweep (threads, table size).
+type Point struct {
+	Threads   int `json:"threads"`
+	TableSize int `json:"table_size"`
+}
+
+// Target is a database as read back from it.
+type Target struct {
+	Name          string    `json:"name"`
+	Kind          string    `json:"kind"` // native|local|container
+	SpecRedacted  string    `json:"spec_redacted"`
+	ServerVersion string    `json:"server_version"`
+	Described     Described `json:"described"`
+}
+
+// Described is what the target really is, read back (inspect, cgroups, the server).
+type Described struct {
+	Image            string   `json:"image,omitempty"`
+	ImageID          string   `json:"image_id,omitempty"`
+	Binary           string   `json:"binary,omitempty"`
+	NetworkMode      string   `json:"network_mode,omitempty"` // host|bridge|none
+	NetworkPath      string   `json:"network_path,omitempty"` // direct|docker-proxy|bridge-direct
+	Datadir          *Datadir `json:"datadir,omitempty"`
+	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`
+	CPUs             float64  `json:"cpus,omitempty"`
+	Cpuset           string   `json:"cpuset,omitempty"`
+	Seccomp          string   `json:"seccomp,omitempty"`
+	Address          string   `json:"address,omitempty"`
+}
+
+// Datadir is where the server keeps its data.
+type Datadir struct {
+	Kind   string `json:"kind"` // dir|volume|bind|overlay
+	FSType string `json:"fstype,omitempty"`
+	Path   string `json:"path,omitempty"`
+}
+
+// Run is one timed run of one target.
+type Run struct {
+	Target    string     `json:"target"`
+	Block     int        `json:"block"`
+	Index     int        `json:"index"`
+	Point     int        `json:"point"`
+	Warmup    bool       `json:"warmup"`
+	Complete  bool       `json:"complete"`
+	Summary   Summary    `json:"summary"`
+	Fairness  *Fairness  `json:"fairness,omitempty"`
+	Honesty   *Honesty   `json:"honesty,omitempty"`
+	Intervals []Interval `json:"intervals"`
+}
+
+// Summary totals a run; tps and qps are totals over the run's time.
+type Summary struct {
+	DurationS  float64 `json:"duration_s"`
+	Events     uint64  `json:"events"`
+	Queries    uint64  `json:"queries"`
+	Reads      uint64  `json:"reads"`
+	Writes     uint64  `json:"writes"`
+	Other      uint64  `json:"other"`
+	Errors     uint64  `json:"errors"`
+	Reconnects uint64  `json:"reconnects"`
+	TPS        float64 `json:"tps"`
+	QPS        float64 `json:"qps"`
+	MinUS      float64 `json:"min_us"`
+	AvgUS      float64 `json:"avg_us"`
+	P50US      float64 `json:"p50_us"`
+	P95US      float64 `json:"p95_us"`
+	P99US      float64 `json:"p99_us"`
+	MaxUS      float64 `json:"max_us"`
+	SumUS      float64 `json:"sum_us"`
+	PctUS      float64 `json:"pct_us"` // latency at --percentile
+	Percentile float64 `json:"percentile"`
+}
+
+// Fairness is sysbench's "Threads fairness" block.
+type Fairness struct {
+	EventsAvg    float64 `json:"events_avg"`
+	EventsStddev float64 `json:"events_stddev"`
+	ExecAvgS     float64 `json:"exec_avg_s"`
+	ExecStddevS  float64 `json:"exec_stddev_s"`
+}
+
+// Honesty compares dbduel's query count with the server's own counter.
+type Honesty struct {
+	Counter       string  `json:"counter"`
+	ServerQueries uint64  `json:"server_queries"`
+	DbduelQueries uint64  `json:"dbduel_queries"`
+	DiffPct       float64 `json:"diff_pct"`
+	Note          string  `json:"note,omitempty"`
+}
+
+// Interval is one report interval.
+type Interval struct {
+	TS         float64        `json:"t_s"`
+	Events     uint64         `json:"events"`
+	Reads      uint64         `json:"reads"`
+	Writes     uint64         `json:"writes"`
+	Other      uint64         `json:"other"`
+	Errors     uint64         `json:"errors"`
+	Reconnects uint64         `json:"reconnects"`
+	TPS        float64        `json:"tps"`
+	QPS        float64        `json:"qps"`
+	P50US      float64        `json:"p50_us"`
+	P95US      float64        `json:"p95_us"`
+	P99US      float64        `json:"p99_us"`
+	MaxUS      float64        `json:"max_us"`
+	PctUS      float64        `json:"pct_us"`
+	Warmup     bool           `json:"warmup"`
+	QueueLen   uint64         `json:"queue_len"`
+	Telemetry  map[string]any `json:"telemetry,omitempty"`
+}
+
+// Distribution summarises one metric over a target's runs.
+type Distribution struct {
+	N        int     `json:"n"`
+	Mean     float64 `json:"mean"`
+	Median   float64 `json:"median"`
+	Stddev   float64 `json:"stddev"`
+	CV       float64 `json:"cv"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	CILow    float64 `json:"ci_low"`
+	CIHigh   float64 `json:"ci_high"`
+	CIMethod string  `json:"ci_method"`
+}
+
+// TargetStats are the distributions of a target's measured runs.
+type TargetStats struct {
+	TPS   Distribution `json:"tps"`
+	QPS   Distribution `json:"qps"`
+	AvgUS Distribution `json:"avg_us"`
+	P95US Distribution `json:"p95_us"`
+}
+
+// Comparison is one target against the baseline on one metric.
+type Comparison struct {
+	Target    string  `json:"target"`
+	Baseline  string  `json:"baseline"`
+	Metric    string  `json:"metric"`
+	Point     int     `json:"point"`
+	Ratio     float64 `json:"ratio"`
+	DeltaPct  float64 `json:"delta_pct"`
+	CILowPct  float64 `json:"ci_low_pct"`
+	CIHighPct float64 `json:"ci_high_pct"`
+	HasCI     bool    `json:"has_ci"`
+	N         int     `json:"n"`
+	Method    string  `json:"method"`
+	Verdict   string  `json:"verdict"`
+}
+
+// Parity records what differs between targets besides the thing compared.
+type Parity struct {
+	Versions      map[string]string `json:"versions"`
+	VariablesDiff []VariableDiff    `json:"variables_diff"`
+	Environment   map[string]any    `json:"environment,omitempty"`
+}
+
+// VariableDiff is a server variable with different values across targets.
+type VariableDiff struct {
+	Name   string            `json:"name"`
+	Values map[string]string `json:"values"`
+}
+
+// WriteFile writes r as indented JSON atomically: a temp file beside path,
+// then a rename, so a crash never leaves a half-written result.
+func WriteFile(path string, r *Result) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".dbduel-*.json.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadFile loads a result written by WriteFile.
+func ReadFile(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s is not a dbduel result: %w", path, err)
+	}
+	if r.SchemaVersion == 0 {
+		return nil, fmt.Errorf("%s is not a dbduel result (no schema_version)", path)
+	}
+	return &r, nil
+}

@@ -1,0 +1,137 @@
+// Package stats holds the measurement side of the engine: per-worker
+// recorders whose interval histograms are swapped without stopping the
+// workers, interval snapshots that merge exactly, and the statistics of runs.
+package stats
+
+import (
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latency histograms cover 1 µs .. 1 h at 3 significant digits.
+const (
+	minLatencyUS = 1
+	maxLatencyUS = 3600 * 1000 * 1000
+	sigFigs      = 3
+)
+
+// NewHistogram returns an empty latency histogram in microseconds.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(minLatencyUS, maxLatencyUS, sigFigs)
+}
+
+// Counters are what a worker adds up between two snapshots.
+type Counters struct {
+	Events, Reads, Writes, Other, Errors, Reconnects uint64
+	LatencySumNS                                     uint64 // exact sum of event latencies
+	MinNS, MaxNS                                     uint64 // exact extremes (MinNS 0 = none yet)
+}
+
+// Add accumulates o.
+func (c *Counters) Add(o Counters) {
+	c.Events += o.Events
+	c.Reads += o.Reads
+	c.Writes += o.Writes
+	c.Other += o.Other
+	c.Errors += o.Errors
+	c.Reconnects += o.Reconnects
+	c.LatencySumNS += o.LatencySumNS
+	if o.MinNS != 0 && (c.MinNS == 0 || o.MinNS < c.MinNS) {
+		c.MinNS = o.MinNS
+	}
+	if o.MaxNS > c.MaxNS {
+		c.MaxNS = o.MaxNS
+	}
+}
+
+// Queries is reads + writes + other.
+func (c Counters) Queries() uint64 { return c.Reads + c.Writes + c.Other }
+
+// Recorder is one worker's measurements. The worker records under a mutex no
+// other worker touches (so it is uncontended); the reporter takes the same
+// mutex only to swap the histogram and counters out once per interval.
+type Recorder struct {
+	mu    sync.Mutex
+	c     Counters
+	hist  *hdrhistogram.Histogram
+	spare *hdrhistogram.Histogram
+	// per-thread totals for sysbench's "Threads fairness"
+	totalEvents uint64
+	totalBusyNS uint64
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{hist: NewHistogram(), spare: NewHistogram()}
+}
+
+// RecordEvent adds one finished event with its latency and statements.
+func (r *Recorder) RecordEvent(lat time.Duration, reads, writes, other uint64) {
+	ns := uint64(lat.Nanoseconds())
+	us := int64(ns / 1000)
+	if us < minLatencyUS {
+		us = minLatencyUS
+	}
+	r.mu.Lock()
+	r.c.Events++
+	r.c.Reads += reads
+	r.c.Writes += writes
+	r.c.Other += other
+	r.c.LatencySumNS += ns
+	if r.c.MinNS == 0 || ns < r.c.MinNS {
+		r.c.MinNS = ns
+	}
+	if ns > r.c.MaxNS {
+		r.c.MaxNS = ns
+	}
+	_ = r.hist.RecordValue(min(us, maxLatencyUS))
+	r.totalEvents++
+	r.totalBusyNS += ns
+	r.mu.Unlock()
+}
+
+// RecordStatements adds statements that ran outside a finished event (an
+// event cut short by an ignored error, bulk_insert's last flush).
+func (r *Recorder) RecordStatements(reads, writes, other uint64) {
+	r.mu.Lock()
+	r.c.Reads += reads
+	r.c.Writes += writes
+	r.c.Other += other
+	r.mu.Unlock()
+}
+
+// RecordError counts an ignored error; reconnected says the connection was replaced.
+func (r *Recorder) RecordError(reconnected bool) {
+	r.mu.Lock()
+	r.c.Errors++
+	if reconnected {
+		r.c.Reconnects++
+	}
+	r.mu.Unlock()
+}
+
+// Swap moves the counters and histogram recorded since the last swap into
+// acc and hist (both added to), leaving the recorder empty.
+func (r *Recorder) Swap(acc *Counters, hist *hdrhistogram.Histogram) {
+	r.mu.Lock()
+	c := r.c
+	r.c = Counters{}
+	h := r.hist
+	r.hist, r.spare = r.spare, nil
+	r.mu.Unlock()
+	acc.Add(c)
+	hist.Merge(h)
+	h.Reset()
+	r.mu.Lock()
+	r.spare = h
+	r.mu.Unlock()
+}
+
+// Fairness returns the thread's events and busy time since it started.
+func (r *Recorder) Fairness() (events uint64, busy time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.totalEvents, time.Duration(r.totalBusyNS)
+}

@@ -1,0 +1,458 @@
+package oltp
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/engine/workload/sbrand"
+)
+
+// kind is one statement of oltp_common.lua's stmt_defs.
+type kind int
+
+const (
+	pointSelect kind = iota
+	simpleRange
+	sumRange
+	orderRange
+	distinctRange
+	indexUpdate
+	nonIndexUpdate
+	deleteRow
+	insertRow
+	numKinds
+)
+
+var stmtDefs = [numKinds]struct {
+	sql  string
+	read bool
+}{
+	pointSelect:    {"SELECT c FROM sbtest%d WHERE id=?", true},
+	simpleRange:    {"SELECT c FROM sbtest%d WHERE id BETWEEN ? AND ?", true},
+	sumRange:       {"SELECT SUM(k) FROM sbtest%d WHERE id BETWEEN ? AND ?", true},
+	orderRange:     {"SELECT c FROM sbtest%d WHERE id BETWEEN ? AND ? ORDER BY c", true},
+	distinctRange:  {"SELECT DISTINCT c FROM sbtest%d WHERE id BETWEEN ? AND ? ORDER BY c", true},
+	indexUpdate:    {"UPDATE sbtest%d SET k=k+1 WHERE id=?", false},
+	nonIndexUpdate: {"UPDATE sbtest%d SET c=? WHERE id=?", false},
+	deleteRow:      {"DELETE FROM sbtest%d WHERE id=?", false},
+	insertRow:      {"INSERT INTO sbtest%d (id, k, c, pad) VALUES (?, ?, ?, ?)", false},
+}
+
+// kinds each script prepares (its prepare_statements()).
+func (w *oltpWorkload) kinds() []kind {
+	ranges := []kind{}
+	if w.o.RangeSelects {
+		ranges = []kind{simpleRange, sumRange, orderRange, distinctRange}
+	}
+	writes := []kind{indexUpdate, nonIndexUpdate, deleteRow, insertRow}
+	switch w.name {
+	case "oltp_read_write":
+		return append(append([]kind{pointSelect}, ranges...), writes...)
+	case "oltp_read_only":
+		return append([]kind{pointSelect}, ranges...)
+	case "oltp_write_only":
+		return writes
+	case "oltp_point_select":
+		return []kind{pointSelect}
+	case "oltp_update_index":
+		return []kind{indexUpdate}
+	case "oltp_update_non_index":
+		return []kind{nonIndexUpdate}
+	case "oltp_delete":
+		return []kind{deleteRow}
+	}
+	return nil
+}
+
+// usesTrx says whether the script wraps its event in BEGIN/COMMIT.
+func (w *oltpWorkload) usesTrx() bool {
+	switch w.name {
+	case "oltp_read_write", "oltp_read_only", "oltp_write_only":
+		return !w.o.SkipTrx
+	}
+	return false
+}
+
+type oltpWorkload struct {
+	name   string
+	o      Options
+	seed   uint64
+	unique *sbrand.Unique // oltp_insert without auto_inc: one sequence for all threads
+}
+
+// New returns the named script with options o.
+func New(name string, o Options) (workload.Workload, error) {
+	known := false
+	for _, s := range scripts {
+		known = known || s == name
+	}
+	if !known {
+		return nil, fmt.Errorf("unknown workload %q", name)
+	}
+	if err := o.validate(name); err != nil {
+		return nil, err
+	}
+	seed := o.RandSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	w := &oltpWorkload{name: name, o: o, seed: seed}
+	s := sbrand.New(o.Rand, seed^0x5eed)
+	w.unique = sbrand.NewUnique(uint32(s.Uint64()), uint32(s.Uint64()))
+	return w, nil
+}
+
+func (w *oltpWorkload) Name() string            { return w.name }
+func (w *oltpWorkload) Options() map[string]any { return w.o.asMap(w.name) }
+
+func (w *oltpWorkload) Validate(threads int) error {
+	if threads < 1 {
+		return fmt.Errorf("--threads must be at least 1")
+	}
+	return nil
+}
+
+// stmt is one statement on one connection: server-side prepared
+// (--db-ps-mode=auto) or sent as text with the parameters inlined (disable).
+type stmt struct {
+	query string
+	ps    *sql.Stmt
+	read  bool
+}
+
+type worker struct {
+	w       *oltpWorkload
+	conn    *sql.Conn
+	rng     *sbrand.Rand
+	thread  int
+	threads int
+	stmts   [][numKinds]*stmt // [table-1][kind]
+	begin   *stmt
+	commit  *stmt
+	single  *stmt // select_random_*: the one statement
+	args    []any
+	cbuf    []byte
+	padbuf  []byte
+	// bulk_insert state
+	bulkSize int
+	bulkBuf  []byte
+	bulkRows int
+	bulkHead string
+}
+
+func (w *oltpWorkload) prepared() bool { return strings.EqualFold(w.o.PSMode, "auto") }
+
+func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, error) {
+	s := &stmt{query: query, read: read}
+	if wk.w.prepared() {
+		ps, err := wk.conn.PrepareContext(ctx, query)
+		if err != nil {
+			return nil, fmt.Errorf("prepare %q: %w", query, err)
+		}
+		s.ps = ps
+	}
+	return s, nil
+}
+
+// NewWorker prepares the script's statements for one thread (thread_init()).
+func (w *oltpWorkload) NewWorker(ctx context.Context, conn *sql.Conn, thread, threads int, seed uint64) (workload.Worker, error) {
+	wk := &worker{
+		w: w, conn: conn, thread: thread, threads: threads,
+		rng:    sbrand.New(w.o.Rand, seed),
+		cbuf:   make([]byte, len(cTemplate)),
+		padbuf: make([]byte, len(padTemplate)),
+	}
+	var err error
+	switch w.name {
+	case "select_random_points":
+		q := fmt.Sprintf("SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN (%s)\n        ",
+			strings.TrimSuffix(strings.Repeat("?, ", w.o.RandomPoints), ", "))
+		wk.single, err = wk.newStmt(ctx, q, true)
+		wk.args = make([]any, w.o.RandomPoints)
+		return wk, err
+	case "select_random_ranges":
+		q := fmt.Sprintf("SELECT count(k)\n          FROM sbtest1\n          WHERE %s",
+			strings.TrimSuffix(strings.Repeat("k BETWEEN ? AND ? OR ", w.o.NumberOfRanges), " OR "))
+		wk.single, err = wk.newStmt(ctx, q, true)
+		wk.args = make([]any, 2*w.o.NumberOfRanges)
+		return wk, err
+	case "bulk_insert":
+		wk.bulkHead = "INSERT INTO " + tableName(thread+1) + " VALUES"
+		return wk, nil
+	case "oltp_insert":
+		return wk, nil // text queries only, as oltp_insert.lua
+	}
+	if w.usesTrx() {
+		if wk.begin, err = wk.newStmt(ctx, "BEGIN", false); err != nil {
+			return nil, err
+		}
+		if wk.commit, err = wk.newStmt(ctx, "COMMIT", false); err != nil {
+			return nil, err
+		}
+	}
+	wk.stmts = make([][numKinds]*stmt, w.o.Tables)
+	for _, k := range w.kinds() {
+		for t := 1; t <= w.o.Tables; t++ {
+			s, err := wk.newStmt(ctx, fmt.Sprintf(stmtDefs[k].sql, t), stmtDefs[k].read)
+			if err != nil {
+				wk.closeStmts()
+				return nil, err
+			}
+			wk.stmts[t-1][k] = s
+		}
+	}
+	return wk, nil
+}
+
+func (wk *worker) closeStmts() {
+	for _, row := range wk.stmts {
+		for _, s := range row {
+			if s != nil && s.ps != nil {
+				s.ps.Close()
+			}
+		}
+	}
+	for _, s := range []*stmt{wk.begin, wk.commit, wk.single} {
+		if s != nil && s.ps != nil {
+			s.ps.Close()
+		}
+	}
+}
+
+// Close flushes bulk_insert's last batch and closes the statements (thread_done()).
+func (wk *worker) Close(ctx context.Context, c *workload.Counts) error {
+	defer wk.closeStmts()
+	if wk.w.name == "bulk_insert" {
+		return wk.bulkFlush(ctx, c)
+	}
+	return nil
+}
+
+// run executes s and classifies it: a result set is a read; otherwise a
+// write if rows were affected, else other (sysbench's MySQL driver rule).
+func (wk *worker) run(ctx context.Context, s *stmt, c *workload.Counts, args ...any) error {
+	if s.read {
+		var rows *sql.Rows
+		var err error
+		if s.ps != nil {
+			rows, err = s.ps.QueryContext(ctx, args...)
+		} else {
+			rows, err = wk.conn.QueryContext(ctx, s.query, args...)
+		}
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		c.Reads++
+		return nil
+	}
+	var res sql.Result
+	var err error
+	if s.ps != nil {
+		res, err = s.ps.ExecContext(ctx, args...)
+	} else {
+		res, err = wk.conn.ExecContext(ctx, s.query, args...)
+	}
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		c.Writes++
+	} else {
+		c.Other++
+	}
+	return nil
+}
+
+func (wk *worker) table() int { return int(wk.rng.Uniform(1, uint32(wk.w.o.Tables))) }
+func (wk *worker) id() int64  { return int64(wk.rng.Default(1, uint32(wk.w.o.TableSize))) }
+
+// Event is the script's event().
+func (wk *worker) Event(ctx context.Context, c *workload.Counts) error {
+	o := &wk.w.o
+	switch wk.w.name {
+	case "oltp_insert":
+		return wk.insertEvent(ctx, c)
+	case "bulk_insert":
+		return wk.bulkEvent(ctx, c)
+	case "select_random_points":
+		rlen := float64(o.TableSize) / float64(wk.threads)
+		rmin := rlen * float64(wk.thread)
+		for i := range wk.args {
+			wk.args[i] = int64(wk.rng.Default(uint32(rmin), uint32(rmin+rlen)))
+		}
+		return wk.run(ctx, wk.single, c, wk.args...)
+	case "select_random_ranges":
+		rlen := float64(o.TableSize) / float64(wk.threads)
+		rmin := rlen * float64(wk.thread)
+		for i := 0; i < len(wk.args); i += 2 {
+			v := int64(wk.rng.Default(uint32(rmin), uint32(rmin+rlen)))
+			wk.args[i], wk.args[i+1] = v, v+int64(o.Delta)
+		}
+		return wk.run(ctx, wk.single, c, wk.args...)
+	}
+	if wk.begin != nil {
+		if err := wk.run(ctx, wk.begin, c); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch wk.w.name {
+	case "oltp_point_select":
+		err = wk.pointSelects(ctx, c, 1)
+	case "oltp_update_index":
+		err = wk.indexUpdates(ctx, c)
+	case "oltp_update_non_index":
+		err = wk.nonIndexUpdates(ctx, c)
+	case "oltp_delete":
+		t := wk.table()
+		err = wk.run(ctx, wk.stmts[t-1][deleteRow], c, wk.id())
+	case "oltp_read_only":
+		err = wk.reads(ctx, c)
+	case "oltp_write_only":
+		err = wk.writes(ctx, c)
+	case "oltp_read_write":
+		if err = wk.reads(ctx, c); err == nil {
+			err = wk.writes(ctx, c)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if wk.commit != nil {
+		return wk.run(ctx, wk.commit, c)
+	}
+	return nil
+}
+
+func (wk *worker) reads(ctx context.Context, c *workload.Counts) error {
+	o := &wk.w.o
+	if err := wk.pointSelects(ctx, c, o.PointSelects); err != nil {
+		return err
+	}
+	if !o.RangeSelects {
+		return nil
+	}
+	for _, r := range []struct {
+		k kind
+		n int
+	}{{simpleRange, o.SimpleRanges}, {sumRange, o.SumRanges}, {orderRange, o.OrderRanges}, {distinctRange, o.DistinctRanges}} {
+		t := wk.table()
+		for i := 0; i < r.n; i++ {
+			id := wk.id()
+			if err := wk.run(ctx, wk.stmts[t-1][r.k], c, id, id+int64(o.RangeSize)-1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (wk *worker) writes(ctx context.Context, c *workload.Counts) error {
+	if err := wk.indexUpdates(ctx, c); err != nil {
+		return err
+	}
+	if err := wk.nonIndexUpdates(ctx, c); err != nil {
+		return err
+	}
+	t := wk.table()
+	for i := 0; i < wk.w.o.DeleteInserts; i++ {
+		id, k := wk.id(), wk.id()
+		wk.rng.FillString(wk.cbuf, cTemplate)
+		wk.rng.FillString(wk.padbuf, padTemplate)
+		if err := wk.run(ctx, wk.stmts[t-1][deleteRow], c, id); err != nil {
+			return err
+		}
+		if err := wk.run(ctx, wk.stmts[t-1][insertRow], c, id, k, wk.cbuf, wk.padbuf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (wk *worker) pointSelects(ctx context.Context, c *workload.Counts, n int) error {
+	t := wk.table()
+	for i := 0; i < n; i++ {
+		if err := wk.run(ctx, wk.stmts[t-1][pointSelect], c, wk.id()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (wk *worker) indexUpdates(ctx context.Context, c *workload.Counts) error {
+	t := wk.table()
+	for i := 0; i < wk.w.o.IndexUpdates; i++ {
+		if err := wk.run(ctx, wk.stmts[t-1][indexUpdate], c, wk.id()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (wk *worker) nonIndexUpdates(ctx context.Context, c *workload.Counts) error {
+	t := wk.table()
+	for i := 0; i < wk.w.o.NonIndexUpdates; i++ {
+		wk.rng.FillString(wk.cbuf, cTemplate)
+		if err := wk.run(ctx, wk.stmts[t-1][nonIndexUpdate], c, wk.cbuf, wk.id()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertEvent is oltp_insert.lua's event(): a text INSERT even in prepared mode.
+func (wk *worker) insertEvent(ctx context.Context, c *workload.Counts) error {
+	o := &wk.w.o
+	t := wk.rng.Uniform(1, uint32(o.Tables))
+	k := wk.rng.Default(1, uint32(o.TableSize))
+	wk.rng.FillString(wk.cbuf, cTemplate)
+	wk.rng.FillString(wk.padbuf, padTemplate)
+	id := int64(0) // 0 lets AUTO_INCREMENT choose
+	if !o.AutoInc {
+		id = int64(wk.w.unique.Next()) - 2147483648
+	}
+	q := "INSERT INTO sbtest" + strconv.Itoa(int(t)) + " (id, k, c, pad) VALUES (" +
+		strconv.FormatInt(id, 10) + ", " + strconv.FormatUint(uint64(k), 10) + ", '" +
+		string(wk.cbuf) + "', '" + string(wk.padbuf) + "')"
+	return wk.run(ctx, &stmt{query: q}, c)
+}
+
+// bulkEvent adds one row to the thread's multi-row INSERT, flushing at
+// sysbench's 512 KiB; an event is one row, as in bulk_insert.lua.
+func (wk *worker) bulkEvent(ctx context.Context, c *workload.Counts) error {
+	wk.bulkSize++
+	row := "(" + strconv.Itoa(wk.bulkSize) + "," + strconv.Itoa(wk.bulkSize) + ")"
+	if wk.bulkRows > 0 && len(wk.bulkBuf)+1+len(row) > bulkPacketSize {
+		if err := wk.bulkFlush(ctx, c); err != nil {
+			return err
+		}
+	}
+	if wk.bulkRows == 0 {
+		wk.bulkBuf = append(wk.bulkBuf[:0], wk.bulkHead...)
+	} else {
+		wk.bulkBuf = append(wk.bulkBuf, ',')
+	}
+	wk.bulkBuf = append(wk.bulkBuf, row...)
+	wk.bulkRows++
+	return nil
+}
+
+func (wk *worker) bulkFlush(ctx context.Context, c *workload.Counts) error {
+	if wk.bulkRows == 0 {
+		return nil
+	}
+	wk.bulkRows = 0
+	return wk.run(ctx, &stmt{query: string(wk.bulkBuf)}, c)
+}

@@ -1,0 +1,110 @@
+// Package workload defines what the engine drives: a Workload prepares,
+// checks and cleans its tables and makes one Worker per thread; a Worker runs
+// one event (one call of a sysbench script's event()) at a time.
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+
+	"github.com/spf13/pflag"
+)
+
+// Counts are the statements an event ran, classified as sysbench does:
+// reads returned a result set, writes affected rows, other is the rest
+// (BEGIN, COMMIT, and DML that matched no row).
+type Counts struct {
+	Reads, Writes, Other uint64
+}
+
+// Total is the number of queries.
+func (c Counts) Total() uint64 { return c.Reads + c.Writes + c.Other }
+
+// Add accumulates o into c.
+func (c *Counts) Add(o Counts) {
+	c.Reads += o.Reads
+	c.Writes += o.Writes
+	c.Other += o.Other
+}
+
+// Worker runs events on one dedicated connection. Not safe for concurrent use.
+type Worker interface {
+	// Event runs one event and adds its statements to c, also on error
+	// (statements that ran before the failing one count, as in sysbench).
+	Event(ctx context.Context, c *Counts) error
+	// Close finishes the thread's work (bulk_insert flushes its last batch)
+	// and releases statements; the connection stays the caller's.
+	Close(ctx context.Context, c *Counts) error
+}
+
+// TableState says whether a database holds the tables a workload needs.
+type TableState struct {
+	Missing  bool   // no table of the workload exists: prepare
+	Reusable bool   // tables exist with the right shape, count and size
+	Reason   string // why existing tables cannot be reused
+}
+
+// Progress reports prepare progress.
+type Progress struct {
+	Rows, TotalRows uint64
+	Table           string
+}
+
+// Workload is one benchmark script with its options already applied.
+type Workload interface {
+	Name() string
+	// Options are the effective option values, for the result JSON.
+	Options() map[string]any
+	// Validate checks option combinations the script would refuse, given the thread count.
+	Validate(threads int) error
+	Check(ctx context.Context, db *sql.DB, threads int) (TableState, error)
+	Prepare(ctx context.Context, db *sql.DB, threads int, progress func(Progress)) error
+	// Cleanup drops the workload's tables, and only those of its shape.
+	Cleanup(ctx context.Context, db *sql.DB, threads int) ([]string, error)
+	// NewWorker prepares statements for thread on conn.
+	NewWorker(ctx context.Context, conn *sql.Conn, thread, threads int, seed uint64) (Worker, error)
+}
+
+// Family is a set of workloads sharing one option set (as sysbench's
+// oltp_*.lua scripts share oltp_common.lua's options).
+type Family interface {
+	Names() []string
+	BindFlags(fs *pflag.FlagSet)
+	New(name string) (Workload, error)
+}
+
+var families []Family
+
+// Register adds a family; called from the family's package init.
+func Register(f Family) { families = append(families, f) }
+
+// BindFlags binds every registered family's options to fs.
+func BindFlags(fs *pflag.FlagSet) {
+	for _, f := range families {
+		f.BindFlags(fs)
+	}
+}
+
+// New returns the named workload with the options bound by BindFlags.
+func New(name string) (Workload, error) {
+	for _, f := range families {
+		for _, n := range f.Names() {
+			if n == name {
+				return f.New(name)
+			}
+		}
+	}
+	return nil, fmt.Errorf("unknown workload %q (known: %v)", name, Names())
+}
+
+// Names lists every registered workload, sorted.
+func Names() []string {
+	var out []string
+	for _, f := range families {
+		out = append(out, f.Names()...)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,116 @@
+// Command dbduel compares how a database performs natively and in a
+// container (or across any N targets) with sysbench-compatible workloads.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/dbduel/dbduel/engine/workload/oltp" // registers sysbench's OLTP scripts
+	"github.com/dbduel/dbduel/targets"
+)
+
+// version is dbduel's version, stamped into every result.
+var version = "0.1.0"
+
+// Exit codes (DESIGN.md).
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitThreshold   = 3
+	exitParity      = 4
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code with its message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the CLI and returns the exit code; it never panics on bad input.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(ctx, err)
+	fmt.Fprintf(stderr, "dbduel: %s\n", oneLine(err.Error()))
+	return code
+}
+
+func exitCode(ctx context.Context, err error) int {
+	var ee *exitError
+	var ue *targets.UsageError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		return exitUsage
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case isFlagError(err):
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dbduel",
+		Short: "How much does running this database in a container cost, and why?",
+		Long: `dbduel runs sysbench-compatible workloads against a native server and a
+containerized one (or any N targets), shows the comparison live, and ends with
+a verdict: repeated runs, confidence intervals, and the cause of the gap.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: err}
+	})
+	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"))
+	return root
+}
+
+// isFlagError recognises cobra's argument errors.
+func isFlagError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires ", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/ui/text"
+)
+
+// runOptions are the flags of run, prepare and cleanup.
+type runOptions struct {
+	targets        []string
+	threads        int
+	timeS          float64
+	events         uint64
+	reportInterval float64
+	percentile     int
+	ignoreErrors   string
+	runs           int
+	seed           int64
+	warmupTime     float64
+	rate           float64
+	noTUI          bool
+	format         string
+	out            string
+	reprepare      bool
+	cleanup        bool
+	keep           bool
+}
+
+func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
+	fs.StringArrayVar(&o.targets, "target", nil, "NAME=SPEC, repeatable; the first is the baseline (SPEC: mysql://user:pass@host:port/db, local:BIN[,k=v], docker:IMAGE[,k=v])")
+	fs.IntVar(&o.threads, "threads", 1, "number of threads to use")
+	fs.Float64Var(&o.timeS, "time", 10, "limit for total execution time in seconds (0: no limit)")
+	fs.Uint64Var(&o.events, "events", 0, "limit for total number of events (0: no limit)")
+	fs.Float64Var(&o.reportInterval, "report-interval", 1, "periodically report intermediate statistics with a specified interval in seconds (0 disables)")
+	fs.IntVar(&o.percentile, "percentile", 95, "percentile to calculate in latency statistics (1-100, 0 disables)")
+	fs.StringVar(&o.ignoreErrors, "mysql-ignore-errors", engine.DefaultIgnoreErrors, "list of errors to ignore, or \"all\"")
+	fs.IntVar(&o.runs, "runs", 1, "measured runs per target, interleaved in blocks")
+	fs.Int64Var(&o.seed, "seed", 0, "seed of the plan's run order (0: from the clock; printed)")
+	fs.Float64Var(&o.warmupTime, "warmup-time", 0, "seconds of each run executed but not counted")
+	fs.Float64Var(&o.rate, "rate", 0, "average transactions rate (0: unlimited)")
+	fs.BoolVar(&o.noTUI, "no-tui", false, "headless output even on a terminal")
+	fs.StringVar(&o.format, "format", "", "headless output format: text|sysbench|json (implies --no-tui)")
+	fs.StringVarP(&o.out, "out", "o", "", "write the result JSON to this file (rewritten after every run)")
+	fs.BoolVar(&o.reprepare, "reprepare", false, "drop and re-create sbtestN tables whose count or size does not match")
+	fs.BoolVar(&o.cleanup, "cleanup", false, "drop the run's sbtestN tables at the end")
+	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run")
+	workload.BindFlags(fs)
+	// sysbench spells options with underscores too (--table_size).
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
+	})
+}
+
+func newRunCmd(stdout, stderr io.Writer, verb string) *cobra.Command {
+	o := &runOptions{}
+	short := map[string]string{
+		"run":     "Run a workload against each target (prepares missing tables first)",
+		"prepare": "Create and load the workload's tables on each target",
+		"cleanup": "Drop the workload's sbtestN tables on each target",
+	}[verb]
+	cmd := &cobra.Command{
+		Use:   verb + " [WORKLOAD] --target NAME=SPEC ...",
+		Short: short,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "oltp_read_write"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return runVerb(cmd.Context(), verb, name, o, stdout, stderr)
+		},
+	}
+	bindRunFlags(cmd.Flags(), o)
+	return cmd
+}
+
+func (o *runOptions) validate() error {
+	if len(o.targets) == 0 {
+		return usageErr("at least one --target NAME=SPEC is required")
+	}
+	switch o.format {
+	case "", "text", "sysbench", "json":
+	default:
+		return usageErr("invalid --format %q: want text, sysbench or json", o.format)
+	}
+	if o.runs < 1 {
+		return usageErr("--runs must be at least 1")
+	}
+	if o.timeS < 0 || o.reportInterval < 0 || o.warmupTime < 0 || o.rate < 0 {
+		return usageErr("--time, --report-interval, --warmup-time and --rate must not be negative")
+	}
+	if o.timeS == 0 && o.events == 0 {
+		return usageErr("--time 0 needs an --events limit")
+	}
+	if o.percentile < 0 || o.percentile > 100 {
+		return usageErr("--percentile must be within 0..100")
+	}
+	return nil
+}
+
+func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, stderr io.Writer) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	wl, err := workload.New(wlName)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	ignore, err := engine.ParseErrorSet(o.ignoreErrors)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg := engine.Config{
+		Workload: wl, Threads: o.threads,
+		Time:           time.Duration(o.timeS * float64(time.Second)),
+		Events:         o.events,
+		ReportInterval: time.Duration(o.reportInterval * float64(time.Second)),
+		Percentile:     float64(o.percentile),
+		IgnoreErrors:   ignore,
+		Seed:           uint64(time.Now().UnixNano()),
+	}
+	if rs, ok := wl.Options()["rand_seed"].(uint64); ok && rs != 0 {
+		cfg.Seed = rs
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	if o.out != "" {
+		if err := checkWritable(o.out); err != nil {
+			return usageErr("--out %s: %v", o.out, err)
+		}
+	}
+	runID := state.NewRunID()
+	ts, err := buildTargets(o.targets, runID)
+	if err != nil {
+		return err
+	}
+	// Managed targets are removed on every exit path unless --keep.
+	defer func() {
+		if o.keep {
+			return
+		}
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+		defer cancel()
+		for _, t := range ts {
+			if err := t.Stop(stopCtx); err != nil {
+				fmt.Fprintf(stderr, "dbduel: stopping %s: %v\n", t.Name(), err)
+			}
+		}
+	}()
+	var described []result.Target
+	var engineTargets []engine.Target
+	for _, t := range ts {
+		fmt.Fprintf(stderr, "dbduel: starting %s (%s)\n", t.Name(), t.SpecRedacted())
+		if err := t.Start(ctx); err != nil {
+			return fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+		d, err := t.Describe(ctx)
+		if err != nil {
+			return fmt.Errorf("target %s: describe: %w", t.Name(), err)
+		}
+		described = append(described, d)
+		engineTargets = append(engineTargets, engine.Target{Name: t.Name(), DSN: t.Endpoint().DSN()})
+	}
+	warnings := versionWarnings(described)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "dbduel: warning: %s\n", w)
+	}
+
+	switch verb {
+	case "prepare":
+		return prepareAll(ctx, cfg, engineTargets, o.reprepare, stderr)
+	case "cleanup":
+		return cleanupAll(ctx, cfg, engineTargets, stderr)
+	}
+
+	printer := pickPrinter(o, stdout, cfg)
+	seed := o.seed
+	if seed == 0 {
+		seed = time.Now().UnixNano() % 1_000_000_000
+	}
+	sess := engine.Session{Config: cfg, Runs: o.runs, Seed: seed, Reprepare: o.reprepare, Cleanup: o.cleanup}
+	if o.runs > 1 {
+		fmt.Fprintf(stderr, "dbduel: plan seed %d (repeat the order with --seed %d)\n", seed, seed)
+	}
+	decorate := func(r *result.Result) {
+		r.DbduelVersion = version
+		r.Targets = described
+		r.Warnings = append(r.Warnings[:0], warnings...)
+	}
+	events := make(chan engine.Event, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range events {
+			if e.Kind == engine.EventProgress {
+				printProgress(stderr, e)
+				continue
+			}
+			if e.Kind == engine.EventNotice {
+				fmt.Fprintf(stderr, "dbduel: %s: %s\n", e.Target, e.Message)
+				continue
+			}
+			printer.Event(e)
+		}
+	}()
+	res, runErr := engine.Run(ctx, sess, engineTargets, events, func(r *result.Result) {
+		if o.out == "" {
+			return
+		}
+		decorate(r)
+		if err := result.WriteFile(o.out, r); err != nil {
+			fmt.Fprintf(stderr, "dbduel: %v\n", err)
+		}
+	})
+	<-done
+	decorate(res)
+	res.FinishedAt = time.Now().UTC()
+	if runErr != nil {
+		res.Error = runErr.Error()
+	}
+	if runErr == nil || len(res.Runs) > 0 {
+		printer.Result(res)
+	}
+	if o.out != "" {
+		if err := result.WriteFile(o.out, res); err != nil {
+			return err
+		}
+		if !res.Complete {
+			fmt.Fprintf(stderr, "dbduel: partial result (complete: false) written to %s\n", o.out)
+		}
+	}
+	var refused *engine.ErrTablesRefused
+	if errors.As(runErr, &refused) {
+		return &exitError{code: exitFailed, err: runErr}
+	}
+	return runErr
+}
+
+func checkWritable(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func pickPrinter(o *runOptions, stdout io.Writer, cfg engine.Config) text.Printer {
+	switch o.format {
+	case "sysbench":
+		var rs uint64
+		if v, ok := cfg.Workload.Options()["rand_seed"].(uint64); ok {
+			rs = v
+		}
+		return &text.SysbenchPrinter{W: stdout, Threads: cfg.Threads, Banner: text.Banner{
+			Version: version, Threads: cfg.Threads, ReportInterval: int(cfg.ReportInterval.Seconds()),
+			RandSeed: rs, Percentile: int(cfg.Percentile),
+		}}
+	case "json":
+		return &text.JSONPrinter{W: stdout}
+	}
+	return &text.PlainPrinter{W: stdout}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+func printProgress(w io.Writer, e engine.Event) {
+	p := e.Progress
+	if p.TotalRows == 0 {
+		return
+	}
+	fmt.Fprintf(w, "dbduel: %s: prepare %d/%d rows (%.0f%%)\n", e.Target, p.Rows, p.TotalRows, 100*float64(p.Rows)/float64(p.TotalRows))
+}
+
+// versionWarnings says when targets run different server versions: a
+// comparison across versions measures the versions, not the environment.
+func versionWarnings(ts []result.Target) []string {
+	if len(ts) < 2 {
+		return nil
+	}
+	base := ts[0]
+	var out []string
+	for _, t := range ts[1:] {
+		if t.ServerVersion != base.ServerVersion {
+			out = append(out, fmt.Sprintf("server versions differ: %s runs %s, %s runs %s; the comparison includes the version difference",
+				base.Name, base.ServerVersion, t.Name, t.ServerVersion))
+		}
+	}
+	return out
+}
+
+func prepareAll(ctx context.Context, cfg engine.Config, ts []engine.Target, reprepare bool, stderr io.Writer) error {
+	for _, t := range ts {
+		db, err := engine.Open(t.DSN, cfg.Threads+2)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			defer db.Close()
+			st, err := cfg.Workload.Check(ctx, db, cfg.Threads)
+			if err != nil {
+				return err
+			}
+			switch {
+			case st.Reusable:
+				fmt.Fprintf(stderr, "dbduel: %s: tables already prepared; nothing to do\n", t.Name)
+				return nil
+			case !st.Missing && !reprepare:
+				return &exitError{code: exitFailed, err: &engine.ErrTablesRefused{Reason: st.Reason}}
+			case !st.Missing:
+				if _, err := cfg.Workload.Cleanup(ctx, db, cfg.Threads); err != nil {
+					return err
+				}
+			}
+			start := time.Now()
+			err = engine.Prepare(ctx, cfg.Workload, cfg.Threads, t.Name, db, func(e engine.Event) {
+				if e.Kind == engine.EventProgress {
+					printProgress(stderr, e)
+				}
+			})
+			if err == nil {
+				fmt.Fprintf(stderr, "dbduel: %s: prepared in %.1fs\n", t.Name, time.Since(start).Seconds())
+			}
+			return err
+		}()
+		if err != nil {
+			return fmt.Errorf("target %s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+func cleanupAll(ctx context.Context, cfg engine.Config, ts []engine.Target, stderr io.Writer) error {
+	for _, t := range ts {
+		db, err := engine.Open(t.DSN, 2)
+		if err != nil {
+			return err
+		}
+		dropped, err := cfg.Workload.Cleanup(ctx, db, cfg.Threads)
+		db.Close()
+		for _, d := range dropped {
+			fmt.Fprintf(stderr, "dbduel: %s: dropped table '%s'\n", t.Name, d)
+		}
+		if err != nil {
+			return fmt.Errorf("target %s: %w", t.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds dbduel's test images from Debian's packages, without any registry:
+#   dbduel-test/mariadb:<host version>   upgraded from bookworm-updates/-security
+#   dbduel-test/mariadb:<older version>  what plain bookworm ships (version-mismatch tests)
+# Reuses images that already exist unless --force.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+force=${1:-}
+
+export DEBIAN_FRONTEND=noninteractive
+need() { command -v "$1" >/dev/null 2>&1; }
+if ! need debootstrap; then
+	apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null
+fi
+
+mirror=http://deb.debian.org/debian
+security=http://deb.debian.org/debian-security
+if [ -r /etc/apt/sources.list.d/debian.sources ]; then
+	m=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
+	s=$(awk '/^URIs:/ && $2 ~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
+	mirror=${m:-$mirror}
+	security=${s:-$security}
+fi
+
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# The host's version decides the main tag, so native and container match.
+host_version=$(dpkg-query -W -f='${Version}' mariadb-server 2>/dev/null | sed -E 's/^[0-9]+://; s/-.*//' || true)
+if [ -n "$host_version" ] && have_image "dbduel-test/mariadb:$host_version" && [ "$force" != --force ]; then
+	echo "image dbduel-test/mariadb:$host_version present; reusing it"
+	exit 0
+fi
+
+root=$(mktemp -d /var/tmp/dbduel-image.XXXXXX)
+trap 'rm -rf "$root"' EXIT
+echo "debootstrap bookworm into $root (mirror $mirror)"
+debootstrap --variant=minbase --include=mariadb-server,mariadb-client bookworm "$root" "$mirror" >/dev/null
+
+import() { # import TAG: snapshot of the chroot, datadir emptied
+	rm -rf "$root/var/lib/mysql/"* "$root/var/cache/apt/archives/"*.deb "$root/var/lib/apt/lists/"*_Packages
+	install -m 0755 "$here/image/docker-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
+	tar -C "$root" -c . | docker import \
+		-c 'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \
+		-c 'CMD ["mariadbd"]' \
+		-c 'EXPOSE 3306' \
+		-c 'VOLUME /var/lib/mysql' \
+		-c 'LABEL dbduel.test-image=1' \
+		- "$1" >/dev/null
+	echo "built $1"
+}
+version_in_root() { chroot "$root" dpkg-query -W -f='${Version}' mariadb-server | sed -E 's/^[0-9]+://; s/-.*//'; }
+
+old=$(version_in_root)
+import "dbduel-test/mariadb:$old"
+
+cat > "$root/etc/apt/sources.list" <<SRC
+deb $mirror bookworm main
+deb $mirror bookworm-updates main
+deb $security bookworm-security main
+SRC
+cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# No service may start inside the chroot during the upgrade.
+printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
+chmod +x "$root/usr/sbin/policy-rc.d"
+chroot "$root" apt-get update -qq
+chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -y -qq \
+	-o Dpkg::Options::=--force-confold upgrade >/dev/null
+chroot "$root" apt-get clean
+rm -f "$root/usr/sbin/policy-rc.d"
+new=$(version_in_root)
+import "dbduel-test/mariadb:$new"
+if [ -n "$host_version" ] && [ "$new" != "$host_version" ]; then
+	echo "warning: image has MariaDB $new, host has $host_version" >&2
+fi

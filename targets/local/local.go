@@ -1,0 +1,481 @@
+// Package local is a server process dbduel manages: a temp datadir
+// initialised by the server's own tools, a free 127.0.0.1 port, a generated
+// password, dbduel's defaults file first, and everything removed on Stop.
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/config"
+	"github.com/dbduel/dbduel/targets/native"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// Flavour is the server family, detected from `BIN --version`.
+type Flavour string
+
+const (
+	MariaDB Flavour = "mariadb"
+	MySQL   Flavour = "mysql"
+)
+
+// DetectFlavour reads the output of `BIN --version`.
+func DetectFlavour(versionOutput string) Flavour {
+	if strings.Contains(strings.ToLower(versionOutput), "mariadb") {
+		return MariaDB
+	}
+	return MySQL
+}
+
+// InitCommand is how a flavour initialises an empty datadir.
+func InitCommand(f Flavour, binary, defaultsFile, datadir string, asRoot bool) []string {
+	if f == MySQL {
+		cmd := []string{binary, "--defaults-file=" + defaultsFile, "--initialize-insecure", "--datadir=" + datadir}
+		if asRoot {
+			cmd = append(cmd, "--user=root")
+		}
+		return cmd
+	}
+	installDB := filepath.Join(filepath.Dir(binary), "..", "bin", "mariadb-install-db")
+	if _, err := os.Stat(installDB); err != nil {
+		installDB = "mariadb-install-db"
+	}
+	cmd := []string{installDB, "--defaults-file=" + defaultsFile, "--datadir=" + datadir,
+		"--auth-root-authentication-method=normal", "--skip-test-db"}
+	if asRoot {
+		cmd = append(cmd, "--user=root")
+	}
+	return cmd
+}
+
+// Options are the keys of a local: SPEC.
+type Options struct {
+	Binary string   // mariadbd, mysqld or an absolute path
+	Args   []string // args=, one server flag each
+	Cnf    string   // cnf=, !included by the generated defaults file
+	Cpuset string   // cpuset=, via taskset
+}
+
+// ParseSpec parses "BIN[,args=..][,cnf=..][,cpuset=..]" (after "local:").
+func ParseSpec(spec string) (Options, error) {
+	head, kvs, err := targets.SplitSpec(spec)
+	if err != nil {
+		return Options{}, err
+	}
+	if head == "" {
+		return Options{}, &targets.UsageError{Msg: "local: SPEC needs a binary: local:mariadbd, local:mysqld or local:/abs/path"}
+	}
+	if head != "mariadbd" && head != "mysqld" && !filepath.IsAbs(head) {
+		return Options{}, &targets.UsageError{Msg: fmt.Sprintf("local: binary %q: want mariadbd, mysqld or an absolute path", head)}
+	}
+	if err := targets.CheckKeys("local:", kvs, map[string]bool{"args": true, "cnf": true, "cpuset": true}, map[string]bool{"args": true}); err != nil {
+		return Options{}, err
+	}
+	o := Options{Binary: head}
+	for _, kv := range kvs {
+		switch kv.Key {
+		case "args":
+			if !strings.HasPrefix(kv.Value, "-") {
+				return o, &targets.UsageError{Msg: fmt.Sprintf("local: args=%q: want one server flag such as --innodb-buffer-pool-size=1G", kv.Value)}
+			}
+			o.Args = append(o.Args, kv.Value)
+		case "cnf":
+			abs, err := filepath.Abs(kv.Value)
+			if err != nil {
+				return o, err
+			}
+			if _, err := os.Stat(abs); err != nil {
+				return o, &targets.UsageError{Msg: fmt.Sprintf("local: cnf=%s: %v", kv.Value, err)}
+			}
+			o.Cnf = abs
+		case "cpuset":
+			if !validCpuset(kv.Value) {
+				return o, &targets.UsageError{Msg: fmt.Sprintf("local: cpuset=%q: want CPU numbers such as 0 or 0-1 or 0,2", kv.Value)}
+			}
+			o.Cpuset = kv.Value
+		}
+	}
+	return o, nil
+}
+
+func validCpuset(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		if _, err := strconv.Atoi(lo); err != nil {
+			return false
+		}
+		if isRange {
+			if _, err := strconv.Atoi(hi); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Server is one managed server process.
+type Server struct {
+	name, spec, runID string
+	o                 Options
+	binary            string
+	flavour           Flavour
+	dir               string
+	datadir           string
+	defaultsFile      string
+	ep                targets.Endpoint
+	mu                sync.Mutex
+	cmd               *exec.Cmd
+	exited            chan struct{}
+	logPath           string
+}
+
+// New returns an unstarted managed server for SPEC (without "local:").
+func New(name, spec, runID string) (*Server, error) {
+	o, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{name: name, spec: "local:" + spec, runID: runID, o: o}, nil
+}
+
+func (s *Server) Name() string               { return s.name }
+func (s *Server) Kind() string               { return "local" }
+func (s *Server) SpecRedacted() string       { return s.spec }
+func (s *Server) Endpoint() targets.Endpoint { return s.ep }
+
+// resolveBinary finds mariadbd/mysqld on PATH or in /usr/sbin.
+func resolveBinary(b string) (string, error) {
+	if filepath.IsAbs(b) {
+		if _, err := os.Stat(b); err != nil {
+			return "", fmt.Errorf("server binary %s: %w", b, err)
+		}
+		return b, nil
+	}
+	if p, err := exec.LookPath(b); err == nil {
+		return filepath.Abs(p)
+	}
+	for _, dir := range []string{"/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"} {
+		p := filepath.Join(dir, b)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("server binary %q not found: install it (apt-get install mariadb-server) or give an absolute path", b)
+}
+
+// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// NewPassword returns a random password for the generated root account.
+func NewPassword() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Start initialises the datadir and starts the server, waiting until it accepts connections.
+func (s *Server) Start(ctx context.Context) error {
+	bin, err := resolveBinary(s.o.Binary)
+	if err != nil {
+		return err
+	}
+	s.binary = bin
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s --version: %v", bin, err)
+	}
+	s.flavour = DetectFlavour(string(out))
+	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+		return err
+	}
+	s.dir, err = os.MkdirTemp(state.Dir(), "dbduel-local-"+s.name+"-")
+	if err != nil {
+		return err
+	}
+	s.datadir = filepath.Join(s.dir, "data")
+	s.logPath = filepath.Join(s.dir, "server.log")
+	if s.defaultsFile, err = config.Write(s.dir, s.o.Cnf); err != nil {
+		return err
+	}
+	asRoot := os.Geteuid() == 0
+	init := InitCommand(s.flavour, bin, s.defaultsFile, s.datadir, asRoot)
+	if out, err := exec.CommandContext(ctx, init[0], init[1:]...).CombinedOutput(); err != nil {
+		return fmt.Errorf("initialise datadir: %v: %s", err, lastLines(string(out), 3))
+	}
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	sock := filepath.Join(s.dir, "mysqld.sock")
+	args := []string{"--defaults-file=" + s.defaultsFile, "--datadir=" + s.datadir,
+		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1", "--socket=" + sock,
+		"--pid-file=" + filepath.Join(s.dir, "mysqld.pid"), "--log-error=" + s.logPath}
+	if asRoot {
+		args = append(args, "--user=root")
+	}
+	args = append(args, s.o.Args...)
+	name, argv := bin, args
+	if s.o.Cpuset != "" {
+		taskset, err := exec.LookPath("taskset")
+		if err != nil {
+			return errors.New("cpuset= needs taskset (apt-get install util-linux)")
+		}
+		name, argv = taskset, append([]string{"-c", s.o.Cpuset, bin}, args...)
+	}
+	cmd := exec.Command(name, argv...)
+	// Own process group: a ^C at the terminal reaches dbduel, which stops the server in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	s.mu.Lock()
+	s.cmd = cmd
+	s.exited = make(chan struct{})
+	s.mu.Unlock()
+	go func(exited chan struct{}) { cmd.Wait(); close(exited) }(s.exited)
+	_ = state.Record(state.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: bin, Dir: s.dir, Started: time.Now()})
+
+	s.ep = targets.Endpoint{Host: "127.0.0.1", Port: port, User: "root", Password: NewPassword(), DB: "sbtest"}
+	if err := s.waitReady(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	return s.secure(ctx)
+}
+
+// waitReady connects until the server answers: as root without a password
+// (freshly initialised) or with the generated one (after a restart).
+func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, pw := range []string{"", s.ep.Password} {
+			ep := s.ep
+			ep.Password, ep.DB = pw, ""
+			db, _ := sql.Open("mysql", ep.DSN())
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := db.PingContext(pctx)
+			cancel()
+			db.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("server exited during start-up: %s", lastLines(readFile(s.logPath), 3))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("server did not accept connections within %s: %s", timeout, lastLines(readFile(s.logPath), 3))
+		}
+	}
+}
+
+// secure drops the anonymous users (they shadow root over 127.0.0.1), gives
+// root the generated password and creates the sbtest database.
+func (s *Server) secure(ctx context.Context) error {
+	ep := s.ep
+	ep.Password, ep.DB = "", ""
+	db, err := sql.Open("mysql", ep.DSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		return nil // already secured (a restart): the generated password works
+	}
+	pw := strings.ReplaceAll(s.ep.Password, "'", "''")
+	stmts := []string{"DELETE FROM mysql.user WHERE User=''"}
+	if s.flavour == MariaDB {
+		stmts = []string{"DELETE FROM mysql.global_priv WHERE User=''"}
+	}
+	stmts = append(stmts,
+		"CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '"+pw+"'",
+		"GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION",
+		"CREATE DATABASE IF NOT EXISTS sbtest",
+		"FLUSH PRIVILEGES",
+		"ALTER USER 'root'@'localhost' IDENTIFIED BY '"+pw+"'",
+	)
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("set up accounts: %w", err)
+		}
+	}
+	for _, host := range []string{"127.0.0.1", "::1"} {
+		_, _ = db.ExecContext(ctx, "DROP USER IF EXISTS 'root'@'"+host+"'")
+	}
+	return nil
+}
+
+// Describe reads the server's version and datadir back.
+func (s *Server) Describe(ctx context.Context) (result.Target, error) {
+	t := result.Target{Name: s.name, Kind: "local", SpecRedacted: s.spec}
+	v, datadir, err := native.ServerInfo(ctx, s.ep)
+	if err != nil {
+		return t, err
+	}
+	t.ServerVersion = v
+	t.Described.Binary = s.binary
+	t.Described.NetworkMode = "host"
+	t.Described.NetworkPath = "direct"
+	t.Described.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
+	t.Described.Datadir = &result.Datadir{Kind: "dir", Path: strings.TrimSuffix(datadir, "/"), FSType: FSType(datadir)}
+	if s.o.Cpuset != "" {
+		t.Described.Cpuset = readCpuset(s.pid())
+	}
+	return t, nil
+}
+
+func (s *Server) pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// readCpuset reads the CPUs a process may run on from /proc.
+func readCpuset(pid int) string {
+	for _, l := range strings.Split(readFile("/proc/"+strconv.Itoa(pid)+"/status"), "\n") {
+		if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Sample reads the server process's CPU time and resident memory from /proc.
+func (s *Server) Sample(context.Context) (targets.Sample, error) {
+	pid := s.pid()
+	if pid == 0 {
+		return targets.Sample{}, errors.New("server not running")
+	}
+	statLine := readFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := strings.LastIndexByte(statLine, ')')
+	if i < 0 {
+		return targets.Sample{}, errors.New("server not running")
+	}
+	f := strings.Fields(statLine[i+1:])
+	if len(f) < 22 {
+		return targets.Sample{}, errors.New("unexpected /proc stat format")
+	}
+	ut, _ := strconv.ParseUint(f[11], 10, 64)
+	st, _ := strconv.ParseUint(f[12], 10, 64)
+	rss, _ := strconv.ParseUint(f[21], 10, 64)
+	const ticksNS = uint64(time.Second / 100) // USER_HZ is 100 on Linux
+	return targets.Sample{At: time.Now(), CPUNS: (ut + st) * ticksNS, MemBytes: rss * uint64(os.Getpagesize())}, nil
+}
+
+// Restart stops the process and starts it again on the same datadir and port.
+func (s *Server) Restart(ctx context.Context) error {
+	if err := s.stopProcess(); err != nil {
+		return err
+	}
+	argv := append([]string(nil), s.cmd.Args[1:]...)
+	cmd := exec.Command(s.cmd.Path, argv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.cmd = cmd
+	s.exited = make(chan struct{})
+	s.mu.Unlock()
+	go func(exited chan struct{}) { cmd.Wait(); close(exited) }(s.exited)
+	_ = state.Record(state.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: s.binary, Dir: s.dir, Started: time.Now()})
+	return s.waitReady(ctx, 60*time.Second)
+}
+
+func (s *Server) stopProcess() error {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return nil
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	return nil
+}
+
+// Stop ends the server and removes its datadir.
+func (s *Server) Stop(context.Context) error {
+	err := s.stopProcess()
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+	state.Forget(s.runID, s.name)
+	return err
+}
+
+// PID is the server's process id (0 when not running), for tests and telemetry.
+func (s *Server) PID() int { return s.pid() }
+
+func readFile(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// FSType is the filesystem type of the mount holding path, from /proc/self/mountinfo.
+func FSType(path string) string {
+	best, fstype := "", ""
+	for _, l := range strings.Split(readFile("/proc/self/mountinfo"), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(pre)
+		g := strings.Fields(post)
+		if len(f) < 5 || len(g) < 1 {
+			continue
+		}
+		mp := f[4]
+		if strings.HasPrefix(path, mp) && len(mp) > len(best) {
+			best, fstype = mp, g[0]
+		}
+	}
+	return fstype
+}
+

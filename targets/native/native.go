@@ -1,0 +1,109 @@
+// Package native is a target for an existing MySQL/MariaDB server given by URL.
+package native
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/go-sql-driver/mysql"
+)
+
+// Server is an existing server: dbduel connects to it and manages nothing.
+type Server struct {
+	name, spec string
+	ep         targets.Endpoint
+}
+
+// New parses a mysql:// SPEC.
+func New(name, spec string) (*Server, error) {
+	ep, err := targets.ParseMySQLURL(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{name: name, spec: spec, ep: ep}, nil
+}
+
+func (s *Server) Name() string               { return s.name }
+func (s *Server) Kind() string               { return "native" }
+func (s *Server) SpecRedacted() string       { return targets.RedactSpec(s.spec) }
+func (s *Server) Endpoint() targets.Endpoint { return s.ep }
+
+// Start checks that the server answers and that the database exists,
+// creating it if absent (as sysbench users do by hand before prepare).
+func (s *Server) Start(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	return EnsureDatabase(ctx, s.ep)
+}
+
+// EnsureDatabase connects without a default database and creates ep.DB if missing.
+func EnsureDatabase(ctx context.Context, ep targets.Endpoint) error {
+	admin := ep
+	admin.DB = ""
+	db, err := sql.Open("mysql", admin.DSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("cannot connect to %s:%d as %s: %w", ep.Host, ep.Port, ep.User, cleanErr(err))
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+ep.DB+"`"); err != nil {
+		return fmt.Errorf("create database %s: %w", ep.DB, err)
+	}
+	return nil
+}
+
+// cleanErr turns a dial error into its short form.
+func cleanErr(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Err
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me
+	}
+	return err
+}
+
+// Describe reads the server's version and where it keeps data.
+func (s *Server) Describe(ctx context.Context) (result.Target, error) {
+	t := result.Target{Name: s.name, Kind: "native", SpecRedacted: s.SpecRedacted()}
+	v, datadir, err := ServerInfo(ctx, s.ep)
+	if err != nil {
+		return t, err
+	}
+	t.ServerVersion = v
+	t.Described.NetworkPath = "direct"
+	t.Described.Address = net.JoinHostPort(s.ep.Host, fmt.Sprint(s.ep.Port))
+	t.Described.Datadir = &result.Datadir{Kind: "dir", Path: datadir}
+	return t, nil
+}
+
+// ServerInfo reads VERSION() and @@datadir.
+func ServerInfo(ctx context.Context, ep targets.Endpoint) (version, datadir string, err error) {
+	db, err := sql.Open("mysql", ep.DSN())
+	if err != nil {
+		return "", "", err
+	}
+	defer db.Close()
+	err = db.QueryRowContext(ctx, "SELECT VERSION(), @@datadir").Scan(&version, &datadir)
+	return version, datadir, err
+}
+
+func (s *Server) Sample(context.Context) (targets.Sample, error) {
+	return targets.Sample{}, errors.New("an existing server's resource use is not visible to dbduel")
+}
+
+func (s *Server) Restart(context.Context) error {
+	return errors.New("dbduel cannot restart a server it does not manage")
+}
+
+func (s *Server) Stop(context.Context) error { return nil }

@@ -1,0 +1,75 @@
+package targets
+
+import (
+	"sort"
+	"strings"
+)
+
+// KV is one key=value of a SPEC, in the order given.
+type KV struct{ Key, Value string }
+
+// SplitSpec splits "HEAD,k=v,k=\"v,with,commas\"" into HEAD and its keys.
+// A value may be double-quoted to hold commas; keys are validated by the
+// caller against its own list (unknown keys are usage errors).
+func SplitSpec(spec string) (head string, kvs []KV, err error) {
+	parts, err := splitUnquoted(spec)
+	if err != nil {
+		return "", nil, err
+	}
+	head = parts[0]
+	for _, p := range parts[1:] {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return "", nil, usagef("SPEC item %q: want key=value", p)
+		}
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		kvs = append(kvs, KV{Key: k, Value: v})
+	}
+	return head, kvs, nil
+}
+
+// splitUnquoted splits on commas outside double quotes.
+func splitUnquoted(s string) ([]string, error) {
+	var parts []string
+	var cur strings.Builder
+	quoted := false
+	for _, c := range s {
+		switch {
+		case c == '"':
+			quoted = !quoted
+			cur.WriteRune(c)
+		case c == ',' && !quoted:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	if quoted {
+		return nil, usagef("SPEC %q has an unclosed double quote", s)
+	}
+	return append(parts, cur.String()), nil
+}
+
+// CheckKeys rejects keys outside allowed and repeats of non-repeatable keys.
+func CheckKeys(kind string, kvs []KV, allowed map[string]bool, repeatable map[string]bool) error {
+	seen := map[string]bool{}
+	for _, kv := range kvs {
+		if !allowed[kv.Key] {
+			var keys []string
+			for k := range allowed {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			return usagef("%s SPEC: unknown key %q (known: %s)", kind, kv.Key, strings.Join(keys, ", "))
+		}
+		if seen[kv.Key] && !repeatable[kv.Key] {
+			return usagef("%s SPEC: key %q given twice", kind, kv.Key)
+		}
+		seen[kv.Key] = true
+	}
+	return nil
+}
+

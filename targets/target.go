@@ -1,0 +1,129 @@
+// Package targets is where a database runs: an existing server (native), a
+// server process dbduel manages (local) or a container (container). It knows
+// nothing of workloads or screens; the engine sees a target only through its
+// Endpoint.
+package targets
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/go-sql-driver/mysql"
+)
+
+// Endpoint is how to reach a started target's server.
+type Endpoint struct {
+	Host     string // always a loopback address for managed targets
+	Port     int
+	User     string
+	Password string
+	DB       string
+}
+
+// DSN is the endpoint in go-sql-driver/mysql's format.
+func (e Endpoint) DSN() string {
+	c := mysql.NewConfig()
+	c.User, c.Passwd = e.User, e.Password
+	c.Net, c.Addr = "tcp", net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
+	c.DBName = e.DB
+	return c.FormatDSN()
+}
+
+// Sample is one reading of a target's resource use.
+type Sample struct {
+	At        time.Time
+	CPUNS     uint64 // cumulative CPU time of the server
+	MemBytes  uint64
+	ReadBytes uint64
+	WriteByts uint64
+}
+
+// Target is one database under test.
+type Target interface {
+	Name() string
+	Kind() string // native|local|container
+	// SpecRedacted is the SPEC with any password replaced.
+	SpecRedacted() string
+	// Start makes the server available (starts it if managed) and waits until it accepts connections.
+	Start(ctx context.Context) error
+	Endpoint() Endpoint
+	// Describe reads back what is running.
+	Describe(ctx context.Context) (result.Target, error)
+	// Sample reads resource use; targets that cannot say return an error.
+	Sample(ctx context.Context) (Sample, error)
+	// Restart gives a fresh server process on the same data.
+	Restart(ctx context.Context) error
+	// Stop removes everything the target created (idempotent).
+	Stop(ctx context.Context) error
+}
+
+// UsageError is a SPEC or flag the user got wrong (exit code 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// SplitTargetFlag splits NAME=SPEC and checks NAME.
+func SplitTargetFlag(s string) (name, spec string, err error) {
+	name, spec, ok := strings.Cut(s, "=")
+	if !ok || spec == "" {
+		return "", "", usagef("--target %q: want NAME=SPEC, e.g. native=mysql://root:pw@127.0.0.1:3306/sbtest", redactSpec(s))
+	}
+	if !nameRE.MatchString(name) {
+		return "", "", usagef("--target name %q: want [a-z][a-z0-9_-]*", name)
+	}
+	return name, spec, nil
+}
+
+// ParseMySQLURL parses mysql://user:pass@host:port/db (db defaults to sbtest).
+func ParseMySQLURL(spec string) (Endpoint, error) {
+	u, err := url.Parse(spec)
+	if err != nil {
+		return Endpoint{}, usagef("bad mysql:// SPEC %q: %v", redactSpec(spec), redactErr(err))
+	}
+	if u.Scheme != "mysql" || u.Host == "" {
+		return Endpoint{}, usagef("bad SPEC %q: want mysql://user:pass@host:port/db", redactSpec(spec))
+	}
+	e := Endpoint{Host: u.Hostname(), Port: 3306, DB: "sbtest"}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return Endpoint{}, usagef("bad port %q in SPEC %q", p, redactSpec(spec))
+		}
+		e.Port = n
+	}
+	if u.User != nil {
+		e.User = u.User.Username()
+		e.Password, _ = u.User.Password()
+	}
+	if e.User == "" {
+		e.User = "root"
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		e.DB = db
+	}
+	if len(u.Query()) > 0 {
+		return Endpoint{}, usagef("SPEC %q: query parameters are not supported", redactSpec(spec))
+	}
+	return e, nil
+}
+
+var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
+
+// redactSpec hides a password in a SPEC.
+func redactSpec(s string) string { return passwordRE.ReplaceAllString(s, "${1}***@") }
+
+func redactErr(err error) string { return passwordRE.ReplaceAllString(err.Error(), "${1}***@") }
+
+// RedactSpec hides a password in a SPEC (for messages).
+func RedactSpec(s string) string { return redactSpec(s) }

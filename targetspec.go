@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/local"
+	"github.com/dbduel/dbduel/targets/native"
+)
+
+// buildTargets parses every --target NAME=SPEC; names must be unique.
+func buildTargets(flags []string, runID string) ([]targets.Target, error) {
+	seen := map[string]bool{}
+	var out []targets.Target
+	for _, f := range flags {
+		name, spec, err := targets.SplitTargetFlag(f)
+		if err != nil {
+			return nil, err
+		}
+		if seen[name] {
+			return nil, usageErr("--target name %q is used twice", name)
+		}
+		seen[name] = true
+		t, err := newTarget(name, spec, runID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func newTarget(name, spec, runID string) (targets.Target, error) {
+	switch {
+	case strings.HasPrefix(spec, "mysql://"):
+		return native.New(name, spec)
+	case strings.HasPrefix(spec, "local:"):
+		return local.New(name, strings.TrimPrefix(spec, "local:"), runID)
+	}
+	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
+}

@@ -1,0 +1,122 @@
+package text
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// PlainPrinter is dbduel's own headless layout: one line per interval with
+// the target's name, then a table of runs and the comparison.
+type PlainPrinter struct {
+	W io.Writer
+}
+
+func (p *PlainPrinter) Event(e engine.Event) {
+	switch e.Kind {
+	case engine.EventPhase:
+		if e.Index > 0 {
+			fmt.Fprintf(p.W, "== %s: %s (block %d)\n", e.Target, e.Phase, e.Block)
+		}
+	case engine.EventInterval:
+		iv := e.Interval
+		warm := ""
+		if iv.Warmup {
+			warm = "  (warm-up)"
+		}
+		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s\n",
+			iv.TS, e.Target, iv.TPS, iv.QPS, iv.P95US/1000, iv.P99US/1000,
+			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), warm)
+	case engine.EventRunDone:
+		s := e.Run.Summary
+		fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
+			e.Target, e.Index, s.Events, s.Queries, s.DurationS, s.TPS, s.QPS, s.AvgUS/1000, s.P95US/1000)
+		if h := e.Run.Honesty; h != nil {
+			fmt.Fprintf(p.W, "   server counter %s: %d queries (dbduel counted %d, %+.2f%%)\n", h.Counter, h.ServerQueries, h.DbduelQueries, h.DiffPct)
+		}
+	}
+}
+
+func perSec(n uint64, iv result.Interval) float64 {
+	if iv.TPS <= 0 || iv.Events == 0 {
+		return 0
+	}
+	return float64(n) * iv.TPS / float64(iv.Events)
+}
+
+// Result prints the table of runs per target.
+func (p *PlainPrinter) Result(r *result.Result) {
+	fmt.Fprint(p.W, "\n"+RunTable(r))
+}
+
+// RunTable is the layout of seed 000's table: a row per target and run, a
+// mean row per target, and Δ% rows against the baseline.
+func RunTable(r *result.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", "target", "run", "queries", "qps", "tps", "avg ms", "p95 ms")
+	var names []string
+	seen := map[string]bool{}
+	for _, t := range r.Targets {
+		names = append(names, t.Name)
+		seen[t.Name] = true
+	}
+	for _, run := range r.Runs {
+		if !seen[run.Target] {
+			names = append(names, run.Target)
+			seen[run.Target] = true
+		}
+	}
+	means := map[string]result.Summary{}
+	for _, name := range names {
+		var sum result.Summary
+		n := 0
+		for _, run := range r.Runs {
+			if run.Target != name || run.Warmup {
+				continue
+			}
+			s := run.Summary
+			fmt.Fprintf(&b, "%-14s %5d %12d %11.2f %10.2f %10.2f %10.2f\n", name, run.Index, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
+			sum.Queries += s.Queries
+			sum.QPS += s.QPS
+			sum.TPS += s.TPS
+			sum.AvgUS += s.AvgUS
+			sum.P95US += s.P95US
+			n++
+		}
+		if n > 1 {
+			f := float64(n)
+			fmt.Fprintf(&b, "%-14s %5s %12d %11.2f %10.2f %10.2f %10.2f\n", name, "mean", sum.Queries/uint64(n), sum.QPS/f, sum.TPS/f, sum.AvgUS/1000/f, sum.P95US/1000/f)
+		}
+		if n > 0 {
+			f := float64(n)
+			means[name] = result.Summary{QPS: sum.QPS / f, TPS: sum.TPS / f, AvgUS: sum.AvgUS / f, P95US: sum.P95US / f}
+		}
+	}
+	if len(names) > 1 {
+		base, ok := means[names[0]]
+		for _, name := range names[1:] {
+			m, ok2 := means[name]
+			if !ok || !ok2 {
+				continue
+			}
+			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "Δ%", "",
+				pct(m.QPS, base.QPS), pct(m.TPS, base.TPS), pct(m.AvgUS, base.AvgUS), pct(m.P95US, base.P95US))
+		}
+	}
+	for _, c := range r.Comparisons {
+		if c.Metric == "tps" {
+			fmt.Fprintf(&b, "%s\n", c.Verdict)
+		}
+	}
+	return b.String()
+}
+
+func pct(v, base float64) string {
+	if base == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.2f%%", (v-base)/base*100)
+}

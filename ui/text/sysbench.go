@@ -1,0 +1,134 @@
+// Package text holds the headless printers: sysbench 1.0.20's layout
+// (--format sysbench), dbduel's own readable layout (--format text) and the
+// NDJSON stream (--format json).
+package text
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// Printer renders the engine's events and the final result.
+type Printer interface {
+	Event(e engine.Event)
+	Result(r *result.Result)
+}
+
+// Banner describes the run for the sysbench-layout header.
+type Banner struct {
+	Version        string
+	Threads        int
+	ReportInterval int
+	RandSeed       uint64
+	Rate           float64
+	Percentile     int
+}
+
+// SysbenchPrinter prints exactly sysbench 1.0.20's interval lines and final
+// report for each run; everything dbduel adds is on lines of its own.
+type SysbenchPrinter struct {
+	W       io.Writer
+	Banner  Banner
+	Threads int
+	started bool
+}
+
+func (p *SysbenchPrinter) header() {
+	if p.started {
+		return
+	}
+	p.started = true
+	b := p.Banner
+	fmt.Fprintf(p.W, "dbduel %s (sysbench 1.0.20 compatible output)\n\n", b.Version)
+	fmt.Fprintf(p.W, "Running the test with following options:\n")
+	fmt.Fprintf(p.W, "Number of threads: %d\n", b.Threads)
+	if b.Rate > 0 {
+		fmt.Fprintf(p.W, "Target transaction rate: %g/sec\n", b.Rate)
+	}
+	if b.ReportInterval > 0 {
+		fmt.Fprintf(p.W, "Report intermediate results every %d second(s)\n", b.ReportInterval)
+	}
+	if b.RandSeed != 0 {
+		fmt.Fprintf(p.W, "Initializing random number generator from seed (%d).\n\n", b.RandSeed)
+	} else {
+		fmt.Fprintf(p.W, "Initializing random number generator from current time\n\n")
+	}
+	fmt.Fprintf(p.W, "\nInitializing worker threads...\n\nThreads started!\n\n")
+}
+
+// Event prints interval lines; run headers go before each run.
+func (p *SysbenchPrinter) Event(e engine.Event) {
+	switch e.Kind {
+	case engine.EventPhase:
+		if e.Index > 0 {
+			p.header()
+			fmt.Fprintf(p.W, "# dbduel target=%s block=%d run=%d\n", e.Target, e.Block, e.Index)
+		}
+	case engine.EventInterval:
+		fmt.Fprintln(p.W, SysbenchIntervalLine(e.Interval, p.Threads, p.Banner.Percentile))
+	case engine.EventRunDone:
+		fmt.Fprint(p.W, SysbenchSummary(e.Run.Summary, e.Run.Fairness))
+	}
+}
+
+// Result prints nothing more: each run's report came with its run.
+func (p *SysbenchPrinter) Result(*result.Result) {}
+
+// SysbenchIntervalLine is sysbench 1.0.20's per-interval line.
+func SysbenchIntervalLine(iv result.Interval, threads, pct int) string {
+	sec := 0.0
+	if iv.TPS > 0 {
+		sec = float64(iv.Events) / iv.TPS
+	}
+	per := func(n uint64) float64 {
+		if sec <= 0 {
+			return 0
+		}
+		return float64(n) / sec
+	}
+	return fmt.Sprintf("[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%d%%): %4.2f err/s: %4.2f reconn/s: %4.2f",
+		iv.TS, threads, iv.TPS, iv.QPS, per(iv.Reads), per(iv.Writes), per(iv.Other),
+		pct, iv.PctUS/1000, per(iv.Errors), per(iv.Reconnects))
+}
+
+// SysbenchSummary is sysbench 1.0.20's final report of one run.
+func SysbenchSummary(s result.Summary, f *result.Fairness) string {
+	rate := func(n uint64) float64 {
+		if s.DurationS <= 0 {
+			return 0
+		}
+		return float64(n) / s.DurationS
+	}
+	out := "SQL statistics:\n"
+	out += "    queries performed:\n"
+	out += fmt.Sprintf("        read:                            %d\n", s.Reads)
+	out += fmt.Sprintf("        write:                           %d\n", s.Writes)
+	out += fmt.Sprintf("        other:                           %d\n", s.Other)
+	out += fmt.Sprintf("        total:                           %d\n", s.Queries)
+	out += fmt.Sprintf("    transactions:                        %-6d (%.2f per sec.)\n", s.Events, rate(s.Events))
+	out += fmt.Sprintf("    queries:                             %-6d (%.2f per sec.)\n", s.Queries, rate(s.Queries))
+	out += fmt.Sprintf("    ignored errors:                      %-6d (%.2f per sec.)\n", s.Errors, rate(s.Errors))
+	out += fmt.Sprintf("    reconnects:                          %-6d (%.2f per sec.)\n", s.Reconnects, rate(s.Reconnects))
+	out += "\nGeneral statistics:\n"
+	out += fmt.Sprintf("    total time:                          %.4fs\n", s.DurationS)
+	out += fmt.Sprintf("    total number of events:              %d\n", s.Events)
+	out += "\nLatency (ms):\n"
+	out += fmt.Sprintf("         min: %39.2f\n", s.MinUS/1000)
+	out += fmt.Sprintf("         avg: %39.2f\n", s.AvgUS/1000)
+	out += fmt.Sprintf("         max: %39.2f\n", s.MaxUS/1000)
+	if s.Percentile > 0 {
+		out += fmt.Sprintf("        %3dth percentile: %27.2f\n", int(s.Percentile), s.PctUS/1000)
+	} else {
+		out += "         percentile stats:               disabled\n"
+	}
+	out += fmt.Sprintf("         sum: %39.2f\n", s.SumUS/1000)
+	if f != nil {
+		out += "\nThreads fairness:\n"
+		out += fmt.Sprintf("    events (avg/stddev):           %.4f/%3.2f\n", f.EventsAvg, f.EventsStddev)
+		out += fmt.Sprintf("    execution time (avg/stddev):   %.4f/%3.2f\n", f.ExecAvgS, f.ExecStddevS)
+	}
+	return out + "\n"
+}
