@@ -72,4 +72,3 @@ func CheckKeys(kind string, kvs []KV, allowed map[string]bool, repeatable map[st
 	}
 	return nil
 }
-

@@ -478,4 +478,3 @@ func FSType(path string) string {
 	}
 	return fstype
 }
-
