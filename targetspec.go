@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/container"
 	"github.com/dbduel/dbduel/targets/local"
 	"github.com/dbduel/dbduel/targets/native"
 )
@@ -34,6 +35,8 @@ func newTarget(name, spec, runID string) (targets.Target, error) {
 	switch {
 	case strings.HasPrefix(spec, "mysql://"):
 		return native.New(name, spec)
+	case strings.HasPrefix(spec, "docker:"):
+		return container.New(name, strings.TrimPrefix(spec, "docker:"), runID)
 	case strings.HasPrefix(spec, "local:"):
 		return local.New(name, strings.TrimPrefix(spec, "local:"), runID)
 	}

@@ -1,0 +1,128 @@
+package container
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+type cgroupLimits struct {
+	ok          bool
+	memoryBytes int64
+	cpus        float64
+	cpuset      string
+}
+
+type cgroupUsage struct {
+	ok       bool
+	cpuNS    uint64
+	memBytes uint64
+}
+
+// cgroupDir finds a process's cgroup directory (v2 unified or v1 per controller).
+func cgroupDir(pid int, controller string) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		parts := strings.SplitN(l, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			return filepath.Join("/sys/fs/cgroup", parts[2])
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if c == controller {
+				return filepath.Join("/sys/fs/cgroup", controller, parts[2])
+			}
+		}
+	}
+	return ""
+}
+
+func readTrim(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// readCgroupLimits reads the limits the kernel enforces on the container.
+func readCgroupLimits(pid int) cgroupLimits {
+	var l cgroupLimits
+	if pid == 0 {
+		return l
+	}
+	if dir := cgroupDir(pid, "memory"); dir != "" {
+		for _, f := range []string{"memory.max", "memory.limit_in_bytes"} {
+			if v := readTrim(filepath.Join(dir, f)); v != "" {
+				l.ok = true
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil && n < 1<<60 {
+					l.memoryBytes = n
+				}
+				break
+			}
+		}
+	}
+	if dir := cgroupDir(pid, "cpu"); dir != "" {
+		if v := readTrim(filepath.Join(dir, "cpu.max")); v != "" {
+			l.ok = true
+			f := strings.Fields(v)
+			if len(f) == 2 && f[0] != "max" {
+				q, _ := strconv.ParseFloat(f[0], 64)
+				p, _ := strconv.ParseFloat(f[1], 64)
+				if p > 0 {
+					l.cpus = q / p
+				}
+			}
+		} else if q := readTrim(filepath.Join(dir, "cpu.cfs_quota_us")); q != "" {
+			l.ok = true
+			qf, _ := strconv.ParseFloat(q, 64)
+			pf, _ := strconv.ParseFloat(readTrim(filepath.Join(dir, "cpu.cfs_period_us")), 64)
+			if qf > 0 && pf > 0 {
+				l.cpus = qf / pf
+			}
+		}
+	}
+	if dir := cgroupDir(pid, "cpuset"); dir != "" {
+		for _, f := range []string{"cpuset.cpus.effective", "cpuset.effective_cpus"} {
+			if v := readTrim(filepath.Join(dir, f)); v != "" {
+				l.ok = true
+				l.cpuset = v
+				break
+			}
+		}
+	}
+	return l
+}
+
+// readCgroupUsage reads cumulative CPU time and current memory.
+func readCgroupUsage(pid int) cgroupUsage {
+	var u cgroupUsage
+	if dir := cgroupDir(pid, "cpuacct"); dir != "" {
+		if v := readTrim(filepath.Join(dir, "cpu.stat")); v != "" {
+			for _, l := range strings.Split(v, "\n") {
+				if n, ok := strings.CutPrefix(l, "usage_usec "); ok {
+					us, _ := strconv.ParseUint(n, 10, 64)
+					u.cpuNS, u.ok = us*1000, true
+				}
+			}
+		} else if v := readTrim(filepath.Join(dir, "cpuacct.usage")); v != "" {
+			u.cpuNS, _ = strconv.ParseUint(v, 10, 64)
+			u.ok = true
+		}
+	}
+	if dir := cgroupDir(pid, "memory"); dir != "" {
+		for _, f := range []string{"memory.current", "memory.usage_in_bytes"} {
+			if v := readTrim(filepath.Join(dir, f)); v != "" {
+				u.memBytes, _ = strconv.ParseUint(v, 10, 64)
+				break
+			}
+		}
+	}
+	return u
+}

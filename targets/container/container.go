@@ -1,0 +1,485 @@
+// Package container is a server in a Docker container, driven through the
+// Docker Engine API: the image's own entrypoint (official mariadb/mysql
+// conventions), dbduel's defaults file mounted and passed first, the port
+// published on 127.0.0.1 only, the datadir on a labelled volume, and
+// everything removed on Stop.
+package container
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/docker/go-connections/nat"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/config"
+	"github.com/dbduel/dbduel/targets/local"
+	"github.com/dbduel/dbduel/targets/native"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// Where the container sees dbduel's files and its datadir.
+const (
+	configDir      = "/etc/dbduel"
+	defaultDatadir = "/var/lib/mysql"
+	overlayDatadir = "/var/lib/dbduel-datadir" // off any VOLUME the image declares
+	readyTimeout   = 180 * time.Second
+	pullTimeout    = 30 * time.Second
+)
+
+// NewClient connects to the engine from the environment (DOCKER_HOST...),
+// negotiating the API version (the engine here speaks 1.41).
+func NewClient() (*client.Client, error) {
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "ssh://") {
+		return nil, &targets.UsageError{Msg: "DOCKER_HOST=ssh://... is not supported: expose the engine as tcp:// (with TLS) or run dbduel on that host"}
+	}
+	return client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+}
+
+// Server is one managed container.
+type Server struct {
+	name, spec, runID string
+	o                 Options
+	cli               *client.Client
+	id                string
+	volumeName        string
+	hostDir           string
+	ep                targets.Endpoint
+}
+
+// New returns an unstarted container target for SPEC (without "docker:").
+func New(name, spec, runID string) (*Server, error) {
+	o, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{name: name, spec: "docker:" + spec, runID: runID, o: o}, nil
+}
+
+func (s *Server) Name() string               { return s.name }
+func (s *Server) Kind() string               { return "container" }
+func (s *Server) SpecRedacted() string       { return redactEnv(s.spec) }
+func (s *Server) Endpoint() targets.Endpoint { return s.ep }
+
+// ID is the container id once started.
+func (s *Server) ID() string { return s.id }
+
+// redactEnv hides env= values whose key looks secret.
+func redactEnv(spec string) string {
+	parts := strings.Split(spec, ",")
+	for i, p := range parts {
+		if v, ok := strings.CutPrefix(p, "env="); ok {
+			k, _, _ := strings.Cut(v, "=")
+			if strings.Contains(strings.ToUpper(k), "PASS") || strings.Contains(strings.ToUpper(k), "SECRET") {
+				parts[i] = "env=" + k + "=***"
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *Server) labels() map[string]string {
+	return map[string]string{state.Label: s.runID, "dbduel.target": s.name}
+}
+
+// Start creates and starts the container and waits until the server answers.
+func (s *Server) Start(ctx context.Context) error {
+	cli, err := NewClient()
+	if err != nil {
+		return err
+	}
+	s.cli = cli
+	if _, err := cli.Ping(ctx); err != nil {
+		return fmt.Errorf("Docker engine not reachable (%s): %v", cli.DaemonHost(), err)
+	}
+	if err := s.ensureImage(ctx); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+		return err
+	}
+	if s.hostDir, err = os.MkdirTemp(state.Dir(), "dbduel-container-"+s.name+"-"); err != nil {
+		return err
+	}
+	os.Chmod(s.hostDir, 0o755)
+	include := ""
+	if s.o.Cnf != "" {
+		data, err := os.ReadFile(s.o.Cnf)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(s.hostDir, "user.cnf"), data, 0o644); err != nil {
+			return err
+		}
+		include = configDir + "/user.cnf"
+	}
+	if _, err := config.Write(s.hostDir, include); err != nil {
+		return err
+	}
+
+	port, err := local.FreePort()
+	if err != nil {
+		return err
+	}
+	password := local.NewPassword()
+	s.ep = targets.Endpoint{Host: "127.0.0.1", Port: port, User: "root", Password: password, DB: "sbtest"}
+
+	cmd := []string{"--defaults-file=" + configDir + "/dbduel.cnf"}
+	hc := &container.HostConfig{
+		Mounts: []mount.Mount{{Type: mount.TypeBind, Source: s.hostDir, Target: configDir, ReadOnly: true}},
+	}
+	cc := &container.Config{
+		Image:  s.o.Image,
+		Labels: s.labels(),
+		Env: append([]string{
+			"MARIADB_ROOT_PASSWORD=" + password, "MYSQL_ROOT_PASSWORD=" + password,
+			"MARIADB_DATABASE=sbtest", "MYSQL_DATABASE=sbtest",
+		}, s.o.Env...),
+	}
+	switch s.o.Network {
+	case "host":
+		hc.NetworkMode = "host"
+		cmd = append(cmd, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1")
+	default:
+		hc.NetworkMode = "bridge"
+		p := nat.Port("3306/tcp")
+		cc.ExposedPorts = nat.PortSet{p: {}}
+		hc.PortBindings = nat.PortMap{p: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}
+	}
+	switch s.o.Datadir {
+	case "volume":
+		s.volumeName = "dbduel-" + s.runID + "-" + s.name
+		if _, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: s.volumeName, Labels: s.labels()}); err != nil {
+			return fmt.Errorf("create volume: %w", err)
+		}
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: s.volumeName, Target: defaultDatadir})
+	case "bind":
+		dir := filepath.Join(s.hostDir, "datadir")
+		if err := os.Mkdir(dir, 0o777); err != nil {
+			return err
+		}
+		os.Chmod(dir, 0o777) // the server runs as the image's mysql user
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: defaultDatadir})
+	case "overlay":
+		cmd = append(cmd, "--datadir="+overlayDatadir)
+	}
+	if s.o.MemoryBytes > 0 {
+		hc.Memory = s.o.MemoryBytes
+	}
+	if s.o.CPUs > 0 {
+		hc.NanoCPUs = int64(s.o.CPUs * 1e9)
+	}
+	if s.o.Cpuset != "" {
+		hc.CpusetCpus = s.o.Cpuset
+	}
+	cc.Cmd = append(cmd, s.o.Args...)
+
+	created, err := cli.ContainerCreate(ctx, cc, hc, nil, nil, "dbduel-"+s.runID+"-"+s.name)
+	if err != nil {
+		return fmt.Errorf("create container: %w", err)
+	}
+	s.id = created.ID
+	if err := cli.ContainerStart(ctx, s.id, container.StartOptions{}); err != nil {
+		return fmt.Errorf("start container: %v (%s)", err, s.lastLogs(5))
+	}
+	return s.waitReady(ctx, readyTimeout)
+}
+
+// ensureImage checks the image is present; with pull=missing it pulls it within 30 s.
+func (s *Server) ensureImage(ctx context.Context) error {
+	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err == nil {
+		return nil
+	} else if !client.IsErrNotFound(err) && !strings.Contains(err.Error(), "No such image") {
+		return fmt.Errorf("inspect image %s: %w", s.o.Image, err)
+	}
+	if s.o.Pull != "missing" {
+		return fmt.Errorf("image %s is not present and pull=never: build the test image with scripts/build-test-image.sh, or add pull=missing", s.o.Image)
+	}
+	pctx, cancel := context.WithTimeout(ctx, pullTimeout)
+	defer cancel()
+	rc, err := s.cli.ImagePull(pctx, s.o.Image, image.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("pull %s: %v", s.o.Image, oneLine(err))
+	}
+	defer rc.Close()
+	if _, err := io.Copy(io.Discard, rc); err != nil {
+		return fmt.Errorf("pull %s: %v", s.o.Image, oneLine(err))
+	}
+	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err != nil {
+		return fmt.Errorf("pull %s: image still missing after pull", s.o.Image)
+	}
+	return nil
+}
+
+func oneLine(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return first
+}
+
+// waitReady connects until the server answers; a container that exits or a
+// timeout is reported with its last log lines.
+func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		db, _ := sql.Open("mysql", s.ep.DSN())
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := db.PingContext(pctx)
+		cancel()
+		db.Close()
+		if err == nil {
+			return nil
+		}
+		insp, ierr := s.cli.ContainerInspect(ctx, s.id)
+		if ierr == nil && insp.State != nil && !insp.State.Running {
+			return fmt.Errorf("container exited during start-up (code %d): %s", insp.State.ExitCode, s.lastLogs(5))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("server in container did not accept connections within %s: %s", timeout, s.lastLogs(5))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// lastLogs returns the container's last n log lines, joined on one line.
+func (s *Server) lastLogs(n int) string {
+	if s.cli == nil || s.id == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rc, err := s.cli.ContainerLogs(ctx, s.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(n)})
+	if err != nil {
+		return "no logs: " + err.Error()
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	_, _ = stdcopy.StdCopy(&out, &out, rc)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	return "last log lines: " + strings.Join(lines, " | ")
+}
+
+// Describe reads back from docker inspect, the cgroup files and the server.
+func (s *Server) Describe(ctx context.Context) (result.Target, error) {
+	t := result.Target{Name: s.name, Kind: "container", SpecRedacted: s.SpecRedacted()}
+	v, datadir, err := native.ServerInfo(ctx, s.ep)
+	if err != nil {
+		return t, err
+	}
+	t.ServerVersion = v
+	insp, err := s.cli.ContainerInspect(ctx, s.id)
+	if err != nil {
+		return t, err
+	}
+	d := &t.Described
+	d.Image = insp.Config.Image
+	d.ImageID = insp.Image
+	d.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
+	switch mode := string(insp.HostConfig.NetworkMode); mode {
+	case "host", "none":
+		d.NetworkMode = mode
+	default:
+		d.NetworkMode = "bridge"
+	}
+	d.NetworkPath = networkPath(d.NetworkMode, s.ep.Port)
+	datadir = strings.TrimSuffix(datadir, "/")
+	d.Datadir = &result.Datadir{Kind: "overlay", Path: datadir}
+	for _, m := range insp.Mounts {
+		if strings.TrimSuffix(m.Destination, "/") != datadir {
+			continue
+		}
+		switch m.Type {
+		case mount.TypeVolume:
+			d.Datadir.Kind = "volume"
+		case mount.TypeBind:
+			d.Datadir.Kind = "bind"
+		}
+	}
+	d.Datadir.FSType = s.fstypeInside(ctx, datadir)
+	d.MemoryLimitBytes = insp.HostConfig.Memory
+	if insp.HostConfig.NanoCPUs > 0 {
+		d.CPUs = float64(insp.HostConfig.NanoCPUs) / 1e9
+	}
+	d.Cpuset = insp.HostConfig.CpusetCpus
+	if cg := readCgroupLimits(insp.State.Pid); cg.ok {
+		if cg.memoryBytes > 0 {
+			d.MemoryLimitBytes = cg.memoryBytes
+		}
+		if cg.cpus > 0 {
+			d.CPUs = cg.cpus
+		}
+		if cg.cpuset != "" {
+			d.Cpuset = cg.cpuset
+		}
+	}
+	d.Seccomp = "default"
+	for _, o := range insp.HostConfig.SecurityOpt {
+		if strings.HasPrefix(o, "seccomp") {
+			d.Seccomp = strings.TrimPrefix(strings.TrimPrefix(o, "seccomp="), "seccomp:")
+		}
+	}
+	return t, nil
+}
+
+// fstypeInside reads the datadir's filesystem type from the server
+// process's own mount table (as the container sees it).
+func (s *Server) fstypeInside(ctx context.Context, datadir string) string {
+	insp, err := s.cli.ContainerInspect(ctx, s.id)
+	if err != nil || insp.State == nil || insp.State.Pid == 0 {
+		return ""
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(insp.State.Pid) + "/mountinfo")
+	if err != nil {
+		return ""
+	}
+	best, fstype := "", ""
+	for _, l := range strings.Split(string(data), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 1 {
+			continue
+		}
+		if mp := f[4]; strings.HasPrefix(datadir, mp) && len(mp) > len(best) {
+			best, fstype = mp, g[0]
+		}
+	}
+	return fstype
+}
+
+// networkPath says how a client on 127.0.0.1 reaches the server: directly
+// (host network), through the userland docker-proxy, or by the kernel's
+// NAT straight to the bridge.
+func networkPath(mode string, port int) string {
+	if mode == "host" {
+		return "direct"
+	}
+	if dockerProxyServes(port) {
+		return "docker-proxy"
+	}
+	return "bridge-direct"
+}
+
+// dockerProxyServes looks for a docker-proxy process publishing port.
+func dockerProxyServes(port int) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	want := "-host-port\x00" + strconv.Itoa(port) + "\x00"
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(data), "docker-proxy") && strings.Contains(string(data), want) {
+			return true
+		}
+	}
+	return false
+}
+
+// Sample reads the container's CPU and memory from its cgroup.
+func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
+	insp, err := s.cli.ContainerInspect(ctx, s.id)
+	if err != nil {
+		return targets.Sample{}, err
+	}
+	cg := readCgroupUsage(insp.State.Pid)
+	if !cg.ok {
+		return targets.Sample{}, errors.New("container cgroup not readable")
+	}
+	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes}, nil
+}
+
+// Restart restarts the container (same datadir and port).
+func (s *Server) Restart(ctx context.Context) error {
+	timeout := 30
+	if err := s.cli.ContainerRestart(ctx, s.id, container.StopOptions{Timeout: &timeout}); err != nil {
+		return err
+	}
+	return s.waitReady(ctx, readyTimeout)
+}
+
+// Stop removes the container, its volume(s) and the host files.
+func (s *Server) Stop(ctx context.Context) error {
+	var errs []error
+	if s.cli != nil && s.id != "" {
+		if err := s.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, err)
+		}
+		s.id = ""
+	}
+	if s.cli != nil && s.volumeName != "" {
+		if err := s.cli.VolumeRemove(ctx, s.volumeName, true); err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, err)
+		}
+		s.volumeName = ""
+	}
+	if s.hostDir != "" {
+		os.RemoveAll(s.hostDir)
+		s.hostDir = ""
+	}
+	return errors.Join(errs...)
+}
+
+// Leftover is something of dbduel's found by label.
+type Leftover struct{ Kind, ID, RunID string }
+
+// Clean removes every container and volume carrying dbduel's label (of one
+// run id when runID is set) and returns what it removed.
+func Clean(ctx context.Context, runID string) ([]Leftover, error) {
+	cli, err := NewClient()
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	f := filters.NewArgs()
+	if runID != "" {
+		f.Add("label", state.Label+"="+runID)
+	} else {
+		f.Add("label", state.Label)
+	}
+	var out []Leftover
+	var errs []error
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("Docker engine: %w", err)
+	}
+	for _, c := range cs {
+		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, Leftover{Kind: "container", ID: c.ID[:12], RunID: c.Labels[state.Label]})
+	}
+	vs, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		return out, err
+	}
+	for _, v := range vs.Volumes {
+		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, Leftover{Kind: "volume", ID: v.Name, RunID: v.Labels[state.Label]})
+	}
+	return out, errors.Join(errs...)
+}

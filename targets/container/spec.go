@@ -1,0 +1,126 @@
+package container
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/docker/go-units"
+
+	"github.com/dbduel/dbduel/targets"
+)
+
+// Options are the keys of a docker: SPEC.
+type Options struct {
+	Image       string
+	MemoryBytes int64   // memory=2g (Docker units: 1g = 1073741824 bytes)
+	CPUs        float64 // cpus=1.5
+	Cpuset      string  // cpuset=0-1
+	Network     string  // bridge|host
+	Datadir     string  // volume|bind|overlay
+	Pull        string  // never|missing
+	Args        []string
+	Env         []string
+	Cnf         string
+}
+
+var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
+	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true}
+
+// ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
+func ParseSpec(spec string) (Options, error) {
+	head, kvs, err := targets.SplitSpec(spec)
+	if err != nil {
+		return Options{}, err
+	}
+	bad := func(format string, args ...any) (Options, error) {
+		return Options{}, &targets.UsageError{Msg: "docker: " + fmt.Sprintf(format, args...)}
+	}
+	if head == "" || strings.ContainsAny(head, " =") {
+		return bad("SPEC needs an image: docker:IMAGE[,key=value...]")
+	}
+	if err := targets.CheckKeys("docker:", kvs, allowedKeys, map[string]bool{"args": true, "env": true}); err != nil {
+		return Options{}, err
+	}
+	o := Options{Image: head, Network: "bridge", Datadir: "volume", Pull: "never"}
+	for _, kv := range kvs {
+		v := kv.Value
+		switch kv.Key {
+		case "memory":
+			n, err := units.RAMInBytes(v)
+			if err != nil || n <= 0 {
+				return bad("memory=%q: want a size such as 512m or 2g", v)
+			}
+			if n < 6*1024*1024 {
+				return bad("memory=%q: Docker needs at least 6m", v)
+			}
+			o.MemoryBytes = n
+		case "cpus":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 {
+				return bad("cpus=%q: want a positive number such as 1.5", v)
+			}
+			o.CPUs = f
+		case "cpuset":
+			if !validCpuset(v) {
+				return bad("cpuset=%q: want CPU numbers such as 0, 0-1 or 0,2", v)
+			}
+			o.Cpuset = v
+		case "network":
+			if v != "bridge" && v != "host" {
+				return bad("network=%q: want bridge or host", v)
+			}
+			o.Network = v
+		case "datadir":
+			if v != "volume" && v != "bind" && v != "overlay" {
+				return bad("datadir=%q: want volume, bind or overlay", v)
+			}
+			o.Datadir = v
+		case "pull":
+			if v != "never" && v != "missing" {
+				return bad("pull=%q: want never or missing", v)
+			}
+			o.Pull = v
+		case "args":
+			if !strings.HasPrefix(v, "-") {
+				return bad("args=%q: want one server flag such as --innodb-buffer-pool-size=1G", v)
+			}
+			o.Args = append(o.Args, v)
+		case "env":
+			if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+				return bad("env=%q: want K=V", v)
+			}
+			o.Env = append(o.Env, v)
+		case "cnf":
+			abs, err := filepath.Abs(v)
+			if err == nil {
+				_, err = os.Stat(abs)
+			}
+			if err != nil {
+				return bad("cnf=%s: %v", v, err)
+			}
+			o.Cnf = abs
+		}
+	}
+	return o, nil
+}
+
+func validCpuset(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		if _, err := strconv.Atoi(lo); err != nil {
+			return false
+		}
+		if isRange {
+			if _, err := strconv.Atoi(hi); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
