@@ -100,7 +100,8 @@ a verdict: repeated runs, confidence intervals, and the cause of the gap.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
-	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"))
+	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"),
+		newDemoCmd(stdout, stderr), newCleanCmd(stdout, stderr))
 	return root
 }
 

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+func newCleanCmd(stdout, stderr io.Writer) *cobra.Command {
+	var runID string
+	cmd := &cobra.Command{
+		Use:   "clean",
+		Short: "Remove what dbduel left behind: labelled containers and volumes, managed server processes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return clean(cmd.Context(), runID, stdout)
+		},
+	}
+	cmd.Flags().StringVar(&runID, "run", "", "only what this run id left (default: every dbduel run)")
+	return cmd
+}
+
+// clean removes processes recorded in pidfiles (after checking their command
+// line) and containers/volumes carrying the dbduel.run label. It touches
+// nothing without dbduel's mark.
+func clean(ctx context.Context, runID string, out io.Writer) error {
+	procs, err := state.Processes(runID)
+	if err != nil {
+		return err
+	}
+	for _, p := range procs {
+		alive := state.Alive(p.PID, p.Binary)
+		if err := state.Kill(p, 10*time.Second); err != nil {
+			return err
+		}
+		if alive {
+			fmt.Fprintf(out, "stopped process %d (%s, run %s, target %s)\n", p.PID, p.Binary, p.RunID, p.Target)
+		} else {
+			fmt.Fprintf(out, "removed stale pidfile of run %s, target %s\n", p.RunID, p.Target)
+		}
+	}
+	left, err := container.Clean(ctx, runID)
+	for _, l := range left {
+		fmt.Fprintf(out, "removed %s %s (run %s)\n", l.Kind, l.ID, l.RunID)
+	}
+	if err != nil {
+		return err
+	}
+	if len(procs) == 0 && len(left) == 0 {
+		fmt.Fprintln(out, "nothing to clean")
+	}
+	return nil
+}
+
+func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &runOptions{}
+	var imageRef string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Zero-config comparison: a managed native MariaDB vs the same MariaDB in a container",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if imageRef == "" {
+				v, err := hostServerVersion()
+				if err != nil {
+					return err
+				}
+				imageRef = "dbduel-test/mariadb:" + v
+			}
+			o.targets = []string{"native=local:mariadbd", "container=docker:" + imageRef}
+			fmt.Fprintf(stderr, "dbduel demo: native=local:mariadbd vs container=docker:%s, oltp_read_write, %d threads, %gs per run\n", imageRef, o.threads, o.timeS)
+			return runVerb(cmd.Context(), "run", "oltp_read_write", o, stdout, stderr)
+		},
+	}
+	bindRunFlags(cmd.Flags(), o)
+	cmd.Flags().StringVar(&imageRef, "image", "", "container image (default: dbduel-test/mariadb:<host MariaDB version>)")
+	// A short, small comparison unless the user asks otherwise.
+	for name, v := range map[string]string{"threads": "4", "time": "10", "table-size": "10000", "tables": "2"} {
+		_ = cmd.Flags().Set(name, v)
+		cmd.Flags().Lookup(name).DefValue = v
+	}
+	return cmd
+}
+
+// hostServerVersion is the MariaDB version of the local mariadbd ("10.11.19").
+func hostServerVersion() (string, error) {
+	bin, err := exec.LookPath("mariadbd")
+	if err != nil {
+		bin = "/usr/sbin/mariadbd"
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("no local MariaDB server: install it with `apt-get install mariadb-server` (or run scripts/demo.sh)")
+	}
+	// "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu ..."
+	f := strings.Fields(string(out))
+	for i, w := range f {
+		if w == "Ver" && i+1 < len(f) {
+			v, _, _ := strings.Cut(f[i+1], "-")
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("cannot read the MariaDB version from %q", strings.TrimSpace(string(out)))
+}
