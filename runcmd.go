@@ -15,6 +15,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/targets/state"
 	"github.com/dbduel/dbduel/ui/text"
@@ -39,6 +40,7 @@ type runOptions struct {
 	reprepare      bool
 	cleanup        bool
 	keep           bool
+	failIf         []string
 }
 
 func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
@@ -59,6 +61,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.reprepare, "reprepare", false, "drop and re-create sbtestN tables whose count or size does not match")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "drop the run's sbtestN tables at the end")
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run")
+	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI lies past this change vs the baseline, e.g. 'tps<-5%' or 'p95>+10%' (repeatable)")
 	workload.BindFlags(fs)
 	// sysbench spells options with underscores too (--table_size).
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -146,6 +149,14 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		}
 	}
 	runID := state.NewRunID()
+	var thresholds []stats.Threshold
+	for _, f := range o.failIf {
+		th, err := stats.ParseThreshold(f)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		thresholds = append(thresholds, th)
+	}
 	ts, err := buildTargets(o.targets, runID)
 	if err != nil {
 		return err
@@ -202,6 +213,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		r.DbduelVersion = version
 		r.Targets = described
 		r.Warnings = append(r.Warnings[:0], warnings...)
+		stats.Analyze(r)
 	}
 	events := make(chan engine.Event, 64)
 	done := make(chan struct{})
@@ -249,7 +261,28 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	if errors.As(runErr, &refused) {
 		return &exitError{code: exitFailed, err: runErr}
 	}
-	return runErr
+	if runErr != nil {
+		return runErr
+	}
+	return checkThresholds(thresholds, res.Comparisons, stderr)
+}
+
+// checkThresholds turns --fail-if conditions into exit code 3.
+func checkThresholds(ths []stats.Threshold, cs []result.Comparison, stderr io.Writer) error {
+	var crossed []string
+	for _, th := range ths {
+		c, unjudged := th.Crossed(cs)
+		for _, u := range unjudged {
+			fmt.Fprintf(stderr, "dbduel: --fail-if %s: %s has no confidence interval (use --runs 2 or more); not judged\n", th.Text, u.Target)
+		}
+		for _, x := range c {
+			crossed = append(crossed, fmt.Sprintf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] crosses %s", x.Target, x.Metric, x.DeltaPct, x.CILowPct, x.CIHighPct, th.Text))
+		}
+	}
+	if len(crossed) > 0 {
+		return &exitError{code: exitThreshold, err: fmt.Errorf("--fail-if: %s", strings.Join(crossed, "; "))}
+	}
+	return nil
 }
 
 func checkWritable(path string) error {

@@ -107,9 +107,17 @@ func RunTable(r *result.Result) string {
 		}
 	}
 	for _, c := range r.Comparisons {
-		if c.Metric == "tps" {
-			fmt.Fprintf(&b, "%s\n", c.Verdict)
+		if c.Metric == "tps" && c.HasCI {
+			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s\n", c.Target, "CI", "", "", fmt.Sprintf("[%+.1f%%, %+.1f%%]", c.CILowPct, c.CIHighPct))
 		}
+	}
+	for _, c := range r.Comparisons {
+		if c.Metric == "tps" {
+			fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
+		}
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	return b.String()
 }

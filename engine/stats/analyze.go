@@ -1,0 +1,155 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// metric is one compared figure of a run.
+type metric struct {
+	name           string
+	get            func(result.Summary) float64
+	higherIsBetter bool
+}
+
+var metrics = []metric{
+	{"tps", func(s result.Summary) float64 { return s.TPS }, true},
+	{"qps", func(s result.Summary) float64 { return s.QPS }, true},
+	{"avg", func(s result.Summary) float64 { return s.AvgUS }, false},
+	{"p95", func(s result.Summary) float64 { return s.P95US }, false},
+	{"p99", func(s result.Summary) float64 { return s.P99US }, false},
+}
+
+// Analyze fills r.Stats (per target) and r.Comparisons (each target vs the
+// first, paired by block) from the measured runs, and adds a noise warning
+// when runs vary by more than 5%.
+func Analyze(r *result.Result) {
+	names := targetNames(r)
+	r.Stats = map[string]result.TargetStats{}
+	r.Comparisons = nil
+	byTarget := map[string]map[int]result.Summary{} // target -> block -> summary
+	for _, run := range r.Runs {
+		if run.Warmup || !run.Complete {
+			continue
+		}
+		if byTarget[run.Target] == nil {
+			byTarget[run.Target] = map[int]result.Summary{}
+		}
+		byTarget[run.Target][run.Block] = run.Summary
+	}
+	values := func(target string, get func(result.Summary) float64) []float64 {
+		var xs []float64
+		for _, b := range sortedBlocks(byTarget[target]) {
+			xs = append(xs, get(byTarget[target][b]))
+		}
+		return xs
+	}
+	for _, n := range names {
+		if len(byTarget[n]) == 0 {
+			continue
+		}
+		r.Stats[n] = result.TargetStats{
+			TPS:   Describe(values(n, metrics[0].get)),
+			QPS:   Describe(values(n, metrics[1].get)),
+			AvgUS: Describe(values(n, metrics[2].get)),
+			P95US: Describe(values(n, metrics[3].get)),
+		}
+		if d := r.Stats[n].TPS; d.N > 1 && d.CV > 0.05 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: TPS varied by %.1f%% (CV) across runs: the machine was noisy", n, d.CV*100))
+		}
+	}
+	if len(names) < 2 {
+		return
+	}
+	base := names[0]
+	for _, t := range names[1:] {
+		var blocks []int
+		for _, b := range sortedBlocks(byTarget[t]) {
+			if _, ok := byTarget[base][b]; ok {
+				blocks = append(blocks, b)
+			}
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		for _, m := range metrics {
+			var tv, bv []float64
+			for _, b := range blocks {
+				tv = append(tv, m.get(byTarget[t][b]))
+				bv = append(bv, m.get(byTarget[base][b]))
+			}
+			p := ComparePaired(tv, bv, r.Plan.Seed)
+			c := result.Comparison{
+				Target: t, Baseline: base, Metric: m.name, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
+				N: p.N, Method: p.Method, HasCI: p.HasCI, Verdict: Verdict(t, base, m.name, p, m.higherIsBetter),
+			}
+			if p.HasCI {
+				c.CILowPct, c.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+				if m.name == "tps" && c.CILowPct <= 0 && c.CIHighPct >= 0 && p.N >= 2 {
+					c.Verdict += noiseHint(tv, bv, c.DeltaPct)
+				}
+			}
+			r.Comparisons = append(r.Comparisons, c)
+		}
+	}
+}
+
+// noiseHint says how many blocks the observed effect would need.
+func noiseHint(tv, bv []float64, deltaPct float64) string {
+	var logs []float64
+	for i := range tv {
+		if tv[i] > 0 && bv[i] > 0 {
+			logs = append(logs, math.Log(tv[i]/bv[i]))
+		}
+	}
+	if len(logs) < 2 || deltaPct == 0 {
+		return ""
+	}
+	n := BlocksNeeded(stat.StdDev(logs, nil), math.Abs(deltaPct)/100)
+	if n <= len(logs) {
+		return ""
+	}
+	return fmt.Sprintf("; resolving a %.1f%% effect at this noise needs about %d blocks", math.Abs(deltaPct), n)
+}
+
+func targetNames(r *result.Result) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, t := range r.Targets {
+		if !seen[t.Name] {
+			names, seen[t.Name] = append(names, t.Name), true
+		}
+	}
+	if len(r.Plan.Blocks) > 0 && len(names) == 0 {
+		// Before targets are decorated: the plan's first block names them;
+		// the baseline is the first --target, which the caller sets as Targets.
+		for _, n := range r.Plan.Blocks[0] {
+			if !seen[n] {
+				names, seen[n] = append(names, n), true
+			}
+		}
+	}
+	for _, run := range r.Runs {
+		if !seen[run.Target] {
+			names, seen[run.Target] = append(names, run.Target), true
+		}
+	}
+	return names
+}
+
+func sortedBlocks(m map[int]result.Summary) []int {
+	var bs []int
+	for b := range m {
+		bs = append(bs, b)
+	}
+	for i := 1; i < len(bs); i++ {
+		for j := i; j > 0 && bs[j] < bs[j-1]; j-- {
+			bs[j], bs[j-1] = bs[j-1], bs[j]
+		}
+	}
+	return bs
+}

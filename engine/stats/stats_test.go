@@ -1,0 +1,181 @@
+package stats
+
+import (
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestDescribeHandComputed(t *testing.T) {
+	d := Describe([]float64{10, 12, 14, 16})
+	// mean 13, sample stddev sqrt(20/3) = 2.5820, t(3) = 3.1824
+	if !near(d.Mean, 13, 1e-9) || !near(d.Median, 13, 1e-9) || !near(d.Stddev, 2.581989, 1e-6) {
+		t.Fatalf("mean/median/sd: %+v", d)
+	}
+	half := 3.182446 * 2.581989 / 2
+	if !near(d.CILow, 13-half, 1e-4) || !near(d.CIHigh, 13+half, 1e-4) || !strings.Contains(d.CIMethod, "Student t") {
+		t.Fatalf("t CI: %+v", d)
+	}
+	if !near(d.CV, 2.581989/13, 1e-6) || d.Min != 10 || d.Max != 16 {
+		t.Fatalf("cv/min/max: %+v", d)
+	}
+}
+
+func TestMedianCIOrderStatistics(t *testing.T) {
+	// n=6: P(B(6,.5) <= 0) = 1/64 <= 0.025 < P(B<=1) = 7/64, so l=1: [x(1), x(6)].
+	lo, hi, ok := MedianCI([]float64{1, 2, 3, 4, 5, 6}, 0.95)
+	if !ok || lo != 1 || hi != 6 {
+		t.Fatalf("n=6: [%v, %v] %v", lo, hi, ok)
+	}
+	// n=10: P(B<=1) = 11/1024 = 0.0107 <= 0.025 < P(B<=2) = 56/1024, so l=2: [x(2), x(9)].
+	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	lo, hi, ok = MedianCI(xs, 0.95)
+	if !ok || lo != 2 || hi != 9 {
+		t.Fatalf("n=10: [%v, %v] %v", lo, hi, ok)
+	}
+	if _, _, ok := MedianCI(xs[:5], 0.95); ok {
+		t.Fatal("n=5 must be too small for a median CI")
+	}
+	if d := Describe(xs); !strings.Contains(d.CIMethod, "order statistics") || d.CILow != 2 || d.CIHigh != 9 {
+		t.Fatalf("Describe n=10: %+v", d)
+	}
+}
+
+func TestComparePairedTOnLogRatios(t *testing.T) {
+	// log-ratios ln(0.9), ln(0.8), ln(0.85): mean m, sd s, t(2)=4.302653.
+	base := []float64{100, 100, 100}
+	tgt := []float64{90, 80, 85}
+	p := ComparePaired(tgt, base, 1)
+	logs := []float64{math.Log(0.9), math.Log(0.8), math.Log(0.85)}
+	m := (logs[0] + logs[1] + logs[2]) / 3
+	v := 0.0
+	for _, l := range logs {
+		v += (l - m) * (l - m)
+	}
+	s := math.Sqrt(v / 2)
+	half := 4.302653 * s / math.Sqrt(3)
+	if !near(p.Ratio, math.Exp(m), 1e-9) || !near(p.Low, math.Exp(m-half), 1e-5) || !near(p.High, math.Exp(m+half), 1e-5) {
+		t.Fatalf("paired t: %+v, want ratio %v [%v, %v]", p, math.Exp(m), math.Exp(m-half), math.Exp(m+half))
+	}
+	if p.N != 3 || !p.HasCI || !strings.Contains(p.Method, "paired t") {
+		t.Fatalf("method: %+v", p)
+	}
+}
+
+func TestComparePairedBootstrapIsSeeded(t *testing.T) {
+	base := []float64{100, 101, 99, 100, 102, 98, 100, 101, 99}
+	tgt := []float64{90, 92, 88, 91, 89, 90, 93, 87, 90}
+	a, b := ComparePaired(tgt, base, 42), ComparePaired(tgt, base, 42)
+	if a != b || !strings.Contains(a.Method, "bootstrap") {
+		t.Fatalf("bootstrap not reproducible: %+v vs %+v", a, b)
+	}
+	if !(a.Low < a.Ratio && a.Ratio < a.High && a.High < 1) {
+		t.Fatalf("bootstrap CI should lie below 1 around the ratio: %+v", a)
+	}
+}
+
+func TestVerdictWords(t *testing.T) {
+	slow := Verdict("container", "native", "tps", Paired{Ratio: 0.9, Low: 0.86, High: 0.94, N: 5, HasCI: true, Method: "paired t on log-ratios"}, true)
+	if !strings.Contains(slow, "container is slower by 10.0% [6.0%, 14.0%]") || !strings.Contains(slow, "n=5 blocks") {
+		t.Fatalf("verdict: %q", slow)
+	}
+	none := Verdict("container", "native", "tps", Paired{Ratio: 0.99, Low: 0.95, High: 1.03, N: 3, HasCI: true, Method: "paired t"}, true)
+	if !strings.Contains(none, "no significant") {
+		t.Fatalf("verdict: %q", none)
+	}
+	single := Verdict("c", "n", "tps", Paired{Ratio: 0.5, N: 1, Method: "single run: no confidence interval; use --runs"}, true)
+	if !strings.Contains(single, "-50.0%") || !strings.Contains(single, "use --runs") {
+		t.Fatalf("verdict: %q", single)
+	}
+}
+
+func TestAnalyzePairsByBlock(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "native"}, {Name: "container"}}}
+	for b, v := range [][2]float64{{100, 50}, {110, 55}, {90, 45}} {
+		r.Runs = append(r.Runs,
+			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[0], QPS: v[0] * 20, AvgUS: 1000, P95US: 2000, P99US: 3000}},
+			result.Run{Target: "container", Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[1], QPS: v[1] * 20, AvgUS: 2000, P95US: 4000, P99US: 6000}})
+	}
+	Analyze(r)
+	var tps *result.Comparison
+	for i := range r.Comparisons {
+		if r.Comparisons[i].Metric == "tps" {
+			tps = &r.Comparisons[i]
+		}
+	}
+	if tps == nil || !near(tps.Ratio, 0.5, 1e-9) || !near(tps.DeltaPct, -50, 1e-9) || tps.N != 3 {
+		t.Fatalf("tps comparison: %+v", tps)
+	}
+	if r.Stats["native"].TPS.N != 3 || !near(r.Stats["native"].TPS.Mean, 100, 1e-9) {
+		t.Fatalf("stats: %+v", r.Stats["native"].TPS)
+	}
+}
+
+// Workers record while the reporter swaps: no event may be lost or counted twice.
+func TestRecorderSwapUnderConcurrency(t *testing.T) {
+	recs := []*Recorder{NewRecorder(), NewRecorder(), NewRecorder(), NewRecorder()}
+	const perWorker = 20000
+	var wg sync.WaitGroup
+	for _, r := range recs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perWorker; i++ {
+				r.RecordEvent(time.Duration(i%1000+1)*time.Microsecond, 2, 1, 1)
+			}
+		}()
+	}
+	var total Counters
+	hist := NewHistogram()
+	stop := make(chan struct{})
+	go func() { wg.Wait(); close(stop) }()
+	for done := false; !done; {
+		select {
+		case <-stop:
+			done = true
+		default:
+		}
+		for _, r := range recs {
+			r.Swap(&total, hist)
+		}
+	}
+	want := uint64(len(recs) * perWorker)
+	if total.Events != want || uint64(hist.TotalCount()) != want || total.Reads != 2*want || total.Queries() != 4*want {
+		t.Fatalf("events %d, histogram %d, reads %d; want %d", total.Events, hist.TotalCount(), total.Reads, want)
+	}
+	if total.MinNS != 1000 || total.MaxNS != 1000*1000 {
+		t.Fatalf("min/max %d/%d", total.MinNS, total.MaxNS)
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	for _, bad := range []string{"tps", "tps<5", "latency<5%", "tps=5%", ""} {
+		if _, err := ParseThreshold(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+	th, err := ParseThreshold("tps<-5%")
+	if err != nil || th.Metric != "tps" || !th.Less || th.Pct != -5 {
+		t.Fatalf("%+v %v", th, err)
+	}
+	cs := []result.Comparison{
+		{Target: "a", Metric: "tps", HasCI: true, CILowPct: -14, CIHighPct: -6},  // wholly below -5%: crossed
+		{Target: "b", Metric: "tps", HasCI: true, CILowPct: -14, CIHighPct: -4},  // straddles: not crossed
+		{Target: "c", Metric: "tps", HasCI: false, DeltaPct: -50},                // no CI: unjudged
+		{Target: "d", Metric: "p95", HasCI: true, CILowPct: -30, CIHighPct: -20}, // other metric
+	}
+	crossed, unjudged := th.Crossed(cs)
+	if len(crossed) != 1 || crossed[0].Target != "a" || len(unjudged) != 1 || unjudged[0].Target != "c" {
+		t.Fatalf("crossed %+v unjudged %+v", crossed, unjudged)
+	}
+	up, _ := ParseThreshold("p95>+10%")
+	if c, _ := up.Crossed([]result.Comparison{{Metric: "p95", HasCI: true, CILowPct: 12, CIHighPct: 40}}); len(c) != 1 {
+		t.Fatal("p95 CI wholly above +10% not crossed")
+	}
+}
