@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
 
 	_ "github.com/dbduel/dbduel/engine/workload/oltp" // registers sysbench's OLTP scripts
@@ -45,6 +47,8 @@ func usageErr(format string, args ...any) error {
 }
 
 func main() {
+	// The driver logs dropped handshakes while a container starts; errors reach the user as errors.
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

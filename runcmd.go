@@ -7,18 +7,22 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/targets/state"
 	"github.com/dbduel/dbduel/ui/text"
+	"github.com/dbduel/dbduel/ui/theme"
+	"github.com/dbduel/dbduel/ui/tui"
 )
 
 // runOptions are the flags of run, prepare and cleanup.
@@ -200,7 +204,6 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		return cleanupAll(ctx, cfg, engineTargets, stderr)
 	}
 
-	printer := pickPrinter(o, stdout, cfg)
 	seed := o.seed
 	if seed == 0 {
 		seed = time.Now().UnixNano() % 1_000_000_000
@@ -216,38 +219,83 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		stats.Analyze(r)
 	}
 	events := make(chan engine.Event, 64)
-	done := make(chan struct{})
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	var latest *result.Result
+	var latestMu sync.Mutex
+	type outcome struct {
+		res *result.Result
+		err error
+	}
+	finished := make(chan outcome, 1)
 	go func() {
-		defer close(done)
-		for e := range events {
-			if e.Kind == engine.EventProgress {
-				printProgress(stderr, e)
-				continue
+		res, err := engine.Run(runCtx, sess, engineTargets, events, func(r *result.Result) {
+			decorate(r)
+			latestMu.Lock()
+			latest = r
+			latestMu.Unlock()
+			if o.out == "" {
+				return
 			}
-			if e.Kind == engine.EventNotice {
-				fmt.Fprintf(stderr, "dbduel: %s: %s\n", e.Target, e.Message)
-				continue
+			if err := result.WriteFile(o.out, r); err != nil {
+				fmt.Fprintf(stderr, "dbduel: %v\n", err)
 			}
-			printer.Event(e)
-		}
+		})
+		finished <- outcome{res, err}
 	}()
-	res, runErr := engine.Run(ctx, sess, engineTargets, events, func(r *result.Result) {
-		if o.out == "" {
-			return
+	var res *result.Result
+	var runErr error
+	userStopped := false
+	if o.format == "" && !o.noTUI && isTerminal(stdout) {
+		info := tui.Info{Workload: wl.Name(), Tables: intOpt(wl, "tables"), TableSize: intOpt(wl, "table_size"),
+			Threads: cfg.Threads, Rate: o.rate, Runs: o.runs, RunTime: cfg.Time, Targets: described, OutPath: o.out}
+		model := tui.New(info, events, cancelRun, func(r *result.Result) (string, error) {
+			return exportNow(o.out, r)
+		}, theme.ColorEnabled())
+		model.SetLatest(func() *result.Result { latestMu.Lock(); defer latestMu.Unlock(); return latest })
+		prog := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout), tea.WithFPS(10))
+		go func() {
+			out := <-finished
+			decorate(out.res)
+			finished <- out
+			prog.Send(tui.DoneMsg{Result: out.res, Err: out.err})
+		}()
+		if _, err := prog.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "dbduel: terminal UI: %v\n", err)
 		}
-		decorate(r)
-		if err := result.WriteFile(o.out, r); err != nil {
-			fmt.Fprintf(stderr, "dbduel: %v\n", err)
+		userStopped = model.Interrupted()
+		cancelRun() // a forced quit leaves the engine running: stop it
+		go func() {
+			for range events {
+			}
+		}()
+		out := <-finished
+		res, runErr = out.res, out.err
+		// The alternate screen is gone: leave the summary in the scrollback.
+		fmt.Fprint(stdout, text.RunTable(res))
+	} else {
+		printer := pickPrinter(o, stdout, cfg)
+		for e := range events {
+			switch e.Kind {
+			case engine.EventProgress:
+				printProgress(stderr, e)
+			case engine.EventNotice:
+				fmt.Fprintf(stderr, "dbduel: %s: %s\n", e.Target, e.Message)
+			default:
+				printer.Event(e)
+			}
 		}
-	})
-	<-done
+		out := <-finished
+		res, runErr = out.res, out.err
+		decorate(res)
+		if runErr == nil || len(res.Runs) > 0 {
+			printer.Result(res)
+		}
+	}
 	decorate(res)
 	res.FinishedAt = time.Now().UTC()
 	if runErr != nil {
 		res.Error = runErr.Error()
-	}
-	if runErr == nil || len(res.Runs) > 0 {
-		printer.Result(res)
 	}
 	if o.out != "" {
 		if err := result.WriteFile(o.out, res); err != nil {
@@ -260,6 +308,9 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	var refused *engine.ErrTablesRefused
 	if errors.As(runErr, &refused) {
 		return &exitError{code: exitFailed, err: runErr}
+	}
+	if userStopped && !res.Complete {
+		return &exitError{code: exitInterrupted, err: errors.New("stopped before the plan finished")}
 	}
 	if runErr != nil {
 		return runErr
@@ -397,4 +448,20 @@ func cleanupAll(ctx context.Context, cfg engine.Config, ts []engine.Target, stde
 		}
 	}
 	return nil
+}
+
+// exportNow writes r to --out, or dbduel-<timestamp>.json here, and says where.
+func exportNow(out string, r *result.Result) (string, error) {
+	if r == nil {
+		return "", errors.New("no run has finished yet")
+	}
+	if out == "" {
+		out = "dbduel-" + time.Now().Format("20060102-150405") + ".json"
+	}
+	return out, result.WriteFile(out, r)
+}
+
+func intOpt(w workload.Workload, key string) int {
+	v, _ := w.Options()[key].(int)
+	return v
 }

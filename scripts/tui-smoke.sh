@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Drives the real binary's TUI in tmux against real targets (a managed
+# mariadbd and the test image's container): checks the live screen, presses
+# q, checks the terminal was restored and nothing of the run is left.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version=$(mariadbd --version | sed -E 's/.*Ver ([0-9.]+)-.*/\1/')
+image="dbduel-test/mariadb:$version"
+bin=$(mktemp -d)/dbduel
+go build -o "$bin" .
+session="dbduel-smoke-$$"
+out=$(mktemp)
+cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; rm -f "$out"; }
+trap cleanup EXIT
+
+tmux new-session -d -s "$session" -x 120 -y 40 \
+	"$bin run oltp_read_only --target native=local:mariadbd --target container=docker:$image --time 8 --threads 2 --table-size 2000; echo DBDUEL_EXIT=\$?; sleep 60"
+fail() { echo "tui-smoke: $*" >&2; tmux capture-pane -t "$session" -p >&2 || true; exit 1; }
+
+# Wait for the live screen with figures and a chart axis.
+ok=""
+for _ in $(seq 1 60); do
+	tmux capture-pane -t "$session" -p > "$out"
+	if grep -q "native" "$out" && grep -q "container" "$out" && grep -q "TPS" "$out" && grep -q "QPS" "$out" \
+		&& grep -q "p95" "$out" && grep -Eq '[0-9] ┤' "$out" && grep -q "running" "$out"; then
+		ok=1
+		break
+	fi
+	sleep 0.5
+done
+[ -n "$ok" ] || fail "live screen never showed both targets, TPS/QPS/p95 and a chart axis"
+echo "tui-smoke: live screen OK"
+cat "$out"
+
+# Wait for the container's run, then stop: q stops, the summary shows, q quits.
+for _ in $(seq 1 60); do
+	tmux capture-pane -t "$session" -p | grep -q "container  running" && break
+	sleep 0.5
+done
+tmux send-keys -t "$session" q
+for _ in $(seq 1 60); do
+	tmux capture-pane -t "$session" -p | grep -q "press q to quit" && break
+	sleep 0.5
+done
+tmux capture-pane -t "$session" -p | grep -q "press q to quit" || fail "no summary screen after q"
+tmux send-keys -t "$session" q
+for _ in $(seq 1 60); do
+	tmux capture-pane -t "$session" -p | grep -q "DBDUEL_EXIT=" && break
+	sleep 0.5
+done
+tmux capture-pane -t "$session" -p > "$out"
+grep -q "DBDUEL_EXIT=130" "$out" || fail "want exit code 130 after stopping early"
+grep -q "target           run" "$out" || fail "summary table not printed to the scrollback after the alternate screen closed"
+grep -q "press q to quit" "$out" && fail "alternate screen not restored"
+[ "$(tmux display -p -t "$session" '#{alternate_on}')" = 0 ] || fail "terminal still in the alternate screen"
+left=$(docker ps -aq --filter label=dbduel.run | wc -l)
+[ "$left" = 0 ] || fail "$left dbduel containers left"
+if pgrep -f "dbduel-state/dbduel-local-native" >/dev/null; then fail "managed mariadbd left running"; fi
+echo "tui-smoke: stopped with q, exit 130, terminal restored, nothing left"

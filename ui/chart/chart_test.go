@@ -1,0 +1,45 @@
+package chart
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestPlotHasAxisLegendsAndFixedLabels(t *testing.T) {
+	out := Plot([][]float64{{100, 200, 150}, {50, 60, 55}}, []string{"native", "container"}, 60, 8, false)
+	if !regexp.MustCompile(`[0-9] ┤`).MatchString(out) {
+		t.Fatalf("no Y axis label followed by ┤:\n%s", out)
+	}
+	if !strings.Contains(out, "native") || !strings.Contains(out, "container") {
+		t.Fatalf("legends missing:\n%s", out)
+	}
+	// Every axis line starts with a label of the same width.
+	axis := -1
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.IndexAny(l, "┤┼"); i >= 0 {
+			if axis >= 0 && i != axis {
+				t.Fatalf("label width varies (axis at %d, before at %d): %q", i, axis, l)
+			}
+			axis = i
+		}
+	}
+	if axis < LabelWidth {
+		t.Fatalf("axis at %d, labels narrower than %d", axis, LabelWidth)
+	}
+}
+
+func TestPlotEmpty(t *testing.T) {
+	if Plot(nil, nil, 40, 5, false) != "(no data yet)" {
+		t.Fatal("empty plot should say so")
+	}
+}
+
+func TestSparklineAndHuman(t *testing.T) {
+	if s := Sparkline([]float64{0, 50, 100}, 10, 100); s != "▁▄█" {
+		t.Fatalf("sparkline %q", s)
+	}
+	if Human(12345) != "12.3k" || Human(2500000) != "2.50M" || Human(12.345) != "12.35" {
+		t.Fatalf("human: %s %s %s", Human(12345), Human(2500000), Human(12.345))
+	}
+}

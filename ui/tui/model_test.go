@@ -1,0 +1,203 @@
+package tui
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
+)
+
+var update = flag.Bool("update-golden", false, "rewrite golden files")
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[a-zA-Z]`)
+
+func testModel(events <-chan engine.Event, cancel func()) *Model {
+	info := Info{Workload: "oltp_read_only", Tables: 2, TableSize: 10000, Threads: 4, Runs: 1, RunTime: 10 * time.Second,
+		Targets: []result.Target{
+			{Name: "native", Kind: "local", ServerVersion: "10.11.19-MariaDB"},
+			{Name: "container", Kind: "container", ServerVersion: "10.11.19-MariaDB",
+				Described: result.Described{Image: "dbduel-test/mariadb:10.11.19", NetworkMode: "bridge", MemoryLimitBytes: 2 << 30}},
+		}}
+	m := New(info, events, cancel, nil, false)
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	m.SetClock(t0, t0.Add(7*time.Second))
+	return m
+}
+
+func feedPrepare(m *Model) {
+	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Phase: "preparing"})
+	m.apply(engine.Event{Kind: engine.EventProgress, Target: "native", Progress: workload.Progress{Rows: 5000, TotalRows: 20000}})
+}
+
+func feedRunning(m *Model) {
+	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	for i := 1; i <= 5; i++ {
+		m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: float64(i), Events: 1000, Reads: 14000, Other: 2000, TPS: 1000 + float64(i*10), QPS: 16000, P95US: 5000, P99US: 6500}})
+	}
+	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "native", Block: 1, Index: 1, Run: &result.Run{Target: "native", Index: 1, Summary: result.Summary{TPS: 1030, QPS: 16480, AvgUS: 3300, P95US: 5000}}})
+	m.apply(engine.Event{Kind: engine.EventPhase, Target: "container", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	for i := 1; i <= 3; i++ {
+		m.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), Events: 400, Reads: 5600, Other: 800, TPS: 400, QPS: 6400, P95US: 12000, P99US: 15000}})
+	}
+}
+
+func finalResult() *result.Result {
+	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "native"}, {Name: "container"}}}
+	r.Runs = []result.Run{
+		{Target: "native", Index: 1, Block: 1, Complete: true, Summary: result.Summary{Queries: 164800, QPS: 16480, TPS: 1030, AvgUS: 3300, P95US: 5000}},
+		{Target: "container", Index: 1, Block: 1, Complete: true, Summary: result.Summary{Queries: 64000, QPS: 6400, TPS: 400, AvgUS: 8500, P95US: 12000}},
+	}
+	return r
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	got = ansi.ReplaceAllString(got, "")
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update-golden once)", err)
+	}
+	if string(want) != got {
+		t.Fatalf("%s differs from golden:\n%s", name, got)
+	}
+}
+
+func TestViewGolden(t *testing.T) {
+	for _, size := range [][2]int{{120, 40}, {80, 24}, {60, 15}} {
+		for _, state := range []string{"prepare", "running", "summary"} {
+			m := testModel(nil, nil)
+			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			switch state {
+			case "prepare":
+				feedPrepare(m)
+			case "running":
+				feedRunning(m)
+			case "summary":
+				feedRunning(m)
+				m.Update(DoneMsg{Result: finalResult()})
+			}
+			name := fmt.Sprintf("%s-%dx%d", state, size[0], size[1])
+			t.Run(name, func(t *testing.T) {
+				v := m.View()
+				golden(t, name, v)
+				if size[0] < MinWidth && !strings.Contains(v, "terminal too small: need 80×24, have 60×15") {
+					t.Fatalf("too-small screen: %q", v)
+				}
+			})
+		}
+	}
+}
+
+func TestRunningViewShowsComparison(t *testing.T) {
+	m := testModel(nil, nil)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	feedRunning(m)
+	v := ansi.ReplaceAllString(m.View(), "")
+	for _, want := range []string{"native", "container", "TPS", "QPS", "p95", "vs native: container: -61% TPS", "mem=2048MiB", "┤"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	cancelled := 0
+	m := testModel(nil, func() { cancelled++ })
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	press := func(k string) tea.Cmd {
+		var msg tea.KeyMsg
+		switch k {
+		case "ctrl+c":
+			msg = tea.KeyMsg{Type: tea.KeyCtrlC}
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		_, cmd := m.Update(msg)
+		return cmd
+	}
+	press("tab")
+	if m.metric != 1 {
+		t.Fatalf("tab: metric %d", m.metric)
+	}
+	press("]")
+	press("[")
+	if m.metric != 1 {
+		t.Fatalf("]/[: metric %d", m.metric)
+	}
+	press("+")
+	if m.window != 120 {
+		t.Fatalf("+: window %d", m.window)
+	}
+	press("-")
+	press("-")
+	if m.window != 30 {
+		t.Fatalf("-: window %d", m.window)
+	}
+	press("y")
+	if m.synced {
+		t.Fatal("y did not unsync")
+	}
+	press("?")
+	if !m.fullHelp {
+		t.Fatal("? did not show full help")
+	}
+	feedRunning(m)
+	press("p")
+	if !m.paused {
+		t.Fatal("p did not pause")
+	}
+	before := len(m.frozen[0].history[0])
+	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 9, TPS: 1}})
+	if len(m.frozen[0].history[0]) != before || len(m.byName["native"].history[0]) == 0 {
+		t.Fatal("pause must freeze the display but keep ingesting")
+	}
+	press("p")
+	if cmd := press("q"); cmd != nil || cancelled != 1 || !m.stopping {
+		t.Fatalf("q while running must cancel the engine, not quit (cancelled %d)", cancelled)
+	}
+	if cmd := press("ctrl+c"); cmd == nil {
+		t.Fatal("second ctrl+c must quit at once")
+	}
+	m2 := testModel(nil, func() {})
+	m2.Update(DoneMsg{Result: finalResult()})
+	_, cmd := m2.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	if cmd == nil {
+		t.Fatal("q on the summary must quit")
+	}
+}
+
+func TestTeatestFlow(t *testing.T) {
+	events := make(chan engine.Event, 16)
+	m := testModel(events, func() {})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	events <- engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"}
+	events <- engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, Events: 10, TPS: 1234, QPS: 19744, P95US: 5000}}
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "1234") }, teatest.WithDuration(5*time.Second))
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.Send(DoneMsg{Result: finalResult()})
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "press q to quit") }, teatest.WithDuration(5*time.Second))
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	if !m.Interrupted() {
+		t.Fatal("q before done should mark the run interrupted")
+	}
+}

@@ -1,0 +1,273 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/dbduel/dbduel/ui/chart"
+	"github.com/dbduel/dbduel/ui/text"
+	"github.com/dbduel/dbduel/ui/theme"
+)
+
+// Minimum terminal size the layout needs.
+const (
+	MinWidth  = 80
+	MinHeight = 24
+)
+
+// View renders the whole screen from the model (pure: no clock, no I/O).
+func (m *Model) View() string {
+	if m.width < MinWidth || m.height < MinHeight {
+		return fmt.Sprintf("terminal too small: need %d×%d, have %d×%d\npress q to stop", MinWidth, MinHeight, m.width, m.height)
+	}
+	if m.done {
+		return m.summaryView()
+	}
+	cards := m.cards
+	if m.paused && m.frozen != nil {
+		cards = m.frozen
+	}
+	var b strings.Builder
+	b.WriteString(m.header() + "\n")
+	b.WriteString(m.cardsRow(cards) + "\n")
+	b.WriteString(m.comparisonLine(cards) + "\n")
+	used := strings.Count(b.String(), "\n") + 6
+	chartH := max(m.height-used-4, 4)
+	b.WriteString(m.charts(cards, chartH) + "\n")
+	if m.message != "" {
+		b.WriteString(m.message + "\n")
+	}
+	b.WriteString(m.footer())
+	return b.String()
+}
+
+func (m *Model) style(i int) lipgloss.Style {
+	s := lipgloss.NewStyle()
+	if m.color {
+		s = s.Foreground(lipgloss.Color(theme.For(i).Color))
+	}
+	return s
+}
+
+func (m *Model) header() string {
+	elapsed := m.now.Sub(m.started).Truncate(time.Second)
+	total := time.Duration(m.info.Runs*len(m.cards)) * m.info.RunTime
+	frac := 0.0
+	if total > 0 {
+		frac = math.Min(1, float64(m.runsDone)/float64(m.info.Runs*len(m.cards)))
+	}
+	rate := ""
+	if m.info.Rate > 0 {
+		rate = fmt.Sprintf(" · rate %.0f/s", m.info.Rate)
+	}
+	paused := ""
+	if m.paused {
+		paused = "  [display paused]"
+	}
+	line1 := fmt.Sprintf("dbduel · %s · %d×%d rows · %d threads%s · %s%s",
+		m.info.Workload, m.info.Tables, m.info.TableSize, m.info.Threads, rate, m.phase, paused)
+	barW := 30
+	filled := int(frac * float64(barW))
+	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s [%s%s]",
+		elapsed, m.runsDone, m.info.Runs*len(m.cards), total, strings.Repeat("█", filled), strings.Repeat("░", barW-filled))
+	return lipgloss.NewStyle().Bold(true).Render(line1) + "\n" + line2
+}
+
+func (m *Model) cardsRow(cards []*card) string {
+	n := max(len(cards), 1)
+	w := max(m.width/n-2, 30)
+	var boxes []string
+	for i, c := range cards {
+		var lines []string
+		status := c.phase
+		if c.running {
+			status = "running"
+		}
+		lines = append(lines, m.style(i).Bold(true).Render(theme.For(i).Glyph+" "+c.name)+"  "+status)
+		lines = append(lines, truncate(c.kind, w-2))
+		lines = append(lines, "version "+orUnknown(c.version))
+		switch {
+		case c.prepTotal > 0 && c.prepRows < c.prepTotal && !c.running:
+			pct := float64(c.prepRows) / float64(c.prepTotal)
+			bw := w - 16
+			f := int(pct * float64(bw))
+			lines = append(lines, fmt.Sprintf("prepare [%s%s] %3.0f%%", strings.Repeat("█", f), strings.Repeat("░", bw-f), pct*100))
+			lines = append(lines, fmt.Sprintf("%d / %d rows", c.prepRows, c.prepTotal))
+		case c.running && c.last.TS > 0:
+			iv := c.last
+			lines = append(lines, fmt.Sprintf("TPS %s  QPS %s", chart.Human(iv.TPS), chart.Human(iv.QPS)))
+			lines = append(lines, fmt.Sprintf("p95 %.2f ms  p99 %.2f ms", iv.P95US/1000, iv.P99US/1000))
+			errs, reconn := 0.0, 0.0
+			if iv.Events > 0 && iv.TPS > 0 {
+				sec := float64(iv.Events) / iv.TPS
+				errs, reconn = float64(iv.Errors)/sec, float64(iv.Reconnects)/sec
+			}
+			lines = append(lines, fmt.Sprintf("err/s %.2f  reconn/s %.2f", errs, reconn))
+			if c.cumSeconds > 0 {
+				lines = append(lines, fmt.Sprintf("run so far: TPS %s QPS %s", chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
+			}
+		case c.lastRun != nil:
+			s := c.lastRun.Summary
+			lines = append(lines, fmt.Sprintf("last run %d: TPS %s  QPS %s", c.lastRun.Index, chart.Human(s.TPS), chart.Human(s.QPS)))
+			lines = append(lines, fmt.Sprintf("avg %.2f ms  p95 %.2f ms", s.AvgUS/1000, s.P95US/1000))
+			lines = append(lines, fmt.Sprintf("errors %d  reconnects %d", s.Errors, s.Reconnects))
+		default:
+			lines = append(lines, "not measured yet")
+		}
+		for len(lines) < 7 {
+			lines = append(lines, "")
+		}
+		border := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Width(w).Padding(0, 1)
+		if m.color {
+			border = border.BorderForeground(lipgloss.Color(theme.For(i).Color))
+		}
+		boxes = append(boxes, border.Render(strings.Join(lines, "\n")))
+	}
+	return lipgloss.JoinHorizontal(lipgloss.Top, boxes...)
+}
+
+// figures returns a card's TPS, QPS and p95 so far: the running run's
+// intervals, else its last completed run.
+func figures(c *card) (tps, qps, p95 float64, ok bool) {
+	if c.running && len(c.history[0]) > 0 {
+		return mean(c.history[0]), mean(c.history[1]), mean(c.history[2]), true
+	}
+	if c.lastRun != nil {
+		s := c.lastRun.Summary
+		return s.TPS, s.QPS, s.P95US / 1000, true
+	}
+	return 0, 0, 0, false
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func (m *Model) comparisonLine(cards []*card) string {
+	if len(cards) < 2 {
+		return ""
+	}
+	bt, bq, bp, ok := figures(cards[0])
+	if !ok {
+		return fmt.Sprintf("comparison vs %s: waiting for the baseline's first figures", cards[0].name)
+	}
+	var parts []string
+	for i, c := range cards[1:] {
+		t, q, p, ok := figures(c)
+		if !ok {
+			parts = append(parts, c.name+": not measured yet")
+			continue
+		}
+		parts = append(parts, m.style(i+1).Render(fmt.Sprintf("%s: %s TPS, %s QPS, %s p95", c.name, delta(t, bt), delta(q, bq), delta(p, bp))))
+	}
+	return "vs " + cards[0].name + ": " + strings.Join(parts, " · ")
+}
+
+func delta(v, base float64) string {
+	if base == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.0f%%", (v-base)/base*100)
+}
+
+func (m *Model) charts(cards []*card, height int) string {
+	var names []string
+	var series [][]float64
+	for _, c := range cards {
+		names = append(names, c.name)
+		h := c.history[m.metric]
+		if len(h) > m.window {
+			h = h[len(h)-m.window:]
+		}
+		series = append(series, h)
+	}
+	title := fmt.Sprintf("%s per interval (last %d)", metricNames[m.metric], m.window)
+	if !m.synced {
+		title += " · Y scale per target"
+	}
+	var b strings.Builder
+	b.WriteString(lipgloss.NewStyle().Bold(true).Render(title) + "\n")
+	if m.synced {
+		b.WriteString(chart.Plot(series, names, m.width, height, m.color))
+	} else {
+		for i := range series {
+			one := make([][]float64, len(series))
+			one[i] = series[i]
+			b.WriteString(chart.Plot(one, names, m.width, max(height/len(series), 3), m.color) + "\n")
+		}
+	}
+	b.WriteString("\n")
+	for k := range metricNames {
+		if k == m.metric {
+			continue
+		}
+		maxV := 0.0
+		for _, c := range cards {
+			for _, v := range c.history[k] {
+				maxV = math.Max(maxV, v)
+			}
+		}
+		var row []string
+		for i, c := range cards {
+			row = append(row, m.style(i).Render(theme.For(i).Glyph+" "+chart.Sparkline(c.history[k], 30, maxV)))
+		}
+		b.WriteString(fmt.Sprintf("%-7s %s\n", metricNames[k], strings.Join(row, "  ")))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *Model) footer() string {
+	if m.fullHelp {
+		return m.help.FullHelpView(keys.FullHelp())
+	}
+	return m.help.ShortHelpView(keys.ShortHelp())
+}
+
+func (m *Model) summaryView() string {
+	var b strings.Builder
+	state := "finished"
+	if m.res != nil && !m.res.Complete {
+		state = "stopped before the plan finished (partial result)"
+	}
+	b.WriteString(lipgloss.NewStyle().Bold(true).Render("dbduel · "+m.info.Workload+" · "+state) + "\n\n")
+	if m.res != nil {
+		b.WriteString(text.RunTable(m.res))
+	}
+	if m.err != nil {
+		b.WriteString("\nerror: " + m.err.Error() + "\n")
+	}
+	if m.info.OutPath != "" {
+		b.WriteString("\nresult written to " + m.info.OutPath + "\n")
+	}
+	if m.message != "" {
+		b.WriteString(m.message + "\n")
+	}
+	b.WriteString("\npress q to quit · e to export")
+	return b.String()
+}
+
+func truncate(s string, w int) string {
+	if w <= 1 || lipgloss.Width(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	if len(r) > w-1 {
+		r = r[:w-1]
+	}
+	return string(r) + "…"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "not yet known"
+	}
+	return s
+}
