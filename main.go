@@ -47,13 +47,13 @@ func usageErr(format string, args ...any) error {
 }
 
 func main() {
-	// The driver logs dropped handshakes while a container starts; errors reach the user as errors.
-	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run executes the CLI and returns the exit code; it never panics on bad input.
 func run(args []string, stdout, stderr io.Writer) int {
+	// The driver logs dropped handshakes while a container starts; errors reach the user as errors.
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd(stdout, stderr)

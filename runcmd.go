@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -153,6 +154,9 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		}
 	}
 	runID := state.NewRunID()
+	if id := os.Getenv("DBDUEL_RUN_ID"); id != "" {
+		runID = id // lets tests and scripts find what this run created
+	}
 	var thresholds []stats.Threshold
 	for _, f := range o.failIf {
 		th, err := stats.ParseThreshold(f)
@@ -336,12 +340,17 @@ func checkThresholds(ths []stats.Threshold, cs []result.Comparison, stderr io.Wr
 	return nil
 }
 
+// checkWritable fails early when --out cannot be written, without leaving a file.
 func checkWritable(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return errors.New("is a directory")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".dbduel-check-*")
 	if err != nil {
 		return err
 	}
-	return f.Close()
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func pickPrinter(o *runOptions, stdout io.Writer, cfg engine.Config) text.Printer {

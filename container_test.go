@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+
+	"github.com/dbduel/dbduel/engine/result"
+	tcontainer "github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// testImage is the test image matching the host's MariaDB; CI builds it.
+func testImage(t *testing.T) string {
+	t.Helper()
+	v, err := hostServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "dbduel-test/mariadb:" + v
+}
+
+// leftovers counts containers and volumes of one run id, and its processes.
+func leftovers(t *testing.T, runID string) int {
+	t.Helper()
+	cli, err := tcontainer.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
+	cs, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := cli.VolumeList(context.Background(), volume.ListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, _ := state.Processes(runID)
+	alive := 0
+	for _, p := range procs {
+		if state.Alive(p.PID, p.Binary) {
+			alive++
+		}
+	}
+	return len(cs) + len(vs.Volumes) + alive
+}
+
+func TestNativeVsContainerJSON(t *testing.T) {
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+		"--target", "container=docker:"+testImage(t)+",memory=1g", "--runs", "1", "--time", "2", "--table-size", "2000",
+		"--no-tui", "--format", "json", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"type":"interval"`) || !strings.Contains(lastLine(stdout), `"type":"result"`) {
+		t.Fatalf("NDJSON stream malformed: %s", lastLine(stdout))
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Runs) != 2 || r.Runs[0].Summary.Events == 0 || r.Runs[1].Summary.Events == 0 {
+		t.Fatalf("want a measured run per target: %+v", r.Runs)
+	}
+	c := r.Targets[1]
+	if c.Kind != "container" || c.Described.ImageID == "" || c.Described.NetworkMode != "bridge" ||
+		c.Described.Datadir == nil || c.Described.Datadir.Kind != "volume" || c.Described.MemoryLimitBytes != 1<<30 {
+		t.Fatalf("container not read back: %+v", c)
+	}
+	if r.Targets[0].ServerVersion != c.ServerVersion {
+		t.Fatalf("versions differ: %s vs %s", r.Targets[0].ServerVersion, c.ServerVersion)
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left behind", n, runID)
+	}
+}
+
+func TestVersionMismatchNotice(t *testing.T) {
+	older := "dbduel-test/mariadb:10.11.18"
+	_, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "old=docker:"+older,
+		"--time", "1", "--table-size", "500", "--format", "text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "server versions differ") || !strings.Contains(stderr, "10.11.18") {
+		t.Fatalf("no version-mismatch warning: %s", stderr)
+	}
+}
+
+func TestPullNeverOnMissingImage(t *testing.T) {
+	_, stderr, code := cli(t, "run", "--target", "c=docker:dbduel-test/absent:0", "--time", "1")
+	if code != 1 || !strings.Contains(stderr, "dbduel-test/absent:0") || !strings.Contains(stderr, "build-test-image.sh") {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	_, stderr, code = cli(t, "run", "--target", "c=docker:127.0.0.1:1/missing:x,pull=missing", "--time", "1")
+	if code != 1 || !strings.Contains(stderr, "pull") {
+		t.Fatalf("pull from a refusing registry: exit %d, %q", code, stderr)
+	}
+}
+
+func TestInvalidDockerKeys(t *testing.T) {
+	for _, spec := range []string{"memory=lots", "network=weird", "colour=blue", "datadir=tape", "cpus=-1"} {
+		_, stderr, code := cli(t, "run", "--target", "c=docker:img,"+spec)
+		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%s: exit %d, %q", spec, code, stderr)
+		}
+	}
+}
+
+// buildBinary builds dbduel for tests that need a separate process (signals).
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dbduel")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
+	bin := buildBinary(t)
+	runID := "test-" + state.NewRunID()
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+		"--target", "container=docker:"+testImage(t), "--runs", "2", "--time", "3", "--table-size", "1000", "--no-tui", "-o", out)
+	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the first run has been written.
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		if st, err := os.Stat(out); err == nil && st.Size() > 0 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130 after SIGINT, got %v", err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("partial result is not valid JSON: %v", err)
+	}
+	if r.Complete || len(r.Runs) == 0 {
+		t.Fatalf("want complete=false with the runs so far, got complete=%v runs=%d", r.Complete, len(r.Runs))
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left after SIGINT", n, runID)
+	}
+}
+
+func TestCleanAfterSIGKILL(t *testing.T) {
+	bin := buildBinary(t)
+	runID := "test-" + state.NewRunID()
+	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+		"--target", "container=docker:"+testImage(t), "--time", "60", "--table-size", "1000", "--no-tui")
+	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) && leftovers(t, runID) < 3 { // process, container, volume
+		time.Sleep(300 * time.Millisecond)
+	}
+	if leftovers(t, runID) < 3 {
+		cmd.Process.Kill()
+		t.Fatal("run never started its targets")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The managed mariadbd dies with its parent (Pdeathsig); the container does not.
+	if stdout, stderr, code := cli(t, "clean", "--run", runID); code != 0 {
+		t.Fatalf("clean: exit %d: %s %s", code, stdout, stderr)
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left after dbduel clean", n, runID)
+	}
+}
