@@ -46,6 +46,7 @@ type runOptions struct {
 	cleanup        bool
 	keep           bool
 	failIf         []string
+	newWorkload    workload.Factory
 }
 
 func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
@@ -67,7 +68,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.cleanup, "cleanup", false, "drop the run's sbtestN tables at the end")
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run")
 	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI lies past this change vs the baseline, e.g. 'tps<-5%' or 'p95>+10%' (repeatable)")
-	workload.BindFlags(fs)
+	o.newWorkload = workload.BindFlags(fs)
 	// sysbench spells options with underscores too (--table_size).
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
@@ -125,7 +126,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	if err := o.validate(); err != nil {
 		return err
 	}
-	wl, err := workload.New(wlName)
+	wl, err := o.newWorkload(wlName)
 	if err != nil {
 		return usageErr("%v", err)
 	}

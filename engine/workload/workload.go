@@ -71,8 +71,9 @@ type Workload interface {
 // oltp_*.lua scripts share oltp_common.lua's options).
 type Family interface {
 	Names() []string
-	BindFlags(fs *pflag.FlagSet)
-	New(name string) (Workload, error)
+	// BindFlags binds a fresh option set to fs and returns the constructor
+	// that reads it (each command gets its own options).
+	BindFlags(fs *pflag.FlagSet) func(name string) (Workload, error)
 }
 
 var families []Family
@@ -80,23 +81,25 @@ var families []Family
 // Register adds a family; called from the family's package init.
 func Register(f Family) { families = append(families, f) }
 
-// BindFlags binds every registered family's options to fs.
-func BindFlags(fs *pflag.FlagSet) {
-	for _, f := range families {
-		f.BindFlags(fs)
-	}
-}
+// Factory makes a workload by name from the options bound to one flag set.
+type Factory func(name string) (Workload, error)
 
-// New returns the named workload with the options bound by BindFlags.
-func New(name string) (Workload, error) {
+// BindFlags binds every registered family's options to fs and returns the
+// factory that builds workloads from them.
+func BindFlags(fs *pflag.FlagSet) Factory {
+	makers := map[string]func(string) (Workload, error){}
 	for _, f := range families {
+		mk := f.BindFlags(fs)
 		for _, n := range f.Names() {
-			if n == name {
-				return f.New(name)
-			}
+			makers[n] = mk
 		}
 	}
-	return nil, fmt.Errorf("unknown workload %q (known: %v)", name, Names())
+	return func(name string) (Workload, error) {
+		if mk, ok := makers[name]; ok {
+			return mk(name)
+		}
+		return nil, fmt.Errorf("unknown workload %q (known: %v)", name, Names())
+	}
 }
 
 // Names lists every registered workload, sorted.

@@ -180,8 +180,8 @@ func (o Options) asMap(name string) map[string]any {
 	return m
 }
 
-// family registers the OLTP scripts with one shared option set.
-type family struct{ opts Options }
+// family registers the OLTP scripts, which share one option set.
+type family struct{}
 
 var scripts = []string{
 	"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
@@ -189,10 +189,12 @@ var scripts = []string{
 	"select_random_points", "select_random_ranges", "bulk_insert",
 }
 
-func (f *family) Names() []string             { return scripts }
-func (f *family) BindFlags(fs *pflag.FlagSet) { f.opts.Bind(fs) }
-func (f *family) New(name string) (workload.Workload, error) {
-	return New(name, f.opts)
+func (family) Names() []string { return scripts }
+
+func (family) BindFlags(fs *pflag.FlagSet) func(string) (workload.Workload, error) {
+	o := DefaultOptions()
+	o.Bind(fs)
+	return func(name string) (workload.Workload, error) { return New(name, o) }
 }
 
-func init() { workload.Register(&family{opts: DefaultOptions()}) }
+func init() { workload.Register(family{}) }
