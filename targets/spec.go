@@ -2,6 +2,7 @@ package targets
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -71,4 +72,40 @@ func CheckKeys(kind string, kvs []KV, allowed map[string]bool, repeatable map[st
 		seen[kv.Key] = true
 	}
 	return nil
+}
+
+// ValidCpuset accepts CPU lists such as 0, 0-1 or 0,2 (taskset and Docker syntax).
+func ValidCpuset(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		if _, err := strconv.Atoi(lo); err != nil {
+			return false
+		}
+		if isRange {
+			if _, err := strconv.Atoi(hi); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// FSTypeAt is the filesystem type of the longest mount point holding path,
+// read from a mountinfo table (/proc/PID/mountinfo).
+func FSTypeAt(mountinfo, path string) string {
+	best, fstype := "", ""
+	for _, l := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 1 {
+			continue
+		}
+		if mp := f[4]; strings.HasPrefix(path, mp) && len(mp) > len(best) {
+			best, fstype = mp, g[0]
+		}
+	}
+	return fstype
 }

@@ -353,18 +353,7 @@ func (s *Server) fstypeInside(ctx context.Context, datadir string) string {
 	if err != nil {
 		return ""
 	}
-	best, fstype := "", ""
-	for _, l := range strings.Split(string(data), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(f) < 5 || len(g) < 1 {
-			continue
-		}
-		if mp := f[4]; strings.HasPrefix(datadir, mp) && len(mp) > len(best) {
-			best, fstype = mp, g[0]
-		}
-	}
-	return fstype
+	return targets.FSTypeAt(string(data), datadir)
 }
 
 // networkPath says how a client on 127.0.0.1 reaches the server: directly

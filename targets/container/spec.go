@@ -64,7 +64,7 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.CPUs = f
 		case "cpuset":
-			if !validCpuset(v) {
+			if !targets.ValidCpuset(v) {
 				return bad("cpuset=%q: want CPU numbers such as 0, 0-1 or 0,2", v)
 			}
 			o.Cpuset = v
@@ -105,22 +105,4 @@ func ParseSpec(spec string) (Options, error) {
 		}
 	}
 	return o, nil
-}
-
-func validCpuset(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		if _, err := strconv.Atoi(lo); err != nil {
-			return false
-		}
-		if isRange {
-			if _, err := strconv.Atoi(hi); err != nil {
-				return false
-			}
-		}
-	}
-	return true
 }

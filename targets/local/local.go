@@ -105,31 +105,13 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Cnf = abs
 		case "cpuset":
-			if !validCpuset(kv.Value) {
+			if !targets.ValidCpuset(kv.Value) {
 				return o, &targets.UsageError{Msg: fmt.Sprintf("local: cpuset=%q: want CPU numbers such as 0 or 0-1 or 0,2", kv.Value)}
 			}
 			o.Cpuset = kv.Value
 		}
 	}
 	return o, nil
-}
-
-func validCpuset(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		if _, err := strconv.Atoi(lo); err != nil {
-			return false
-		}
-		if isRange {
-			if _, err := strconv.Atoi(hi); err != nil {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // Server is one managed server process.
@@ -458,23 +440,5 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// FSType is the filesystem type of the mount holding path, from /proc/self/mountinfo.
-func FSType(path string) string {
-	best, fstype := "", ""
-	for _, l := range strings.Split(readFile("/proc/self/mountinfo"), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(pre)
-		g := strings.Fields(post)
-		if len(f) < 5 || len(g) < 1 {
-			continue
-		}
-		mp := f[4]
-		if strings.HasPrefix(path, mp) && len(mp) > len(best) {
-			best, fstype = mp, g[0]
-		}
-	}
-	return fstype
-}
+// FSType is the filesystem type of the mount holding path on this host.
+func FSType(path string) string { return targets.FSTypeAt(readFile("/proc/self/mountinfo"), path) }
