@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 
 	"github.com/dbduel/dbduel/targets"
@@ -34,11 +35,24 @@ func buildTargets(flags []string, runID string) ([]targets.Target, error) {
 func newTarget(name, spec, runID string) (targets.Target, error) {
 	switch {
 	case strings.HasPrefix(spec, "mysql://"):
-		return native.New(name, spec)
+		n, err := native.New(name, spec)
+		if err != nil {
+			return nil, err
+		}
+		return n, nil
 	case strings.HasPrefix(spec, "docker:"):
-		return container.New(name, strings.TrimPrefix(spec, "docker:"), runID)
+		c, err := container.New(name, strings.TrimPrefix(spec, "docker:"), runID)
+		if err != nil {
+			return nil, err
+		}
+		c.SetProgress(os.Stderr)
+		return c, nil
 	case strings.HasPrefix(spec, "local:"):
-		return local.New(name, strings.TrimPrefix(spec, "local:"), runID)
+		l, err := local.New(name, strings.TrimPrefix(spec, "local:"), runID)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
 	}
 	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
 }

@@ -23,10 +23,13 @@ if [ -r /etc/apt/sources.list.d/debian.sources ]; then
 fi
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+# Images record the entrypoint they were built with; a changed entrypoint rebuilds them.
+entry_sha=$(sha256sum "$here/image/docker-entrypoint.sh" | cut -c1-16)
+current() { [ "$(docker image inspect --format '{{index .Config.Labels "dbduel.entrypoint"}}' "$1" 2>/dev/null)" = "$entry_sha" ]; }
 
 # The host's version decides the main tag, so native and container match.
 host_version=$(dpkg-query -W -f='${Version}' mariadb-server 2>/dev/null | sed -E 's/^[0-9]+://; s/-.*//' || true)
-if [ -n "$host_version" ] && have_image "dbduel-test/mariadb:$host_version" && [ "$force" != --force ]; then
+if [ -n "$host_version" ] && current "dbduel-test/mariadb:$host_version" && [ "$force" != --force ]; then
 	echo "image dbduel-test/mariadb:$host_version present; reusing it"
 	exit 0
 fi
@@ -45,6 +48,7 @@ import() { # import TAG: snapshot of the chroot, datadir emptied
 		-c 'EXPOSE 3306' \
 		-c 'VOLUME /var/lib/mysql' \
 		-c 'LABEL dbduel.test-image=1' \
+		-c "LABEL dbduel.entrypoint=$entry_sha" \
 		- "$1" >/dev/null
 	echo "built $1"
 }

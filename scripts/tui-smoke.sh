@@ -13,7 +13,8 @@ out=$(mktemp)
 cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; rm -f "$out"; }
 trap cleanup EXIT
 
-tmux new-session -d -s "$session" -x 120 -y 40 \
+run_id="smoke-$$-$RANDOM"
+tmux new-session -d -s "$session" -x 120 -y 40 -e "DBDUEL_RUN_ID=$run_id" \
 	"$bin run oltp_read_only --target native=local:mariadbd --target container=docker:$image --time 8 --threads 2 --table-size 2000; echo DBDUEL_EXIT=\$?; sleep 60"
 fail() { echo "tui-smoke: $*" >&2; tmux capture-pane -t "$session" -p >&2 || true; exit 1; }
 
@@ -53,7 +54,7 @@ grep -q "DBDUEL_EXIT=130" "$out" || fail "want exit code 130 after stopping earl
 grep -q "target           run" "$out" || fail "summary table not printed to the scrollback after the alternate screen closed"
 grep -q "press q to quit" "$out" && fail "alternate screen not restored"
 [ "$(tmux display -p -t "$session" '#{alternate_on}')" = 0 ] || fail "terminal still in the alternate screen"
-left=$(docker ps -aq --filter label=dbduel.run | wc -l)
+left=$(docker ps -aq --filter "label=dbduel.run=$run_id" | wc -l)
 [ "$left" = 0 ] || fail "$left dbduel containers left"
-if pgrep -f "dbduel-state/dbduel-local-native" >/dev/null; then fail "managed mariadbd left running"; fi
+if pgrep -f "dbduel-local-$run_id" >/dev/null; then fail "managed mariadbd left running"; fi
 echo "tui-smoke: stopped with q, exit 130, terminal restored, nothing left"

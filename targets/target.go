@@ -6,6 +6,7 @@ package targets
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net"
 	"net/url"
@@ -34,6 +35,31 @@ func (e Endpoint) DSN() string {
 	c.Net, c.Addr = "tcp", net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 	c.DBName = e.DB
 	return c.FormatDSN()
+}
+
+// quietLogger drops the driver's log lines: while a server starts, refused
+// and dropped handshakes are expected and reach the caller as errors anyway.
+type quietLogger struct{}
+
+func (quietLogger) Print(...any) {}
+
+// Ping tries one connection to ep within timeout, without driver log noise.
+func Ping(ctx context.Context, ep Endpoint, timeout time.Duration) error {
+	c := mysql.NewConfig()
+	c.User, c.Passwd = ep.User, ep.Password
+	c.Net, c.Addr = "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
+	c.DBName = ep.DB
+	c.Timeout = timeout
+	c.Logger = quietLogger{}
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return db.PingContext(pctx)
 }
 
 // Sample is one reading of a target's resource use.

@@ -57,6 +57,9 @@ if [ ! -d "$datadir/mysql" ]; then
 		echo "ALTER USER 'root'@'localhost' IDENTIFIED BY '$esc';"
 		echo "CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '$esc';"
 		echo "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;"
+		# install-db's passwordless root@127.0.0.1/::1/hostname would shadow
+		# root@'%' for clients on the host network: keep localhost and '%' only.
+		echo "DELETE FROM mysql.global_priv WHERE User='root' AND Host NOT IN ('localhost', '%');"
 		if [ -n "$database" ]; then echo "CREATE DATABASE IF NOT EXISTS \`$database\`;"; fi
 		echo "FLUSH PRIVILEGES;"
 	} | mariadb --protocol=socket --socket="$sock" -uroot

@@ -8,7 +8,7 @@ package container
 import (
 	"bytes"
 	"context"
-	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,10 +48,32 @@ const (
 // NewClient connects to the engine from the environment (DOCKER_HOST...),
 // negotiating the API version (the engine here speaks 1.41).
 func NewClient() (*client.Client, error) {
-	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "ssh://") {
-		return nil, &targets.UsageError{Msg: "DOCKER_HOST=ssh://... is not supported: expose the engine as tcp:// (with TLS) or run dbduel on that host"}
+	if err := checkDockerHost(os.Getenv("DOCKER_HOST")); err != nil {
+		return nil, err
 	}
 	return client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+}
+
+// checkDockerHost refuses engines dbduel cannot use: ssh:// (not
+// supported by the client here) and remote tcp:// engines, whose ports are
+// published on the remote host's 127.0.0.1, out of this machine's reach.
+func checkDockerHost(h string) error {
+	switch {
+	case h == "" || strings.HasPrefix(h, "unix://"):
+		return nil
+	case strings.HasPrefix(h, "ssh://"):
+		return &targets.UsageError{Msg: "DOCKER_HOST=ssh://... is not supported: run dbduel on that host, or expose the engine as tcp:// on this machine"}
+	case strings.HasPrefix(h, "tcp://"):
+		host := strings.TrimPrefix(h, "tcp://")
+		if hp, _, err := net.SplitHostPort(host); err == nil {
+			host = hp
+		}
+		if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+			return nil
+		}
+		return &targets.UsageError{Msg: fmt.Sprintf("DOCKER_HOST=%s is a remote engine: dbduel publishes container ports on 127.0.0.1 of the engine's host, which is not reachable from here; run dbduel on that host", h)}
+	}
+	return nil
 }
 
 // Server is one managed container.
@@ -63,7 +85,11 @@ type Server struct {
 	volumeName        string
 	hostDir           string
 	ep                targets.Endpoint
+	progress          io.Writer // pull progress; nil discards it
 }
+
+// SetProgress sends pull progress lines to w.
+func (s *Server) SetProgress(w io.Writer) { s.progress = w }
 
 // New returns an unstarted container target for SPEC (without "docker:").
 func New(name, spec, runID string) (*Server, error) {
@@ -220,13 +246,38 @@ func (s *Server) ensureImage(ctx context.Context) error {
 		return fmt.Errorf("pull %s: %v", s.o.Image, oneLine(err))
 	}
 	defer rc.Close()
-	if _, err := io.Copy(io.Discard, rc); err != nil {
+	if err := showPullProgress(rc, s.progress); err != nil {
 		return fmt.Errorf("pull %s: %v", s.o.Image, oneLine(err))
 	}
 	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err != nil {
 		return fmt.Errorf("pull %s: image still missing after pull", s.o.Image)
 	}
 	return nil
+}
+
+// showPullProgress relays the engine's pull messages (one line per layer
+// status change) and returns the first error the stream reports.
+func showPullProgress(r io.Reader, out io.Writer) error {
+	dec := json.NewDecoder(r)
+	last := map[string]string{}
+	for {
+		var m struct {
+			ID, Status, Error string
+			ProgressDetail    struct{ Current, Total int64 }
+		}
+		if err := dec.Decode(&m); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if m.Error != "" {
+			return errors.New(m.Error)
+		}
+		if out != nil && last[m.ID] != m.Status {
+			last[m.ID] = m.Status
+			fmt.Fprintf(out, "dbduel: pull %s %s\n", m.ID, m.Status)
+		}
+	}
 }
 
 func oneLine(err error) string {
@@ -239,12 +290,7 @@ func oneLine(err error) string {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		db, _ := sql.Open("mysql", s.ep.DSN())
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := db.PingContext(pctx)
-		cancel()
-		db.Close()
-		if err == nil {
+		if targets.Ping(ctx, s.ep, 2*time.Second) == nil {
 			return nil
 		}
 		insp, ierr := s.cli.ContainerInspect(ctx, s.id)

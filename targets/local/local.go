@@ -196,7 +196,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
 		return err
 	}
-	s.dir, err = os.MkdirTemp(state.Dir(), "dbduel-local-"+s.name+"-")
+	s.dir, err = os.MkdirTemp(state.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-")
 	if err != nil {
 		return err
 	}
@@ -258,12 +258,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 		for _, pw := range []string{"", s.ep.Password} {
 			ep := s.ep
 			ep.Password, ep.DB = pw, ""
-			db, _ := sql.Open("mysql", ep.DSN())
-			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := db.PingContext(pctx)
-			cancel()
-			db.Close()
-			if err == nil {
+			if targets.Ping(ctx, ep, 2*time.Second) == nil {
 				return nil
 			}
 		}
