@@ -141,6 +141,8 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		ReportInterval: time.Duration(o.reportInterval * float64(time.Second)),
 		Percentile:     float64(o.percentile),
 		IgnoreErrors:   ignore,
+		Rate:           o.rate,
+		Warmup:         time.Duration(o.warmupTime * float64(time.Second)),
 		Seed:           uint64(time.Now().UnixNano()),
 	}
 	if rs, ok := wl.Options()["rand_seed"].(uint64); ok && rs != 0 {
@@ -363,7 +365,7 @@ func pickPrinter(o *runOptions, stdout io.Writer, cfg engine.Config) text.Printe
 		}
 		return &text.SysbenchPrinter{W: stdout, Threads: cfg.Threads, Banner: text.Banner{
 			Version: version, Threads: cfg.Threads, ReportInterval: int(cfg.ReportInterval.Seconds()),
-			RandSeed: rs, Percentile: int(cfg.Percentile),
+			RandSeed: rs, Percentile: int(cfg.Percentile), Rate: cfg.Rate,
 		}}
 	case "json":
 		return &text.JSONPrinter{W: stdout}

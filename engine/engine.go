@@ -18,6 +18,7 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/engine/workload/sbrand"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -36,7 +37,9 @@ type Config struct {
 	ReportInterval time.Duration // 0: no intervals
 	Percentile     float64       // 1..100; 0 disables it
 	IgnoreErrors   ErrorSet
-	Seed           uint64 // base of the per-thread workload seeds
+	Seed           uint64        // base of the per-thread workload seeds
+	Rate           float64       // open loop: events per second, Poisson arrivals (0: closed loop)
+	Warmup         time.Duration // --warmup-time: run but do not count
 }
 
 // Validate rejects settings that cannot run.
@@ -50,6 +53,8 @@ func (c Config) Validate() error {
 		return errors.New("--report-interval must not be negative")
 	case c.Percentile < 0 || c.Percentile > 100:
 		return errors.New("--percentile must be within 0..100")
+	case c.Rate < 0 || c.Warmup < 0:
+		return errors.New("--rate and --warmup-time must not be negative")
 	}
 	return c.Workload.Validate(c.Threads)
 }
@@ -77,19 +82,35 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 	return db, nil
 }
 
+// QueueCapacity bounds the open-loop event queue, as sysbench's; when it
+// fills, the threads cannot keep up with --rate and the run stops.
+const QueueCapacity = 131072
+
+// ErrQueueFull ends an open-loop run whose queue overflowed.
+var ErrQueueFull = errors.New("the event queue is full: the threads cannot keep up with --rate")
+
 // runState is shared by the workers of one run.
 type runState struct {
 	cfg       Config
 	db        *sql.DB
 	recs      []*stats.Recorder
-	stop      atomic.Bool  // set at --time: workers finish their event and leave
+	stop      atomic.Bool // set at --time: workers finish their event and leave
+	stopCh    chan struct{}
+	stopOnce  sync.Once
 	remaining atomic.Int64 // --events budget
+	busy      atomic.Int64 // threads inside an event (open-loop concurrency)
+	sched     *schedule    // open loop only
 	failOnce  sync.Once
 	failErr   error
 }
 
+func (s *runState) halt() {
+	s.stopOnce.Do(func() { s.stop.Store(true); close(s.stopCh) })
+}
+
 func (s *runState) fail(err error) {
-	s.failOnce.Do(func() { s.failErr = err; s.stop.Store(true) })
+	s.failOnce.Do(func() { s.failErr = err })
+	s.halt()
 }
 
 // RunOnce runs the workload once against db and returns the run with its
@@ -97,12 +118,13 @@ func (s *runState) fail(err error) {
 // ends the run early: the result then has Complete false.
 func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit func(result.Interval)) (result.Run, error) {
 	run := result.Run{Target: target}
-	s := &runState{cfg: cfg, db: db}
+	s := &runState{cfg: cfg, db: db, stopCh: make(chan struct{})}
 	if cfg.Events > 0 {
 		s.remaining.Store(int64(cfg.Events))
 	} else {
 		s.remaining.Store(math.MaxInt64)
 	}
+	openLoop := cfg.Rate > 0
 	// Connect and prepare every thread before the clock starts (thread_init).
 	conns := make([]*sql.Conn, cfg.Threads)
 	workers := make([]workload.Worker, cfg.Threads)
@@ -124,10 +146,13 @@ func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit fu
 			return run, fmt.Errorf("thread %d: %w", i, err)
 		}
 		workers[i] = w
-		s.recs = append(s.recs, stats.NewRecorder())
+		s.recs = append(s.recs, stats.NewRecorder(openLoop))
 	}
 
 	start := time.Now()
+	if openLoop {
+		s.sched = newSchedule(start, cfg.Rate, cfg.Seed)
+	}
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Add(1)
@@ -139,41 +164,71 @@ func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit fu
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
+	var warmupEnd <-chan time.Time
+	inWarmup := cfg.Warmup > 0
+	if inWarmup {
+		t := time.NewTimer(cfg.Warmup)
+		defer t.Stop()
+		warmupEnd = t.C
+	}
 	var timeLimit <-chan time.Time
 	if cfg.Time > 0 {
-		t := time.NewTimer(cfg.Time)
+		t := time.NewTimer(cfg.Warmup + cfg.Time)
 		defer t.Stop()
 		timeLimit = t.C
 	}
 	var tick <-chan time.Time
+	var ticker *time.Ticker
 	if cfg.ReportInterval > 0 {
-		tk := time.NewTicker(cfg.ReportInterval)
-		defer tk.Stop()
-		tick = tk.C
+		ticker = time.NewTicker(cfg.ReportInterval)
+		defer ticker.Stop()
+		tick = ticker.C
 	}
 
 	total := stats.Counters{}
-	totalHist := stats.NewHistogram()
-	ivHist := stats.NewHistogram()
+	totalHist, ivHist := stats.NewHistogram(), stats.NewHistogram()
+	var totalSvc, ivSvc = stats.NewHistogram(), stats.NewHistogram()
+	measuredStart := start
 	lastTick := start
-	// With a time limit there are exactly floor(time/interval) interval
-	// lines, as in sysbench, whichever of the last tick and the limit fires first.
+	measured := 0
+	// With a time limit there are exactly floor(time/interval) measured
+	// interval lines, as in sysbench, whichever of the last tick and the
+	// limit fires first.
 	maxIntervals := -1
 	if cfg.Time > 0 && cfg.ReportInterval > 0 {
 		maxIntervals = int(cfg.Time / cfg.ReportInterval)
 	}
-	collect := func(now time.Time) {
-		if maxIntervals >= 0 && len(run.Intervals) >= maxIntervals {
+	collect := func(now time.Time, warm bool) {
+		if !warm && maxIntervals >= 0 && measured >= maxIntervals {
 			return
 		}
 		var c stats.Counters
 		ivHist.Reset()
+		ivSvc.Reset()
 		for _, r := range s.recs {
-			r.Swap(&c, ivHist)
+			r.Swap(&c, ivHist, ivSvc)
 		}
-		total.Add(c)
-		totalHist.Merge(ivHist)
-		iv := makeInterval(now.Sub(start), now.Sub(lastTick), c, ivHist, cfg.Percentile)
+		iv := makeInterval(now.Sub(measuredStart), now.Sub(lastTick), c, ivHist, cfg.Percentile)
+		iv.Warmup = warm
+		if warm {
+			run.WarmupQueries += c.Queries()
+			iv.TS = math.Round(now.Sub(start).Seconds()*1000) / 1000
+		} else {
+			total.Add(c)
+			totalHist.Merge(ivHist)
+			totalSvc.Merge(ivSvc)
+			measured++
+		}
+		if openLoop {
+			iv.QueueLen = s.sched.backlog(now)
+			if iv.QueueLen > QueueCapacity {
+				s.fail(fmt.Errorf("%w (%g/s, more than %d events queued)", ErrQueueFull, cfg.Rate, QueueCapacity))
+			}
+			iv.Concurrency = uint64(max(s.busy.Load(), 0))
+			if ivSvc.TotalCount() > 0 {
+				iv.ServiceP95US = float64(ivSvc.ValueAtQuantile(95))
+			}
+		}
 		lastTick = now
 		run.Intervals = append(run.Intervals, iv)
 		if emit != nil {
@@ -184,41 +239,125 @@ loop:
 	for {
 		select {
 		case now := <-tick:
-			collect(now)
+			collect(now, inWarmup)
+		case now := <-warmupEnd:
+			// Warm-up events ran but do not count (sysbench 1.1's --warmup-time).
+			collect(now, true)
+			for _, r := range s.recs {
+				r.ResetTotals()
+			}
+			inWarmup = false
+			measuredStart, lastTick = now, now
+			if ticker != nil {
+				ticker.Reset(cfg.ReportInterval)
+			}
 		case now := <-timeLimit:
-			s.stop.Store(true)
+			s.halt()
 			if tick != nil && now.Sub(lastTick) > cfg.ReportInterval/2 {
-				collect(now)
+				collect(now, false)
 			}
 		case <-ctx.Done():
-			s.stop.Store(true)
+			s.halt()
 		case <-done:
 			break loop
 		}
 	}
-	elapsed := time.Since(start)
+	s.halt()
+	elapsed := time.Since(measuredStart)
 	// The tail after the last full interval counts in the totals, as in sysbench.
 	var tail stats.Counters
-	tailHist := stats.NewHistogram()
+	tailHist, tailSvc := stats.NewHistogram(), stats.NewHistogram()
 	for _, r := range s.recs {
-		r.Swap(&tail, tailHist)
+		r.Swap(&tail, tailHist, tailSvc)
 	}
 	for i, w := range workers {
 		var c workload.Counts
-		if err := w.Close(context.WithoutCancel(ctx), &c); err != nil && s.failErr == nil && ctx.Err() == nil {
+		if err := w.Close(context.WithoutCancel(ctx), &c); err != nil && ctx.Err() == nil {
 			s.fail(fmt.Errorf("thread %d finishing: %w", i, err))
 		}
 		tail.Reads += c.Reads
 		tail.Writes += c.Writes
 		tail.Other += c.Other
 	}
-	total.Add(tail)
-	totalHist.Merge(tailHist)
+	if !inWarmup {
+		total.Add(tail)
+		totalHist.Merge(tailHist)
+		totalSvc.Merge(tailSvc)
+	} else {
+		elapsed = 0 // interrupted during warm-up: nothing was measured
+	}
 
 	run.Summary = summarize(elapsed, total, totalHist, cfg.Percentile)
+	run.Summary.WarmupS = cfg.Warmup.Seconds()
+	if openLoop && total.Events > 0 {
+		run.Summary.ServiceAvgUS = us(total.ServiceSumNS) / float64(total.Events)
+		run.Summary.ServiceP95US = float64(totalSvc.ValueAtQuantile(95))
+	}
 	run.Fairness = fairness(s.recs)
 	run.Complete = s.failErr == nil && ctx.Err() == nil
 	return run, s.failErr
+}
+
+// schedule is the open-loop arrival process: Poisson arrivals at rate per
+// second. Each thread claims the next arrival; if it lies ahead the thread
+// waits for it, if it lies behind the event waited in the queue and that
+// wait counts in its latency (no coordinated omission). Claiming from one
+// schedule instead of a generator goroutine costs no wake-up per event.
+type schedule struct {
+	mu   sync.Mutex
+	rng  *sbrand.Rand
+	rate float64
+	next time.Time
+}
+
+func newSchedule(start time.Time, rate float64, seed uint64) *schedule {
+	sc := &schedule{rng: sbrand.New(sbrand.DefaultParams(), seed^0xa11e), rate: rate}
+	sc.next = start.Add(sc.gap())
+	return sc
+}
+
+// gap is an exponential inter-arrival time.
+func (sc *schedule) gap() time.Duration {
+	return time.Duration(-math.Log(1-sc.rng.Float64()) / sc.rate * float64(time.Second))
+}
+
+func (sc *schedule) claim() time.Time {
+	sc.mu.Lock()
+	t := sc.next
+	sc.next = t.Add(sc.gap())
+	sc.mu.Unlock()
+	return t
+}
+
+// backlog is the expected number of arrivals due but not yet claimed.
+func (sc *schedule) backlog(now time.Time) uint64 {
+	sc.mu.Lock()
+	late := now.Sub(sc.next)
+	sc.mu.Unlock()
+	if late <= 0 {
+		return 0
+	}
+	return uint64(late.Seconds()*sc.rate) + 1
+}
+
+// waitArrival claims the thread's next arrival and waits for it; false
+// means the run stopped (or the queue overflowed) meanwhile.
+func (s *runState) waitArrival() (time.Time, bool) {
+	arrival := s.sched.claim()
+	now := time.Now()
+	if d := arrival.Sub(now); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.stopCh:
+			return arrival, false
+		}
+	} else if s.sched.backlog(now) > QueueCapacity {
+		s.fail(fmt.Errorf("%w (%g/s, more than %d events queued)", ErrQueueFull, s.cfg.Rate, QueueCapacity))
+		return arrival, false
+	}
+	return arrival, true
 }
 
 // work is one thread's loop: events until the time, the event budget, an
@@ -226,15 +365,29 @@ loop:
 func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers []workload.Worker) {
 	rec := s.recs[i]
 	for !s.stop.Load() {
+		var arrival time.Time
+		if s.sched != nil {
+			var ok bool
+			if arrival, ok = s.waitArrival(); !ok {
+				return
+			}
+		}
 		if s.remaining.Add(-1) < 0 {
-			s.stop.Store(true)
+			s.halt()
 			return
 		}
 		var c workload.Counts
+		s.busy.Add(1)
 		t0 := time.Now()
 		err := workers[i].Event(ctx, &c)
+		end := time.Now()
+		s.busy.Add(-1)
 		if err == nil {
-			rec.RecordEvent(time.Since(t0), c.Reads, c.Writes, c.Other)
+			lat := end.Sub(t0)
+			if s.sched != nil {
+				lat = end.Sub(arrival)
+			}
+			rec.RecordEvent(lat, end.Sub(t0), c.Reads, c.Writes, c.Other)
 			continue
 		}
 		rec.RecordStatements(c.Reads, c.Writes, c.Other)
@@ -243,7 +396,7 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 		}
 		code := errorCode(err)
 		if !s.cfg.IgnoreErrors.Has(code) {
-			s.fail(fmt.Errorf("thread %d: %w", i, err))
+			s.fail(describeError(i, code, err))
 			return
 		}
 		s.remaining.Add(1) // the event is restarted, as in sysbench
@@ -258,6 +411,17 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 		}
 		rec.RecordError(true)
 	}
+}
+
+// describeError names the error and the way to ignore it.
+func describeError(thread int, code uint16, err error) error {
+	if code == 0 {
+		return fmt.Errorf("thread %d: %w", thread, err)
+	}
+	if isConnectionLost(code, err) {
+		return fmt.Errorf("thread %d: lost the connection to the server (error %d: %v); add %d to --mysql-ignore-errors to reconnect instead", thread, code, err, code)
+	}
+	return fmt.Errorf("thread %d: error %d: %v (not in --mysql-ignore-errors)", thread, code, err)
 }
 
 func (s *runState) reconnect(ctx context.Context, i int, conns []*sql.Conn, workers []workload.Worker) error {

@@ -30,7 +30,7 @@ func ParseErrorSet(s string) (ErrorSet, error) {
 		es.All = true
 		return es, nil
 	}
-	if s == "" {
+	if s == "" || strings.EqualFold(s, "none") {
 		return es, nil
 	}
 	for _, f := range strings.Split(s, ",") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -84,6 +85,7 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 		Points:  []result.Point{{Threads: cfg.Threads, TableSize: tableSize(res.Workload.Options)}},
 		Threads: cfg.Threads, TimeS: cfg.Time.Seconds(), Events: cfg.Events,
 		Interval: cfg.ReportInterval.Seconds(),
+		Rate:     cfg.Rate, WarmupS: cfg.Warmup.Seconds(),
 	}
 	send := func(e Event) {
 		select {
@@ -127,7 +129,13 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 			run.Block, run.Index = b+1, index
 			if before.ok {
 				after := readQuestions(context.WithoutCancel(ctx), dbs[name])
-				run.Honesty = honesty(before, after, run.Summary.Queries)
+				run.Honesty = honesty(before, after, run.Summary.Queries+run.WarmupQueries)
+				if h := run.Honesty; h != nil && math.Abs(h.DiffPct) > 1 {
+					msg := fmt.Sprintf("%s run %d: dbduel counted %d queries, the server's %s counter %d (%+.2f%%); %s",
+						name, index, h.DbduelQueries, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
+					res.Warnings = append(res.Warnings, msg)
+					send(Event{Kind: EventNotice, Target: name, Message: "warning: " + msg})
+				}
 			}
 			res.Runs = append(res.Runs, run)
 			r := run

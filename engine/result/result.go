@@ -90,16 +90,18 @@ type Datadir struct {
 
 // Run is one timed run of one target.
 type Run struct {
-	Target    string     `json:"target"`
-	Block     int        `json:"block"`
-	Index     int        `json:"index"`
-	Point     int        `json:"point"`
-	Warmup    bool       `json:"warmup"`
-	Complete  bool       `json:"complete"`
-	Summary   Summary    `json:"summary"`
-	Fairness  *Fairness  `json:"fairness,omitempty"`
-	Honesty   *Honesty   `json:"honesty,omitempty"`
-	Intervals []Interval `json:"intervals"`
+	Target   string    `json:"target"`
+	Block    int       `json:"block"`
+	Index    int       `json:"index"`
+	Point    int       `json:"point"`
+	Warmup   bool      `json:"warmup"`
+	Complete bool      `json:"complete"`
+	Summary  Summary   `json:"summary"`
+	Fairness *Fairness `json:"fairness,omitempty"`
+	Honesty  *Honesty  `json:"honesty,omitempty"`
+	// WarmupQueries ran during --warmup-time: the server counted them too.
+	WarmupQueries uint64     `json:"warmup_queries,omitempty"`
+	Intervals     []Interval `json:"intervals"`
 }
 
 // Summary totals a run; tps and qps are totals over the run's time.
@@ -123,6 +125,10 @@ type Summary struct {
 	SumUS      float64 `json:"sum_us"`
 	PctUS      float64 `json:"pct_us"` // latency at --percentile
 	Percentile float64 `json:"percentile"`
+	// Open-loop runs (--rate): latency above includes queue wait; service excludes it.
+	ServiceAvgUS float64 `json:"service_avg_us,omitempty"`
+	ServiceP95US float64 `json:"service_p95_us,omitempty"`
+	WarmupS      float64 `json:"warmup_s,omitempty"`
 }
 
 // Fairness is sysbench's "Threads fairness" block.
@@ -144,23 +150,25 @@ type Honesty struct {
 
 // Interval is one report interval.
 type Interval struct {
-	TS         float64        `json:"t_s"`
-	Events     uint64         `json:"events"`
-	Reads      uint64         `json:"reads"`
-	Writes     uint64         `json:"writes"`
-	Other      uint64         `json:"other"`
-	Errors     uint64         `json:"errors"`
-	Reconnects uint64         `json:"reconnects"`
-	TPS        float64        `json:"tps"`
-	QPS        float64        `json:"qps"`
-	P50US      float64        `json:"p50_us"`
-	P95US      float64        `json:"p95_us"`
-	P99US      float64        `json:"p99_us"`
-	MaxUS      float64        `json:"max_us"`
-	PctUS      float64        `json:"pct_us"`
-	Warmup     bool           `json:"warmup"`
-	QueueLen   uint64         `json:"queue_len"`
-	Telemetry  map[string]any `json:"telemetry,omitempty"`
+	TS           float64        `json:"t_s"`
+	Events       uint64         `json:"events"`
+	Reads        uint64         `json:"reads"`
+	Writes       uint64         `json:"writes"`
+	Other        uint64         `json:"other"`
+	Errors       uint64         `json:"errors"`
+	Reconnects   uint64         `json:"reconnects"`
+	TPS          float64        `json:"tps"`
+	QPS          float64        `json:"qps"`
+	P50US        float64        `json:"p50_us"`
+	P95US        float64        `json:"p95_us"`
+	P99US        float64        `json:"p99_us"`
+	MaxUS        float64        `json:"max_us"`
+	PctUS        float64        `json:"pct_us"`
+	Warmup       bool           `json:"warmup"`
+	QueueLen     uint64         `json:"queue_len"`
+	Concurrency  uint64         `json:"concurrency"`
+	ServiceP95US float64        `json:"service_p95_us,omitempty"`
+	Telemetry    map[string]any `json:"telemetry,omitempty"`
 }
 
 // Distribution summarises one metric over a target's runs.

@@ -26,6 +26,7 @@ func NewHistogram() *hdrhistogram.Histogram {
 type Counters struct {
 	Events, Reads, Writes, Other, Errors, Reconnects uint64
 	LatencySumNS                                     uint64 // exact sum of event latencies
+	ServiceSumNS                                     uint64 // exact sum of service times (open loop)
 	MinNS, MaxNS                                     uint64 // exact extremes (MinNS 0 = none yet)
 }
 
@@ -38,6 +39,7 @@ func (c *Counters) Add(o Counters) {
 	c.Errors += o.Errors
 	c.Reconnects += o.Reconnects
 	c.LatencySumNS += o.LatencySumNS
+	c.ServiceSumNS += o.ServiceSumNS
 	if o.MinNS != 0 && (c.MinNS == 0 || o.MinNS < c.MinNS) {
 		c.MinNS = o.MinNS
 	}
@@ -57,24 +59,39 @@ type Recorder struct {
 	c     Counters
 	hist  *hdrhistogram.Histogram
 	spare *hdrhistogram.Histogram
+	// service time (without queue wait) when an open-loop rate is set
+	svc      *hdrhistogram.Histogram
+	svcSpare *hdrhistogram.Histogram
 	// per-thread totals for sysbench's "Threads fairness"
 	totalEvents uint64
 	totalBusyNS uint64
 }
 
-// NewRecorder returns an empty recorder.
-func NewRecorder() *Recorder {
-	return &Recorder{hist: NewHistogram(), spare: NewHistogram()}
+// NewRecorder returns an empty recorder; withService also keeps a
+// histogram of service times (open-loop runs, where latency includes the
+// time an event waited in the queue).
+func NewRecorder(withService bool) *Recorder {
+	r := &Recorder{hist: NewHistogram(), spare: NewHistogram()}
+	if withService {
+		r.svc, r.svcSpare = NewHistogram(), NewHistogram()
+	}
+	return r
 }
 
-// RecordEvent adds one finished event with its latency and statements.
-func (r *Recorder) RecordEvent(lat time.Duration, reads, writes, other uint64) {
+func toUS(d time.Duration) int64 {
+	return min(max(d.Microseconds(), minLatencyUS), maxLatencyUS)
+}
+
+// RecordEvent adds one finished event with its latency, its service time
+// (equal to the latency in closed-loop runs) and its statements.
+func (r *Recorder) RecordEvent(lat, service time.Duration, reads, writes, other uint64) {
 	ns := uint64(lat.Nanoseconds())
-	us := int64(ns / 1000)
-	if us < minLatencyUS {
-		us = minLatencyUS
-	}
+	us := toUS(lat)
 	r.mu.Lock()
+	if r.svc != nil {
+		_ = r.svc.RecordValue(toUS(service))
+		r.c.ServiceSumNS += uint64(service.Nanoseconds())
+	}
 	r.c.Events++
 	r.c.Reads += reads
 	r.c.Writes += writes
@@ -86,7 +103,7 @@ func (r *Recorder) RecordEvent(lat time.Duration, reads, writes, other uint64) {
 	if ns > r.c.MaxNS {
 		r.c.MaxNS = ns
 	}
-	_ = r.hist.RecordValue(min(us, maxLatencyUS))
+	_ = r.hist.RecordValue(us)
 	r.totalEvents++
 	r.totalBusyNS += ns
 	r.mu.Unlock()
@@ -112,20 +129,40 @@ func (r *Recorder) RecordError(reconnected bool) {
 	r.mu.Unlock()
 }
 
-// Swap moves the counters and histogram recorded since the last swap into
-// acc and hist (both added to), leaving the recorder empty.
-func (r *Recorder) Swap(acc *Counters, hist *hdrhistogram.Histogram) {
+// Swap moves the counters and histograms recorded since the last swap
+// into acc, hist and svc (added to; svc may be nil), leaving the recorder
+// empty. Only one goroutine (the reporter) may call Swap.
+func (r *Recorder) Swap(acc *Counters, hist, svc *hdrhistogram.Histogram) {
 	r.mu.Lock()
 	c := r.c
 	r.c = Counters{}
-	h := r.hist
+	h, sh := r.hist, r.svc
 	r.hist, r.spare = r.spare, nil
+	if sh != nil {
+		r.svc, r.svcSpare = r.svcSpare, nil
+	}
 	r.mu.Unlock()
 	acc.Add(c)
 	hist.Merge(h)
 	h.Reset()
+	if sh != nil {
+		if svc != nil {
+			svc.Merge(sh)
+		}
+		sh.Reset()
+	}
 	r.mu.Lock()
 	r.spare = h
+	if sh != nil {
+		r.svcSpare = sh
+	}
+	r.mu.Unlock()
+}
+
+// ResetTotals forgets the per-thread totals (after a warm-up).
+func (r *Recorder) ResetTotals() {
+	r.mu.Lock()
+	r.totalEvents, r.totalBusyNS = 0, 0
 	r.mu.Unlock()
 }
 

@@ -119,7 +119,7 @@ func TestAnalyzePairsByBlock(t *testing.T) {
 
 // Workers record while the reporter swaps: no event may be lost or counted twice.
 func TestRecorderSwapUnderConcurrency(t *testing.T) {
-	recs := []*Recorder{NewRecorder(), NewRecorder(), NewRecorder(), NewRecorder()}
+	recs := []*Recorder{NewRecorder(false), NewRecorder(true), NewRecorder(false), NewRecorder(true)}
 	const perWorker = 20000
 	var wg sync.WaitGroup
 	for _, r := range recs {
@@ -127,12 +127,13 @@ func TestRecorderSwapUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < perWorker; i++ {
-				r.RecordEvent(time.Duration(i%1000+1)*time.Microsecond, 2, 1, 1)
+				d := time.Duration(i%1000+1) * time.Microsecond
+				r.RecordEvent(d, d, 2, 1, 1)
 			}
 		}()
 	}
 	var total Counters
-	hist := NewHistogram()
+	hist, svc := NewHistogram(), NewHistogram()
 	stop := make(chan struct{})
 	go func() { wg.Wait(); close(stop) }()
 	for done := false; !done; {
@@ -142,12 +143,15 @@ func TestRecorderSwapUnderConcurrency(t *testing.T) {
 		default:
 		}
 		for _, r := range recs {
-			r.Swap(&total, hist)
+			r.Swap(&total, hist, svc)
 		}
 	}
 	want := uint64(len(recs) * perWorker)
 	if total.Events != want || uint64(hist.TotalCount()) != want || total.Reads != 2*want || total.Queries() != 4*want {
 		t.Fatalf("events %d, histogram %d, reads %d; want %d", total.Events, hist.TotalCount(), total.Reads, want)
+	}
+	if uint64(svc.TotalCount()) != want/2 {
+		t.Fatalf("service histogram %d, want %d (two recorders keep it)", svc.TotalCount(), want/2)
 	}
 	if total.MinNS != 1000 || total.MaxNS != 1000*1000 {
 		t.Fatalf("min/max %d/%d", total.MinNS, total.MaxNS)

@@ -27,13 +27,20 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		if iv.Warmup {
 			warm = "  (warm-up)"
 		}
-		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s\n",
+		queue := ""
+		if iv.ServiceP95US > 0 || iv.QueueLen > 0 {
+			queue = fmt.Sprintf("  queue %d  conc %d  svc p95 %.2f ms", iv.QueueLen, iv.Concurrency, iv.ServiceP95US/1000)
+		}
+		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s%s\n",
 			iv.TS, e.Target, iv.TPS, iv.QPS, iv.P95US/1000, iv.P99US/1000,
-			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), warm)
+			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue, warm)
 	case engine.EventRunDone:
 		s := e.Run.Summary
 		fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
 			e.Target, e.Index, s.Events, s.Queries, s.DurationS, s.TPS, s.QPS, s.AvgUS/1000, s.P95US/1000)
+		if s.ServiceAvgUS > 0 {
+			fmt.Fprintf(p.W, "   open loop: latency includes queue wait; service time avg %.2f ms, p95 %.2f ms\n", s.ServiceAvgUS/1000, s.ServiceP95US/1000)
+		}
 		if h := e.Run.Honesty; h != nil {
 			fmt.Fprintf(p.W, "   server counter %s: %d queries (dbduel counted %d, %+.2f%%)\n", h.Counter, h.ServerQueries, h.DbduelQueries, h.DiffPct)
 		}

@@ -68,7 +68,13 @@ func (p *SysbenchPrinter) Event(e engine.Event) {
 			fmt.Fprintf(p.W, "# dbduel target=%s block=%d run=%d\n", e.Target, e.Block, e.Index)
 		}
 	case engine.EventInterval:
+		if e.Interval.Warmup {
+			return // sysbench prints nothing during --warmup-time
+		}
 		fmt.Fprintln(p.W, SysbenchIntervalLine(e.Interval, p.Threads, p.Banner.Percentile))
+		if p.Banner.Rate > 0 {
+			fmt.Fprintf(p.W, "[ %.0fs ] queue length: %d, concurrency: %d\n", e.Interval.TS, e.Interval.QueueLen, e.Interval.Concurrency)
+		}
 	case engine.EventRunDone:
 		fmt.Fprint(p.W, SysbenchSummary(e.Run.Summary, e.Run.Fairness))
 	}
