@@ -199,3 +199,36 @@ func TestCleanAfterSIGKILL(t *testing.T) {
 		t.Fatalf("%d things of run %s left after dbduel clean", n, runID)
 	}
 }
+
+func TestSIGINTDuringPrepare(t *testing.T) {
+	bin := buildBinary(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(bin, "run", "oltp_read_only", "--target", "native=local:mariadbd", "--table-size", "400000",
+		"--tables", "2", "--threads", "2", "--no-tui", "-o", out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(stderr.String(), "prepare") {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130, got %v: %s", err, stderr.String())
+	}
+	if d := time.Since(sent); d > 15*time.Second {
+		t.Fatalf("took %s to stop after SIGINT", d)
+	}
+	if !strings.Contains(stderr.String(), "interrupted during native preparing") {
+		t.Fatalf("should say where it was: %s", stderr.String())
+	}
+	r, err := result.ReadFile(out)
+	if err != nil || r.Complete {
+		t.Fatalf("want a partial result: %v %+v", err, r)
+	}
+}

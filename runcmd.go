@@ -282,7 +282,11 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		fmt.Fprint(stdout, text.RunTable(res))
 	} else {
 		printer := pickPrinter(o, stdout, cfg)
+		where := "start-up"
 		for e := range events {
+			if e.Kind == engine.EventPhase {
+				where = e.Target + " " + e.Phase
+			}
 			switch e.Kind {
 			case engine.EventProgress:
 				printProgress(stderr, e)
@@ -294,6 +298,9 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		}
 		out := <-finished
 		res, runErr = out.res, out.err
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "dbduel: interrupted during %s\n", where)
+		}
 		decorate(res)
 		if runErr == nil || len(res.Runs) > 0 {
 			printer.Result(res)

@@ -71,6 +71,9 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}
+	// Lost connections surface as errors the engine handles or reports;
+	// the driver's own log lines would only garble the output.
+	cfg.Logger = quietLogger{}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
@@ -81,6 +84,10 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 	db.SetConnMaxLifetime(0)
 	return db, nil
 }
+
+type quietLogger struct{}
+
+func (quietLogger) Print(...any) {}
 
 // QueueCapacity bounds the open-loop event queue, as sysbench's; when it
 // fills, the threads cannot keep up with --rate and the run stops.

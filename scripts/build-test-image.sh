@@ -39,7 +39,9 @@ trap 'rm -rf "$root"' EXIT
 echo "debootstrap bookworm into $root (mirror $mirror)"
 debootstrap --variant=minbase --include=mariadb-server,mariadb-client bookworm "$root" "$mirror" >/dev/null
 
-import() { # import TAG: snapshot of the chroot, datadir emptied
+import() { # import TAG: snapshot of the chroot, datadir emptied; replaces an older build of TAG
+	local previous
+	previous=$(docker image inspect --format '{{.Id}}' "$1" 2>/dev/null || true)
 	rm -rf "$root/var/lib/mysql/"* "$root/var/cache/apt/archives/"*.deb "$root/var/lib/apt/lists/"*_Packages
 	install -m 0755 "$here/image/docker-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
 	tar -C "$root" -c . | docker import \
@@ -51,6 +53,9 @@ import() { # import TAG: snapshot of the chroot, datadir emptied
 		-c "LABEL dbduel.entrypoint=$entry_sha" \
 		- "$1" >/dev/null
 	echo "built $1"
+	if [ -n "$previous" ] && [ "$previous" != "$(docker image inspect --format '{{.Id}}' "$1")" ]; then
+		docker rmi "$previous" >/dev/null 2>&1 || true
+	fi
 }
 version_in_root() { chroot "$root" dpkg-query -W -f='${Version}' mariadb-server | sed -E 's/^[0-9]+://; s/-.*//'; }
 

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/engine/workload/oltp"
+	"github.com/dbduel/dbduel/internal/testdb"
+)
+
+func prepared(t *testing.T, srv *testdb.Server, name string, o oltp.Options) (workload.Workload, *sql.DB) {
+	t.Helper()
+	w, err := oltp.New(name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(srv.Endpoint().DSN(), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := w.Prepare(context.Background(), db, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	return w, db
+}
+
+func TestOpenLoopCountsQueueTime(t *testing.T) {
+	srv := testdb.Start(t)
+	o := oltp.DefaultOptions()
+	o.TableSize = 1000
+	w, db := prepared(t, srv, "oltp_point_select", o)
+	ignore, _ := ParseErrorSet(DefaultIgnoreErrors)
+	// Far more arrivals than one thread can serve: events queue up.
+	cfg := Config{Workload: w, Threads: 1, Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95,
+		IgnoreErrors: ignore, Rate: 50000, Seed: 1}
+	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Summary
+	if s.ServiceAvgUS <= 0 || s.AvgUS < 10*s.ServiceAvgUS {
+		t.Fatalf("under overload latency (%.0f µs) should far exceed service time (%.0f µs)", s.AvgUS, s.ServiceAvgUS)
+	}
+	if len(run.Intervals) != 2 || run.Intervals[1].QueueLen == 0 {
+		t.Fatalf("intervals should report a growing queue: %+v", run.Intervals)
+	}
+	// Below capacity the rate is met and the queue stays short.
+	cfg.Rate, cfg.Threads = 300, 2
+	run, err = RunOnce(context.Background(), cfg, "t", db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tps := run.Summary.TPS; tps < 200 || tps > 400 {
+		t.Fatalf("rate 300/s gave %.1f tps", tps)
+	}
+}
+
+// deadlocker is a workload whose first events of two threads deadlock for
+// real: each locks its own row, waits for the other, then wants the other's.
+type deadlocker struct {
+	barrier sync.WaitGroup
+	once    [2]sync.Once
+}
+
+func (d *deadlocker) Name() string                    { return "deadlocker" }
+func (d *deadlocker) Options() map[string]any         { return nil }
+func (d *deadlocker) Validate(int) error              { return nil }
+func (d *deadlocker) Prepare(context.Context, *sql.DB, int, func(workload.Progress)) error { return nil }
+func (d *deadlocker) Check(context.Context, *sql.DB, int) (workload.TableState, error) {
+	return workload.TableState{Reusable: true}, nil
+}
+func (d *deadlocker) Cleanup(context.Context, *sql.DB, int) ([]string, error) { return nil, nil }
+func (d *deadlocker) NewWorker(_ context.Context, c *sql.Conn, thread, _ int, _ uint64) (workload.Worker, error) {
+	return &deadlockWorker{d: d, c: c, me: thread + 1, other: 2 - thread}, nil
+}
+
+type deadlockWorker struct {
+	d         *deadlocker
+	c         *sql.Conn
+	me, other int
+}
+
+func (w *deadlockWorker) Event(ctx context.Context, c *workload.Counts) error {
+	exec := func(q string, args ...any) error {
+		_, err := w.c.ExecContext(ctx, q, args...)
+		c.Other++
+		return err
+	}
+	if err := exec("BEGIN"); err != nil {
+		return err
+	}
+	if err := exec("UPDATE dl SET v = v + 1 WHERE id = ?", w.me); err != nil {
+		return err
+	}
+	first := false
+	w.d.once[w.me-1].Do(func() { first = true })
+	if first { // only the first attempt of each thread meets the other
+		w.d.barrier.Done()
+		w.d.barrier.Wait()
+	}
+	if err := exec("UPDATE dl SET v = v + 1 WHERE id = ?", w.other); err != nil {
+		w.c.ExecContext(context.Background(), "ROLLBACK")
+		return err
+	}
+	return exec("COMMIT")
+}
+
+func (w *deadlockWorker) Close(context.Context, *workload.Counts) error { return nil }
+
+func TestRealDeadlockIsCountedAndRestarted(t *testing.T) {
+	srv := testdb.Start(t)
+	srv.Exec(t, "CREATE TABLE dl (id INT PRIMARY KEY, v INT) ENGINE=InnoDB", "INSERT INTO dl VALUES (1, 0), (2, 0)")
+	db, err := Open(srv.Endpoint().DSN(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d := &deadlocker{}
+	d.barrier.Add(2)
+	ignore, _ := ParseErrorSet(DefaultIgnoreErrors)
+	run, err := RunOnce(context.Background(), Config{Workload: d, Threads: 2, Events: 10, Percentile: 95, IgnoreErrors: ignore}, "t", db, nil)
+	if err != nil {
+		t.Fatalf("a deadlock (1213) is ignored by default and must not end the run: %v", err)
+	}
+	// The rendezvous forces one deadlock; the opposite lock orders may cause more.
+	if run.Summary.Errors < 1 || run.Summary.Events != 10 {
+		t.Fatalf("want the deadlock counted and all 10 events done, got errors=%d events=%d", run.Summary.Errors, run.Summary.Events)
+	}
+	var v1, v2 int
+	db.QueryRow("SELECT (SELECT v FROM dl WHERE id=1), (SELECT v FROM dl WHERE id=2)").Scan(&v1, &v2)
+	if v1 != 10 || v2 != 10 {
+		t.Fatalf("every event commits both rows once: got %d, %d", v1, v2)
+	}
+	// Not ignored: the run ends with the error named.
+	d2 := &deadlocker{}
+	d2.barrier.Add(2)
+	none, _ := ParseErrorSet("none")
+	_, err = RunOnce(context.Background(), Config{Workload: d2, Threads: 2, Events: 10, Percentile: 95, IgnoreErrors: none}, "t", db, nil)
+	if err == nil || !strings.Contains(err.Error(), "1213") {
+		t.Fatalf("want the deadlock to end the run, got %v", err)
+	}
+}
+
+func TestReconnectAfterServerRestart(t *testing.T) {
+	srv := testdb.Start(t)
+	o := oltp.DefaultOptions()
+	o.TableSize = 1000
+	w, db := prepared(t, srv, "oltp_point_select", o)
+	all, _ := ParseErrorSet("all")
+	cfg := Config{Workload: w, Threads: 2, Time: 6 * time.Second, ReportInterval: time.Second, Percentile: 95, IgnoreErrors: all}
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		if err := srv.Restart(context.Background()); err != nil {
+			t.Errorf("restart: %v", err)
+		}
+	}()
+	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	if err != nil {
+		t.Fatalf("with lost-connection errors ignored the run must survive a restart: %v", err)
+	}
+	if run.Summary.Reconnects == 0 || !run.Complete {
+		t.Fatalf("want reconnects counted: %+v", run.Summary)
+	}
+	last := run.Intervals[len(run.Intervals)-1]
+	if last.Events == 0 {
+		t.Fatal("no events after the restart")
+	}
+
+	def, _ := ParseErrorSet(DefaultIgnoreErrors)
+	cfg.IgnoreErrors = def
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		srv.Restart(context.Background())
+	}()
+	start := time.Now()
+	_, err = RunOnce(context.Background(), cfg, "t", db, nil)
+	if err == nil || !strings.Contains(err.Error(), "lost the connection") || !strings.Contains(err.Error(), "--mysql-ignore-errors") {
+		t.Fatalf("without ignoring, a restart must end the run with a clear message, got %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("the run did not stop promptly")
+	}
+}
+
+func TestWarmupIsRunButNotCounted(t *testing.T) {
+	srv := testdb.Start(t)
+	o := oltp.DefaultOptions()
+	o.TableSize = 1000
+	w, db := prepared(t, srv, "oltp_point_select", o)
+	ignore, _ := ParseErrorSet(DefaultIgnoreErrors)
+	cfg := Config{Workload: w, Threads: 2, Time: 2 * time.Second, Warmup: time.Second, ReportInterval: time.Second, Percentile: 95, IgnoreErrors: ignore}
+	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warm, measured uint64
+	nWarm := 0
+	for _, iv := range run.Intervals {
+		if iv.Warmup {
+			warm += iv.Events
+			nWarm++
+		} else {
+			measured += iv.Events
+		}
+	}
+	if nWarm == 0 || warm == 0 || run.WarmupQueries == 0 {
+		t.Fatalf("no warm-up interval: %+v", run.Intervals)
+	}
+	if run.Summary.Events < measured || run.Summary.Events >= measured+warm {
+		t.Fatalf("summary %d events should count the measured %d (+ tail) and not the warm-up %d", run.Summary.Events, measured, warm)
+	}
+	if run.Summary.DurationS < 1.9 || run.Summary.DurationS > 2.5 {
+		t.Fatalf("measured duration %.2fs, want ~2s", run.Summary.DurationS)
+	}
+}
+
+func TestIntervalCountMatchesSysbench(t *testing.T) {
+	srv := testdb.Start(t)
+	o := oltp.DefaultOptions()
+	o.TableSize = 500
+	w, db := prepared(t, srv, "oltp_point_select", o)
+	ignore, _ := ParseErrorSet(DefaultIgnoreErrors)
+	for i := 0; i < 3; i++ {
+		run, err := RunOnce(context.Background(), Config{Workload: w, Threads: 1, Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95, IgnoreErrors: ignore}, "t", db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Intervals) != 2 {
+			t.Fatalf("--time 2 --report-interval 1 gave %d intervals", len(run.Intervals))
+		}
+	}
+}
+
+func TestCancelledRunIsIncomplete(t *testing.T) {
+	srv := testdb.Start(t)
+	o := oltp.DefaultOptions()
+	o.TableSize = 500
+	w, db := prepared(t, srv, "oltp_point_select", o)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	start := time.Now()
+	run, err := RunOnce(ctx, Config{Workload: w, Threads: 2, Time: 30 * time.Second, ReportInterval: time.Second, Percentile: 95}, "t", db, nil)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if run.Complete || time.Since(start) > 2*time.Second || run.Summary.Events == 0 {
+		t.Fatalf("cancel must stop within a second with the events so far: complete=%v after %s, %d events", run.Complete, time.Since(start), run.Summary.Events)
+	}
+	var _ result.Run = run
+}
