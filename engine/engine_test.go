@@ -70,10 +70,12 @@ type deadlocker struct {
 	once    [2]sync.Once
 }
 
-func (d *deadlocker) Name() string                    { return "deadlocker" }
-func (d *deadlocker) Options() map[string]any         { return nil }
-func (d *deadlocker) Validate(int) error              { return nil }
-func (d *deadlocker) Prepare(context.Context, *sql.DB, int, func(workload.Progress)) error { return nil }
+func (d *deadlocker) Name() string            { return "deadlocker" }
+func (d *deadlocker) Options() map[string]any { return nil }
+func (d *deadlocker) Validate(int) error      { return nil }
+func (d *deadlocker) Prepare(context.Context, *sql.DB, int, func(workload.Progress)) error {
+	return nil
+}
 func (d *deadlocker) Check(context.Context, *sql.DB, int) (workload.TableState, error) {
 	return workload.TableState{Reusable: true}, nil
 }
