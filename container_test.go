@@ -232,3 +232,74 @@ func TestSIGINTDuringPrepare(t *testing.T) {
 		t.Fatalf("want a partial result: %v %+v", err, r)
 	}
 }
+
+func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+		"--target", "container=docker:"+testImage(t), "--runs", "3", "--time", "1", "--table-size", "1000",
+		"--threads", "2", "--cooldown", "0", "--seed", "7", "--format", "text", "-o", out, "--fail-if", "tps<-99%")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"target           run", "mean", "Δ%", "CI95", "verdict: container", "n=3 blocks, paired t on log-ratios"} {
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Plan.Blocks) != 3 || r.Plan.Seed != 7 || len(r.Runs) != 6 || r.Stats["container"].TPS.N != 3 {
+		t.Fatalf("plan/runs/stats: %+v %d %+v", r.Plan, len(r.Runs), r.Stats["container"].TPS)
+	}
+	for _, b := range r.Plan.Blocks {
+		if len(b) != 2 || b[0] == b[1] {
+			t.Fatalf("block %v must hold each target once", b)
+		}
+	}
+	var tps *result.Comparison
+	for i := range r.Comparisons {
+		if r.Comparisons[i].Metric == "tps" {
+			tps = &r.Comparisons[i]
+		}
+	}
+	if tps == nil || !tps.HasCI || tps.N != 3 || tps.CILowPct > tps.DeltaPct || tps.CIHighPct < tps.DeltaPct {
+		t.Fatalf("tps comparison: %+v", tps)
+	}
+	// The container (through docker-proxy) is far slower here: a threshold it
+	// crosses with its whole CI gives exit code 3.
+	if tps.CIHighPct < -5 {
+		_, stderr, code = cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+			"--target", "container=docker:"+testImage(t), "--runs", "3", "--time", "1", "--table-size", "1000",
+			"--threads", "2", "--cooldown", "0", "--format", "text", "--fail-if", "tps<-5%")
+		if code != 3 || !strings.Contains(stderr, "crosses tps<-5%") {
+			t.Fatalf("--fail-if: exit %d, %s", code, stderr)
+		}
+	}
+}
+
+func TestThreadsSweepGivesTwoCurves(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+		"--target", "other=local:mariadbd", "--threads", "1,2", "--time", "1", "--table-size", "500", "--cooldown", "0",
+		"--format", "text", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Plan.Points) != 2 || len(r.Runs) != 4 || len(r.PointStats) != 2 {
+		t.Fatalf("points %d runs %d point_stats %d", len(r.Plan.Points), len(r.Runs), len(r.PointStats))
+	}
+	if !strings.Contains(stdout, "point 2/2: threads=2") || !strings.Contains(stdout, "threads  table_size") {
+		t.Fatalf("no per-point tables or curve table:\n%s", stdout)
+	}
+	for _, run := range r.Runs {
+		if want := r.Plan.Points[run.Point].Threads; run.Fairness == nil || run.Summary.Events == 0 || want != []int{1, 2}[run.Point] {
+			t.Fatalf("run %+v", run)
+		}
+	}
+}

@@ -76,7 +76,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 				imageRef = "dbduel-test/mariadb:" + v
 			}
 			o.targets = []string{"native=local:mariadbd", "container=docker:" + imageRef}
-			fmt.Fprintf(stderr, "dbduel demo: native=local:mariadbd vs container=docker:%s, oltp_read_write, %d threads, %gs per run\n", imageRef, o.threads, o.timeS)
+			fmt.Fprintf(stderr, "dbduel demo: native=local:mariadbd vs container=docker:%s, oltp_read_write, %s threads, %gs per run\n", imageRef, o.threads, o.timeS)
 			return runVerb(cmd.Context(), "run", "oltp_read_write", o, stdout, stderr)
 		},
 	}

@@ -17,9 +17,11 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/state"
 	"github.com/dbduel/dbduel/ui/text"
 	"github.com/dbduel/dbduel/ui/theme"
@@ -29,7 +31,10 @@ import (
 // runOptions are the flags of run, prepare and cleanup.
 type runOptions struct {
 	targets        []string
-	threads        int
+	threads        string
+	warmupRuns     int
+	cooldown       float64
+	restartBetween bool
 	timeS          float64
 	events         uint64
 	reportInterval float64
@@ -51,7 +56,10 @@ type runOptions struct {
 
 func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.StringArrayVar(&o.targets, "target", nil, "NAME=SPEC, repeatable; the first is the baseline (SPEC: mysql://user:pass@host:port/db, local:BIN[,k=v], docker:IMAGE[,k=v])")
-	fs.IntVar(&o.threads, "threads", 1, "number of threads to use")
+	fs.StringVar(&o.threads, "threads", "1", "number of threads to use; a comma-separated list sweeps (e.g. 10,32,64,128)")
+	fs.IntVar(&o.warmupRuns, "warmup-runs", 0, "runs per target made first and discarded (cold caches)")
+	fs.Float64Var(&o.cooldown, "cooldown", -1, "seconds to pause between runs (default: until the host is idle, at most 10 s)")
+	fs.BoolVar(&o.restartBetween, "restart-between-runs", false, "restart managed servers before every run (a fresh server per run)")
 	fs.Float64Var(&o.timeS, "time", 10, "limit for total execution time in seconds (0: no limit)")
 	fs.Uint64Var(&o.events, "events", 0, "limit for total number of events (0: no limit)")
 	fs.Float64Var(&o.reportInterval, "report-interval", 1, "periodically report intermediate statistics with a specified interval in seconds (0 disables)")
@@ -130,12 +138,23 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	threadList, err := plan.ParseList("threads", o.threads)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	sizes := []int{intOpt(wl, "table_size")}
+	if sw, ok := wl.(workload.Sweepable); ok {
+		sizes = sw.TableSizes()
+	}
+	if o.warmupRuns < 0 {
+		return usageErr("--warmup-runs must not be negative")
+	}
 	ignore, err := engine.ParseErrorSet(o.ignoreErrors)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	cfg := engine.Config{
-		Workload: wl, Threads: o.threads,
+		Workload: wl, Threads: threadList[0],
 		Time:           time.Duration(o.timeS * float64(time.Second)),
 		Events:         o.events,
 		ReportInterval: time.Duration(o.reportInterval * float64(time.Second)),
@@ -215,9 +234,33 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	if seed == 0 {
 		seed = time.Now().UnixNano() % 1_000_000_000
 	}
-	sess := engine.Session{Config: cfg, Runs: o.runs, Seed: seed, Reprepare: o.reprepare, Cleanup: o.cleanup}
-	if o.runs > 1 {
-		fmt.Fprintf(stderr, "dbduel: plan seed %d (repeat the order with --seed %d)\n", seed, seed)
+	points := plan.Sweep(threadList, sizes)
+	sess := engine.Session{Config: cfg, Plan: plan.New(names(ts), points, o.runs, o.warmupRuns, seed),
+		Reprepare: o.reprepare, Cleanup: o.cleanup, Cooldown: time.Duration(o.cooldown * float64(time.Second))}
+	if len(sizes) > 1 {
+		sw := wl.(workload.Sweepable)
+		sess.WorkloadFor = func(n int) (workload.Workload, error) {
+			if n == sizes[0] {
+				return wl, nil
+			}
+			return sw.WithTableSize(n)
+		}
+	}
+	if o.restartBetween {
+		byName := map[string]targets.Target{}
+		for _, t := range ts {
+			byName[t.Name()] = t
+		}
+		sess.BeforeRun = func(ctx context.Context, name string) error {
+			if t := byName[name]; t.Kind() != "native" {
+				return t.Restart(ctx)
+			}
+			return nil // an existing server is not dbduel's to restart
+		}
+	}
+	if sess.Plan.TotalRuns() > len(ts) {
+		fmt.Fprintf(stderr, "dbduel: plan: %d point(s) × %d block(s) of %d target(s); seed %d (repeat the order with --seed %d)\n",
+			len(points), o.runs+o.warmupRuns, len(ts), seed, seed)
 	}
 	decorate := func(r *result.Result) {
 		r.DbduelVersion = version
@@ -255,7 +298,8 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	userStopped := false
 	if o.format == "" && !o.noTUI && isTerminal(stdout) {
 		info := tui.Info{Workload: wl.Name(), Tables: intOpt(wl, "tables"), TableSize: intOpt(wl, "table_size"),
-			Threads: cfg.Threads, Rate: o.rate, Runs: o.runs, RunTime: cfg.Time, Targets: described, OutPath: o.out}
+			Threads: cfg.Threads, Rate: o.rate, Runs: o.runs, RunTime: cfg.Time, Targets: described, OutPath: o.out,
+			TotalRuns: sess.Plan.TotalRuns()}
 		model := tui.New(info, events, cancelRun, func(r *result.Result) (string, error) {
 			return exportNow(o.out, r)
 		}, theme.ColorEnabled())
@@ -283,13 +327,14 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	} else {
 		printer := pickPrinter(o, stdout, cfg)
 		where := "start-up"
+		progress := newProgressPrinter(stderr)
 		for e := range events {
 			if e.Kind == engine.EventPhase {
 				where = e.Target + " " + e.Phase
 			}
 			switch e.Kind {
 			case engine.EventProgress:
-				printProgress(stderr, e)
+				progress.print(e)
 			case engine.EventNotice:
 				fmt.Fprintf(stderr, "dbduel: %s: %s\n", e.Target, e.Message)
 			default:
@@ -385,12 +430,33 @@ func isTerminal(w io.Writer) bool {
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
-func printProgress(w io.Writer, e engine.Event) {
+// progressPrinter prints prepare progress with rows/s and an ETA.
+type progressPrinter struct {
+	w     io.Writer
+	start map[string]time.Time
+}
+
+func newProgressPrinter(w io.Writer) *progressPrinter {
+	return &progressPrinter{w: w, start: map[string]time.Time{}}
+}
+
+func (pp *progressPrinter) print(e engine.Event) {
 	p := e.Progress
 	if p.TotalRows == 0 {
 		return
 	}
-	fmt.Fprintf(w, "dbduel: %s: prepare %d/%d rows (%.0f%%)\n", e.Target, p.Rows, p.TotalRows, 100*float64(p.Rows)/float64(p.TotalRows))
+	t0, ok := pp.start[e.Target]
+	if !ok {
+		t0 = time.Now()
+		pp.start[e.Target] = t0
+	}
+	line := fmt.Sprintf("dbduel: %s: prepare %d/%d rows (%.0f%%)", e.Target, p.Rows, p.TotalRows, 100*float64(p.Rows)/float64(p.TotalRows))
+	if secs := time.Since(t0).Seconds(); secs > 0.05 && p.Rows > 0 {
+		rate := float64(p.Rows) / secs
+		eta := time.Duration(float64(p.TotalRows-p.Rows) / rate * float64(time.Second)).Round(time.Second)
+		line += fmt.Sprintf(", %.0f rows/s, ETA %s", rate, eta)
+	}
+	fmt.Fprintln(pp.w, line)
 }
 
 // versionWarnings says when targets run different server versions: a
@@ -434,9 +500,10 @@ func prepareAll(ctx context.Context, cfg engine.Config, ts []engine.Target, repr
 				}
 			}
 			start := time.Now()
+			progress := newProgressPrinter(stderr)
 			err = engine.Prepare(ctx, cfg.Workload, cfg.Threads, t.Name, db, func(e engine.Event) {
 				if e.Kind == engine.EventProgress {
-					printProgress(stderr, e)
+					progress.print(e)
 				}
 			})
 			if err == nil {
@@ -478,6 +545,14 @@ func exportNow(out string, r *result.Result) (string, error) {
 		out = "dbduel-" + time.Now().Format("20060102-150405") + ".json"
 	}
 	return out, result.WriteFile(out, r)
+}
+
+func names(ts []targets.Target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name()
+	}
+	return out
 }
 
 func intOpt(w workload.Workload, key string) int {

@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
 )
@@ -29,6 +29,11 @@ type Event struct {
 	Target   string
 	Block    int // 1-based
 	Index    int // run number within the target, 1-based
+	Point    int // sweep point index
+	Warmup   bool
+	Done     int           // runs finished so far
+	Total    int           // runs in the plan
+	ETA      time.Duration // estimated time to the end of the plan (0: unknown yet)
 	Phase    string
 	Progress workload.Progress
 	Interval result.Interval
@@ -36,29 +41,18 @@ type Event struct {
 	Message  string
 }
 
-// Session is a whole invocation: targets, how many runs, and table handling.
+// Session is a whole invocation: targets, the plan, and table handling.
 type Session struct {
-	Config    Config
-	Runs      int   // measured runs per target
-	Seed      int64 // shuffles the target order per block
-	Reprepare bool  // drop and re-create tables that do not match
-	Cleanup   bool  // drop the run's tables at the end
-}
-
-// Blocks returns the run order: each block holds every target once, in an
-// order shuffled per block from seed (the first block of a 1-run plan keeps
-// the given order, so a single comparison runs baseline first).
-func Blocks(names []string, runs int, seed int64) [][]string {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0xdbd0e1))
-	blocks := make([][]string, runs)
-	for b := range blocks {
-		order := append([]string(nil), names...)
-		if runs > 1 {
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		}
-		blocks[b] = order
-	}
-	return blocks
+	Config Config // Threads and Workload are the defaults of every point
+	Plan   plan.Plan
+	// WorkloadFor returns the workload for a point's table size (sweeps);
+	// nil runs Config.Workload everywhere.
+	WorkloadFor func(tableSize int) (workload.Workload, error)
+	Reprepare   bool          // drop and re-create tables that do not match
+	Cleanup     bool          // drop the run's tables at the end
+	Cooldown    time.Duration // pause between runs; negative: until the host is idle, at most 10 s
+	// BeforeRun is called before every run (e.g. to restart a managed server).
+	BeforeRun func(ctx context.Context, target string) error
 }
 
 // Run executes the session against targets, sending events (the channel is
@@ -74,18 +68,14 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 		Workload:      result.Workload{Name: cfg.Workload.Name(), Options: cfg.Workload.Options()},
 		Stats:         map[string]result.TargetStats{},
 	}
-	names := make([]string, len(targets))
-	byName := map[string]Target{}
-	for i, t := range targets {
-		names[i] = t.Name
-		byName[t.Name] = t
-	}
+	p := s.Plan
 	res.Plan = result.Plan{
-		Runs: s.Runs, Seed: s.Seed, Blocks: Blocks(names, s.Runs, s.Seed),
-		Points:  []result.Point{{Threads: cfg.Threads, TableSize: tableSize(res.Workload.Options)}},
+		Runs: p.Runs, WarmupRuns: p.WarmupRuns, Seed: p.Seed, Blocks: p.Orders(),
 		Threads: cfg.Threads, TimeS: cfg.Time.Seconds(), Events: cfg.Events,
-		Interval: cfg.ReportInterval.Seconds(),
-		Rate:     cfg.Rate, WarmupS: cfg.Warmup.Seconds(),
+		Interval: cfg.ReportInterval.Seconds(), Rate: cfg.Rate, WarmupS: cfg.Warmup.Seconds(),
+	}
+	for _, pt := range p.Points {
+		res.Plan.Points = append(res.Plan.Points, result.Point{Threads: pt.Threads, TableSize: pt.TableSize})
 	}
 	send := func(e Event) {
 		select {
@@ -93,8 +83,10 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 		case <-ctx.Done():
 		}
 	}
-
-	// Open every target and make sure its tables are there before any run.
+	maxThreads := cfg.Threads
+	for _, pt := range p.Points {
+		maxThreads = max(maxThreads, pt.Threads)
+	}
 	dbs := map[string]*sql.DB{}
 	defer func() {
 		for _, db := range dbs {
@@ -102,44 +94,90 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 		}
 	}()
 	for _, t := range targets {
-		db, err := Open(t.DSN, cfg.Threads+2)
+		db, err := Open(t.DSN, maxThreads+2)
 		if err != nil {
 			return res, fmt.Errorf("target %s: %w", t.Name, err)
 		}
 		dbs[t.Name] = db
-		if err := ensureTables(ctx, s, t.Name, db, send); err != nil {
-			return res, fmt.Errorf("target %s: %w", t.Name, err)
-		}
 	}
 
 	merge := newIntervalMerger(events)
-	for b, block := range res.Plan.Blocks {
-		for _, name := range block {
+	total := p.TotalRuns()
+	done := 0
+	started := time.Now()
+	preparedSize := -1
+	var wl workload.Workload
+	for _, b := range p.Blocks {
+		pt := p.Points[b.Point]
+		// Data is prepared once per table size; a new size re-prepares.
+		if pt.TableSize != preparedSize {
+			var err error
+			wl = cfg.Workload
+			if s.WorkloadFor != nil {
+				if wl, err = s.WorkloadFor(pt.TableSize); err != nil {
+					return res, err
+				}
+			}
+			sweep := preparedSize >= 0
+			for _, t := range targets {
+				ss := s
+				ss.Config.Workload, ss.Config.Threads = wl, pt.Threads
+				ss.Reprepare = s.Reprepare || sweep
+				if err := ensureTables(ctx, ss, t.Name, dbs[t.Name], send); err != nil {
+					return res, fmt.Errorf("target %s: %w", t.Name, err)
+				}
+			}
+			preparedSize = pt.TableSize
+		}
+		for _, name := range b.Order {
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			index := b + 1
-			send(Event{Kind: EventPhase, Target: name, Block: b + 1, Index: index,
-				Phase: fmt.Sprintf("run %d of %d", index, s.Runs)})
+			if done > 0 {
+				cooldown(ctx, s.Cooldown)
+			}
+			if s.BeforeRun != nil {
+				send(Event{Kind: EventPhase, Target: name, Phase: "restarting"})
+				if err := s.BeforeRun(ctx, name); err != nil {
+					return res, fmt.Errorf("target %s: %w", name, err)
+				}
+			}
+			phase := fmt.Sprintf("run %d of %d", b.Index, p.Runs)
+			if b.Warmup {
+				phase = fmt.Sprintf("warm-up run %d of %d", b.Index, p.WarmupRuns)
+			}
+			if len(p.Points) > 1 {
+				phase = fmt.Sprintf("point %d/%d (%s) · %s", b.Point+1, len(p.Points), pt, phase)
+			}
+			var eta time.Duration
+			if done > 0 {
+				eta = time.Since(started) / time.Duration(done) * time.Duration(total-done)
+			}
+			send(Event{Kind: EventPhase, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point,
+				Warmup: b.Warmup, Phase: phase, Done: done, Total: total, ETA: eta})
+			rc := cfg
+			rc.Workload, rc.Threads = wl, pt.Threads
+			rc.Seed = cfg.Seed + uint64(b.Seq)*7919
 			before := readQuestions(ctx, dbs[name])
-			run, err := RunOnce(ctx, cfg, name, dbs[name], func(iv result.Interval) {
-				merge.send(Event{Kind: EventInterval, Target: name, Block: b + 1, Index: index, Interval: iv})
+			run, err := RunOnce(ctx, rc, name, dbs[name], func(iv result.Interval) {
+				merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup, Interval: iv})
 			})
 			merge.flush(ctx)
-			run.Block, run.Index = b+1, index
+			run.Block, run.Index, run.Point, run.Warmup = b.Seq, b.Index, b.Point, b.Warmup
 			if before.ok {
 				after := readQuestions(context.WithoutCancel(ctx), dbs[name])
 				run.Honesty = honesty(before, after, run.Summary.Queries+run.WarmupQueries)
 				if h := run.Honesty; h != nil && math.Abs(h.DiffPct) > 1 {
 					msg := fmt.Sprintf("%s run %d: dbduel counted %d queries, the server's %s counter %d (%+.2f%%); %s",
-						name, index, h.DbduelQueries, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
+						name, b.Index, h.DbduelQueries, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
 					res.Warnings = append(res.Warnings, msg)
 					send(Event{Kind: EventNotice, Target: name, Message: "warning: " + msg})
 				}
 			}
 			res.Runs = append(res.Runs, run)
+			done++
 			r := run
-			send(Event{Kind: EventRunDone, Target: name, Block: b + 1, Index: index, Run: &r})
+			send(Event{Kind: EventRunDone, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup, Run: &r, Done: done, Total: total})
 			if onRun != nil {
 				onRun(res)
 			}
@@ -155,17 +193,10 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 	if s.Cleanup {
 		for _, t := range targets {
 			send(Event{Kind: EventPhase, Target: t.Name, Phase: "cleanup"})
-			if _, err := cfg.Workload.Cleanup(ctx, dbs[t.Name], cfg.Threads); err != nil {
+			if _, err := wl.Cleanup(ctx, dbs[t.Name], maxThreads); err != nil {
 				return res, fmt.Errorf("target %s: cleanup: %w", t.Name, err)
 			}
 		}
 	}
 	return res, nil
-}
-
-func tableSize(opts map[string]any) int {
-	if v, ok := opts["table_size"].(int); ok {
-		return v
-	}
-	return 0
 }

@@ -25,6 +25,7 @@ type Result struct {
 	Targets       []Target               `json:"targets"`
 	Runs          []Run                  `json:"runs"`
 	Stats         map[string]TargetStats `json:"stats"`
+	PointStats    []PointStats           `json:"point_stats,omitempty"` // sweeps: stats per point
 	Comparisons   []Comparison           `json:"comparisons"`
 	Parity        *Parity                `json:"parity,omitempty"`
 	Warnings      []string               `json:"warnings,omitempty"`
@@ -39,16 +40,17 @@ type Workload struct {
 
 // Plan is the order things ran in: blocks of target names.
 type Plan struct {
-	Runs     int        `json:"runs"`
-	Seed     int64      `json:"seed"`
-	Blocks   [][]string `json:"blocks"`
-	Points   []Point    `json:"points"`
-	Threads  int        `json:"threads"`
-	TimeS    float64    `json:"time_s"`
-	Events   uint64     `json:"events"`
-	Rate     float64    `json:"rate,omitempty"`
-	WarmupS  float64    `json:"warmup_s,omitempty"`
-	Interval float64    `json:"report_interval_s"`
+	Runs       int        `json:"runs"`
+	WarmupRuns int        `json:"warmup_runs,omitempty"`
+	Seed       int64      `json:"seed"`
+	Blocks     [][]string `json:"blocks"`
+	Points     []Point    `json:"points"`
+	Threads    int        `json:"threads"`
+	TimeS      float64    `json:"time_s"`
+	Events     uint64     `json:"events"`
+	Rate       float64    `json:"rate,omitempty"`
+	WarmupS    float64    `json:"warmup_s,omitempty"`
+	Interval   float64    `json:"report_interval_s"`
 }
 
 // Point is one point of a sweep (threads, table size).
@@ -183,6 +185,14 @@ type Distribution struct {
 	CILow    float64 `json:"ci_low"`
 	CIHigh   float64 `json:"ci_high"`
 	CIMethod string  `json:"ci_method"`
+}
+
+// PointStats are a sweep point's per-target statistics.
+type PointStats struct {
+	Point     int                    `json:"point"`
+	Threads   int                    `json:"threads"`
+	TableSize int                    `json:"table_size"`
+	Stats     map[string]TargetStats `json:"stats"`
 }
 
 // TargetStats are the distributions of a target's measured runs.

@@ -25,15 +25,44 @@ var metrics = []metric{
 }
 
 // Analyze fills r.Stats (per target) and r.Comparisons (each target vs the
-// first, paired by block) from the measured runs, and adds a noise warning
-// when runs vary by more than 5%.
+// first, paired by block) from the measured runs, per sweep point, and adds
+// a noise warning when a target's runs vary by more than 5%.
 func Analyze(r *result.Result) {
 	names := targetNames(r)
 	r.Stats = map[string]result.TargetStats{}
+	r.PointStats = nil
 	r.Comparisons = nil
+	points := map[int]bool{}
+	for _, run := range r.Runs {
+		points[run.Point] = true
+	}
+	sweep := len(r.Plan.Points) > 1
+	for pi := 0; pi < max(len(r.Plan.Points), 1); pi++ {
+		if !points[pi] {
+			continue
+		}
+		label := ""
+		if sweep {
+			pt := r.Plan.Points[pi]
+			label = fmt.Sprintf(" at threads=%d table_size=%d", pt.Threads, pt.TableSize)
+		}
+		st, cs, warns := analyzePoint(r, names, pi, label)
+		if pi == 0 {
+			r.Stats = st
+		}
+		if sweep {
+			r.PointStats = append(r.PointStats, result.PointStats{Point: pi, Threads: r.Plan.Points[pi].Threads,
+				TableSize: r.Plan.Points[pi].TableSize, Stats: st})
+		}
+		r.Comparisons = append(r.Comparisons, cs...)
+		r.Warnings = append(r.Warnings, warns...)
+	}
+}
+
+func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []result.Comparison, []string) {
 	byTarget := map[string]map[int]result.Summary{} // target -> block -> summary
 	for _, run := range r.Runs {
-		if run.Warmup || !run.Complete {
+		if run.Warmup || !run.Complete || run.Point != point {
 			continue
 		}
 		if byTarget[run.Target] == nil {
@@ -48,23 +77,26 @@ func Analyze(r *result.Result) {
 		}
 		return xs
 	}
+	st := map[string]result.TargetStats{}
+	var warns []string
 	for _, n := range names {
 		if len(byTarget[n]) == 0 {
 			continue
 		}
-		r.Stats[n] = result.TargetStats{
+		st[n] = result.TargetStats{
 			TPS:   Describe(values(n, metrics[0].get)),
 			QPS:   Describe(values(n, metrics[1].get)),
 			AvgUS: Describe(values(n, metrics[2].get)),
 			P95US: Describe(values(n, metrics[3].get)),
 		}
-		if d := r.Stats[n].TPS; d.N > 1 && d.CV > 0.05 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: TPS varied by %.1f%% (CV) across runs: the machine was noisy", n, d.CV*100))
+		if d := st[n].TPS; d.N > 1 && d.CV > 0.05 {
+			warns = append(warns, fmt.Sprintf("%s%s: TPS varied by %.1f%% (CV) across runs: the machine was noisy", n, label, d.CV*100))
 		}
 	}
 	if len(names) < 2 {
-		return
+		return st, nil, warns
 	}
+	var cs []result.Comparison
 	base := names[0]
 	for _, t := range names[1:] {
 		var blocks []int
@@ -84,8 +116,8 @@ func Analyze(r *result.Result) {
 			}
 			p := ComparePaired(tv, bv, r.Plan.Seed)
 			c := result.Comparison{
-				Target: t, Baseline: base, Metric: m.name, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
-				N: p.N, Method: p.Method, HasCI: p.HasCI, Verdict: Verdict(t, base, m.name, p, m.higherIsBetter),
+				Target: t, Baseline: base, Metric: m.name, Point: point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
+				N: p.N, Method: p.Method, HasCI: p.HasCI, Verdict: Verdict(t, base, m.name, p, m.higherIsBetter) + label,
 			}
 			if p.HasCI {
 				c.CILowPct, c.CIHighPct = (p.Low-1)*100, (p.High-1)*100
@@ -93,9 +125,10 @@ func Analyze(r *result.Result) {
 					c.Verdict += noiseHint(tv, bv, c.DeltaPct)
 				}
 			}
-			r.Comparisons = append(r.Comparisons, c)
+			cs = append(cs, c)
 		}
 	}
+	return st, cs, warns
 }
 
 // noiseHint says how many blocks the observed effect would need.

@@ -67,6 +67,12 @@ type Workload interface {
 	NewWorker(ctx context.Context, conn *sql.Conn, thread, threads int, seed uint64) (Worker, error)
 }
 
+// Sweepable is a workload whose data size can vary across a sweep.
+type Sweepable interface {
+	TableSizes() []int
+	WithTableSize(n int) (Workload, error)
+}
+
 // Family is a set of workloads sharing one option set (as sysbench's
 // oltp_*.lua scripts share oltp_common.lua's options).
 type Family interface {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
@@ -19,7 +20,11 @@ func (p *PlainPrinter) Event(e engine.Event) {
 	switch e.Kind {
 	case engine.EventPhase:
 		if e.Index > 0 {
-			fmt.Fprintf(p.W, "== %s: %s (block %d)\n", e.Target, e.Phase, e.Block)
+			eta := ""
+			if e.ETA > 0 {
+				eta = fmt.Sprintf(", ETA %s", e.ETA.Round(time.Second))
+			}
+			fmt.Fprintf(p.W, "== %s: %s (block %d, %d/%d runs done%s)\n", e.Target, e.Phase, e.Block, e.Done, e.Total, eta)
 		}
 	case engine.EventInterval:
 		iv := e.Interval
@@ -60,10 +65,27 @@ func (p *PlainPrinter) Result(r *result.Result) {
 }
 
 // RunTable is the layout of seed 000's table: a row per target and run, a
-// mean row per target, and Δ% rows against the baseline.
+// mean row per target, Δ% rows against the baseline with the CI, then the
+// verdict. Sweeps get one table per point and a curve table.
 func RunTable(r *result.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", "target", "run", "queries", "qps", "tps", "avg ms", "p95 ms")
+	if len(r.Plan.Points) <= 1 {
+		b.WriteString(pointTable(r, 0))
+	} else {
+		for i, pt := range r.Plan.Points {
+			fmt.Fprintf(&b, "point %d/%d: threads=%d table_size=%d\n", i+1, len(r.Plan.Points), pt.Threads, pt.TableSize)
+			b.WriteString(pointTable(r, i))
+			b.WriteString("\n")
+		}
+		b.WriteString(CurveTable(r))
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	return b.String()
+}
+
+func targetOrder(r *result.Result) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, t := range r.Targets {
@@ -76,12 +98,19 @@ func RunTable(r *result.Result) string {
 			seen[run.Target] = true
 		}
 	}
+	return names
+}
+
+func pointTable(r *result.Result, point int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", "target", "run", "queries", "qps", "tps", "avg ms", "p95 ms")
+	names := targetOrder(r)
 	means := map[string]result.Summary{}
 	for _, name := range names {
 		var sum result.Summary
 		n := 0
 		for _, run := range r.Runs {
-			if run.Target != name || run.Warmup {
+			if run.Target != name || run.Warmup || run.Point != point {
 				continue
 			}
 			s := run.Summary
@@ -111,20 +140,65 @@ func RunTable(r *result.Result) string {
 			}
 			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "Δ%", "",
 				pct(m.QPS, base.QPS), pct(m.TPS, base.TPS), pct(m.AvgUS, base.AvgUS), pct(m.P95US, base.P95US))
+			ci := map[string]string{}
+			for _, c := range r.Comparisons {
+				if c.Target == name && c.Point == point && c.HasCI {
+					ci[c.Metric] = fmt.Sprintf("[%+.1f,%+.1f]", c.CILowPct, c.CIHighPct)
+				}
+			}
+			if len(ci) > 0 {
+				fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "CI95", "", ci["qps"], ci["tps"], ci["avg"], ci["p95"])
+			}
 		}
 	}
 	for _, c := range r.Comparisons {
-		if c.Metric == "tps" && c.HasCI {
-			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s\n", c.Target, "CI", "", "", fmt.Sprintf("[%+.1f%%, %+.1f%%]", c.CILowPct, c.CIHighPct))
-		}
-	}
-	for _, c := range r.Comparisons {
-		if c.Metric == "tps" {
+		if c.Metric == "tps" && c.Point == point {
 			fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
 		}
 	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
+	return b.String()
+}
+
+// CurveTable is a compact sweep summary: mean TPS per point and target,
+// with each target's ratio to the baseline.
+func CurveTable(r *result.Result) string {
+	var b strings.Builder
+	names := targetOrder(r)
+	fmt.Fprintf(&b, "%-8s %-11s", "threads", "table_size")
+	for i, n := range names {
+		if i == 0 {
+			fmt.Fprintf(&b, " %14s", n+" tps")
+		} else {
+			fmt.Fprintf(&b, " %22s", n+" tps (ratio)")
+		}
+	}
+	b.WriteString("\n")
+	for pi, pt := range r.Plan.Points {
+		fmt.Fprintf(&b, "%-8d %-11d", pt.Threads, pt.TableSize)
+		base := 0.0
+		for i, n := range names {
+			sum, k := 0.0, 0
+			for _, run := range r.Runs {
+				if run.Target == n && run.Point == pi && !run.Warmup {
+					sum += run.Summary.TPS
+					k++
+				}
+			}
+			if k == 0 {
+				fmt.Fprintf(&b, " %14s", "-")
+				continue
+			}
+			mean := sum / float64(k)
+			if i == 0 {
+				base = mean
+				fmt.Fprintf(&b, " %14.2f", mean)
+			} else if base > 0 {
+				fmt.Fprintf(&b, " %22s", fmt.Sprintf("%.2f (%.2fx)", mean, mean/base))
+			} else {
+				fmt.Fprintf(&b, " %22.2f", mean)
+			}
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -26,6 +26,7 @@ type Info struct {
 	RunTime   time.Duration
 	Targets   []result.Target // baseline first
 	OutPath   string
+	TotalRuns int // runs in the whole plan (all points, warm-ups included)
 }
 
 // Metrics the large chart can show.
@@ -67,6 +68,8 @@ type Model struct {
 	started   time.Time
 	now       time.Time
 	runsDone  int
+	totalRuns int
+	eta       time.Duration
 	metric    int
 	window    int // intervals shown in charts
 	synced    bool
@@ -248,6 +251,9 @@ func (m *Model) apply(e engine.Event) {
 	}
 	switch e.Kind {
 	case engine.EventPhase:
+		if e.Total > 0 {
+			m.runsDone, m.totalRuns, m.eta = e.Done, e.Total, e.ETA
+		}
 		for _, o := range m.cards {
 			o.running = false
 			if e.Index > 0 && o.phase == "preparing" {
@@ -259,7 +265,7 @@ func (m *Model) apply(e engine.Event) {
 			c.running = true
 			c.cumEvents, c.cumQueries, c.cumSeconds = 0, 0, 0
 			c.history = [3][]float64{}
-			m.phase = fmt.Sprintf("%s: run %d of %d (block %d)", e.Target, e.Index, m.info.Runs, e.Block)
+			m.phase = fmt.Sprintf("%s: %s (block %d)", e.Target, e.Phase, e.Block)
 		} else {
 			m.phase = e.Target + ": " + e.Phase
 			if e.Phase == "preparing" {
@@ -286,7 +292,11 @@ func (m *Model) apply(e engine.Event) {
 		c.phase = "run done"
 		r := *e.Run
 		c.lastRun = &r
-		m.runsDone++
+		if e.Total > 0 {
+			m.runsDone, m.totalRuns = e.Done, e.Total
+		} else {
+			m.runsDone++
+		}
 	case engine.EventNotice:
 		m.message = e.Target + ": " + e.Message
 	}

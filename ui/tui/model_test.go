@@ -36,7 +36,10 @@ func testModel(events <-chan engine.Event, cancel func()) *Model {
 }
 
 func feedPrepare(m *Model) {
+	now := m.now
+	m.now = m.started.Add(5 * time.Second) // prepare began 2 s before the rendered instant
 	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Phase: "preparing"})
+	m.now = now
 	m.apply(engine.Event{Kind: engine.EventProgress, Target: "native", Progress: workload.Progress{Rows: 5000, TotalRows: 20000}})
 }
 

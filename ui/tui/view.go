@@ -55,10 +55,21 @@ func (m *Model) style(i int) lipgloss.Style {
 
 func (m *Model) header() string {
 	elapsed := m.now.Sub(m.started).Truncate(time.Second)
-	total := time.Duration(m.info.Runs*len(m.cards)) * m.info.RunTime
+	runs := m.totalRuns
+	if runs == 0 {
+		runs = m.info.TotalRuns
+	}
+	if runs == 0 {
+		runs = m.info.Runs * len(m.cards)
+	}
+	total := time.Duration(runs) * m.info.RunTime
 	frac := 0.0
-	if total > 0 {
-		frac = math.Min(1, float64(m.runsDone)/float64(m.info.Runs*len(m.cards)))
+	if runs > 0 {
+		frac = math.Min(1, float64(m.runsDone)/float64(runs))
+	}
+	eta := "ETA not known yet"
+	if m.eta > 0 {
+		eta = "ETA " + m.eta.Truncate(time.Second).String()
 	}
 	rate := ""
 	if m.info.Rate > 0 {
@@ -72,8 +83,8 @@ func (m *Model) header() string {
 		m.info.Workload, m.info.Tables, m.info.TableSize, m.info.Threads, rate, m.phase, paused)
 	barW := 30
 	filled := int(frac * float64(barW))
-	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s [%s%s]",
-		elapsed, m.runsDone, m.info.Runs*len(m.cards), total, strings.Repeat("█", filled), strings.Repeat("░", barW-filled))
+	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s [%s%s]",
+		elapsed, m.runsDone, runs, total, eta, strings.Repeat("█", filled), strings.Repeat("░", barW-filled))
 	return lipgloss.NewStyle().Bold(true).Render(line1) + "\n" + line2
 }
 
@@ -93,10 +104,16 @@ func (m *Model) cardsRow(cards []*card) string {
 		switch {
 		case c.prepTotal > 0 && c.prepRows < c.prepTotal && !c.running:
 			pct := float64(c.prepRows) / float64(c.prepTotal)
-			bw := w - 16
+			bw := w - 20
 			f := int(pct * float64(bw))
 			lines = append(lines, fmt.Sprintf("prepare [%s%s] %3.0f%%", strings.Repeat("█", f), strings.Repeat("░", bw-f), pct*100))
-			lines = append(lines, fmt.Sprintf("%d / %d rows", c.prepRows, c.prepTotal))
+			line := fmt.Sprintf("%d / %d rows", c.prepRows, c.prepTotal)
+			if secs := m.now.Sub(c.prepStarted).Seconds(); secs > 0 && c.prepRows > 0 && !c.prepStarted.IsZero() {
+				rate := float64(c.prepRows) / secs
+				eta := time.Duration(float64(c.prepTotal-c.prepRows) / rate * float64(time.Second)).Round(time.Second)
+				line += fmt.Sprintf(" · %s rows/s · ETA %s", chart.Human(rate), eta)
+			}
+			lines = append(lines, line)
 		case c.running && c.last.TS > 0:
 			iv := c.last
 			lines = append(lines, fmt.Sprintf("TPS %s  QPS %s", chart.Human(iv.TPS), chart.Human(iv.QPS)))

@@ -107,6 +107,22 @@ func New(name string, o Options) (workload.Workload, error) {
 	return w, nil
 }
 
+// WithTableSize is the same script and options on tables of n rows (sweeps).
+func (w *oltpWorkload) WithTableSize(n int) (workload.Workload, error) {
+	o := w.o
+	o.TableSize, o.TableSizes = n, []int{n}
+	o.RandSeed = w.seed
+	return New(w.name, o)
+}
+
+// TableSizes is the --table-size sweep (one entry without a sweep).
+func (w *oltpWorkload) TableSizes() []int {
+	if len(w.o.TableSizes) == 0 {
+		return []int{w.o.TableSize}
+	}
+	return w.o.TableSizes
+}
+
 func (w *oltpWorkload) Name() string            { return w.name }
 func (w *oltpWorkload) Options() map[string]any { return w.o.asMap(w.name) }
 

@@ -5,6 +5,7 @@ package oltp
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dbduel/dbduel/engine/workload"
@@ -16,6 +17,7 @@ import (
 // scripts depend on (--rand-*, --db-ps-mode).
 type Options struct {
 	TableSize       int
+	TableSizes      []int // --table-size 10000,100000: a sweep (TableSize is the first)
 	Tables          int
 	RangeSize       int
 	PointSelects    int
@@ -58,7 +60,8 @@ func DefaultOptions() Options {
 // --table-size and --table_size; so does dbduel (normalised to dashes).
 func (o *Options) Bind(fs *pflag.FlagSet) {
 	d := DefaultOptions()
-	fs.IntVar(&o.TableSize, "table-size", d.TableSize, "number of rows per table")
+	o.TableSizes = []int{d.TableSize}
+	fs.Var(&sizeList{o}, "table-size", "number of rows per table; a comma-separated list sweeps (e.g. 10000,100000)")
 	fs.IntVar(&o.Tables, "tables", d.Tables, "number of tables")
 	fs.IntVar(&o.RangeSize, "range-size", d.RangeSize, "range size for range SELECT queries")
 	fs.IntVar(&o.PointSelects, "point-selects", d.PointSelects, "number of point SELECT queries per transaction")
@@ -87,6 +90,32 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.Rand.ParetoH, "rand-pareto-h", d.Rand.ParetoH, "shape parameter for the Pareto distribution")
 	fs.Float64Var(&o.Rand.ZipfianExp, "rand-zipfian-exp", d.Rand.ZipfianExp, "shape parameter for the Zipfian distribution (dbduel extension)")
 }
+
+// sizeList is --table-size: one size or a sweep list.
+type sizeList struct{ o *Options }
+
+func (l *sizeList) String() string {
+	var parts []string
+	for _, n := range l.o.TableSizes {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *sizeList) Set(s string) error {
+	var sizes []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a row count or a comma-separated list such as 10000,100000")
+		}
+		sizes = append(sizes, n)
+	}
+	l.o.TableSizes, l.o.TableSize = sizes, sizes[0]
+	return nil
+}
+
+func (l *sizeList) Type() string { return "rows[,rows...]" }
 
 // validate checks what sysbench or the server would refuse.
 func (o *Options) validate(name string) error {
