@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,7 @@ type runOptions struct {
 	keep           bool
 	failIf         []string
 	newWorkload    workload.Factory
+	cpuProfile     string
 }
 
 func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
@@ -76,6 +78,8 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.cleanup, "cleanup", false, "drop the run's sbtestN tables at the end")
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run")
 	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI lies past this change vs the baseline, e.g. 'tps<-5%' or 'p95>+10%' (repeatable)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for dbduel's own speed work)")
+	_ = fs.MarkHidden("cpuprofile")
 	o.newWorkload = workload.BindFlags(fs)
 	// sysbench spells options with underscores too (--table_size).
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -133,6 +137,17 @@ func (o *runOptions) validate() error {
 func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return usageErr("--cpuprofile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	wl, err := o.newWorkload(wlName)
 	if err != nil {

@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/dbduel/dbduel/engine/netconn"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -74,15 +76,34 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 	// Lost connections surface as errors the engine handles or reports;
 	// the driver's own log lines would only garble the output.
 	cfg.Logger = quietLogger{}
+	var dialer *netconn.Dialer
+	if os.Getenv("DBDUEL_NET") != "go" { // DBDUEL_NET=go keeps Go's poller path (for A/B measurements)
+		dialer = netconn.NewDialer()
+		cfg.DialFunc = dialer.Dial
+	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
 	db := sql.OpenDB(conn)
+	if dialer != nil {
+		dialers.Store(db, dialer)
+	}
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxLifetime(0)
 	return db, nil
+}
+
+// dialers maps each DB opened by Open to its blocking-socket dialer, so an
+// interrupted run can unblock its threads.
+var dialers sync.Map
+
+// unblock shuts down every connection of db (after an interruption).
+func unblock(db *sql.DB) {
+	if d, ok := dialers.Load(db); ok {
+		d.(*netconn.Dialer).ShutdownAll()
+	}
 }
 
 type quietLogger struct{}
@@ -242,6 +263,7 @@ func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit fu
 			emit(iv)
 		}
 	}
+	cancelled := ctx.Done()
 loop:
 	for {
 		select {
@@ -263,8 +285,18 @@ loop:
 			if tick != nil && now.Sub(lastTick) > cfg.ReportInterval/2 {
 				collect(now, false)
 			}
-		case <-ctx.Done():
+		case <-cancelled:
+			cancelled = nil // once
 			s.halt()
+			// Statements run without the context (no watcher per query);
+			// threads stuck in one get a second, then their sockets are shut.
+			time.AfterFunc(time.Second, func() {
+				select {
+				case <-done:
+				default:
+					unblock(db)
+				}
+			})
 		case <-done:
 			break loop
 		}
@@ -386,7 +418,10 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 		var c workload.Counts
 		s.busy.Add(1)
 		t0 := time.Now()
-		err := workers[i].Event(ctx, &c)
+		// No context per statement: a cancellable one costs a watcher per
+		// query in database/sql and the driver. Interruption is handled by
+		// the stop flag and, for stuck statements, by shutting sockets down.
+		err := workers[i].Event(context.Background(), &c)
 		end := time.Now()
 		s.busy.Add(-1)
 		if err == nil {

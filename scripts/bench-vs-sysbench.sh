@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# dbduel vs sysbench 1.0.20 on the same server, alternating (A B A B ...):
+# QPS of each from the server's own Questions counter, the ratio
+# dbduel/sysbench, and client CPU per query (user+system from the process's
+# rusage). Usage: scripts/bench-vs-sysbench.sh [pairs] [seconds] [threads]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pairs=${1:-5}
+secs=${2:-20}
+threads=${3:-8}
+tables=${TABLES:-4}
+rows=${ROWS:-100000}
+psmode=${PSMODE:-auto}
+workloads=${WORKLOADS:-"oltp_point_select oltp_read_only"}
+
+for p in sysbench mariadb-install-db; do
+	command -v "$p" >/dev/null || { echo "bench: $p is missing (apt-get install sysbench mariadb-server)" >&2; exit 1; }
+done
+[ -x /usr/bin/time ] || { apt-get install -y -qq time >/dev/null; }
+
+bin=$(mktemp -d)/dbduel
+go build -o "$bin" .
+
+# One server for both clients, on a free port with a temp datadir.
+dir=$(mktemp -d /tmp/dbduel-bench.XXXXXX)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal --skip-test-db --user=root >/dev/null
+mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 --socket="$dir/sock" \
+	--user=root --max-connections=1000 --innodb-buffer-pool-size=512M --skip-name-resolve >"$dir/log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 1 100); do mariadb --socket="$dir/sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
+mariadb --socket="$dir/sock" -uroot -e "CREATE USER 'bench'@'%' IDENTIFIED BY 'bench'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE sbtest;"
+conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password=bench)
+url="mysql://bench:bench@127.0.0.1:$port/sbtest"
+q() { mariadb --socket="$dir/sock" -uroot -N -e "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}'; }
+
+sysbench oltp_read_only "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$tables" prepare >/dev/null
+echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $tables×$rows rows, $threads threads, ${secs}s per run, $pairs pairs, --db-ps-mode=$psmode"
+
+# measure NAME CMD...: prints "qps cpu_us_per_query"
+measure() {
+	local name=$1; shift
+	local before after t0 t1 cpu
+	before=$(q); t0=$(date +%s.%N)
+	cpu=$( { /usr/bin/time -f '%U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+	t1=$(date +%s.%N); after=$(q)
+	python3 - "$before" "$after" "$t0" "$t1" $cpu <<'PY'
+import sys
+b, a, t0, t1, u, s = map(float, sys.argv[1:7])
+n = a - b - 1
+print(f"{n/(t1-t0):.1f} {(u+s)*1e6/max(n,1):.2f}")
+PY
+}
+
+for w in $workloads; do
+	echo "== $w"
+	printf "%-5s %12s %12s %8s %14s %14s\n" pair sysbench_qps dbduel_qps ratio sb_cpu_us/q dd_cpu_us/q
+	results=()
+	for i in $(seq 1 "$pairs"); do
+		read -r sq sc < <(measure sysbench sysbench "$w" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$threads" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run)
+		read -r dq dc < <(measure dbduel "$bin" run "$w" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench)
+		ratio=$(python3 -c "print(f'{$dq/$sq:.3f}')")
+		printf "%-5s %12s %12s %8s %14s %14s\n" "$i" "$sq" "$dq" "$ratio" "$sc" "$dc"
+		results+=("$sq $dq $sc $dc")
+	done
+	printf '%s\n' "${results[@]}" | python3 -c '
+import sys, statistics as st
+rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+sq, dq, sc, dc = (st.median(c) for c in zip(*rows))
+ratios = [r[1] / r[0] for r in rows]
+cpu = [r[3] / r[2] for r in rows]
+print(f"median QPS sysbench {sq:.0f}, dbduel {dq:.0f}; ratio dbduel/sysbench {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
+print(f"median client CPU per query: sysbench {sc:.1f} us, dbduel {dc:.1f} us; ratio {st.median(cpu):.2f}")
+'
+done
