@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # dbduel vs sysbench 1.0.20 on the same server, alternating (A B A B ...):
 # QPS of each from the server's own Questions counter, the ratio
-# dbduel/sysbench, and client CPU per query (user+system from the process's
-# rusage). Usage: scripts/bench-vs-sysbench.sh [pairs] [seconds] [threads]
+# dbduel/sysbench, and client CPU per query (user+system from /proc), both
+# over each client's steady state. Usage: scripts/bench-vs-sysbench.sh [pairs] [seconds] [threads]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
@@ -16,7 +16,6 @@ workloads=${WORKLOADS:-"oltp_point_select oltp_read_only"}
 for p in sysbench mariadb-install-db; do
 	command -v "$p" >/dev/null || { echo "bench: $p is missing (apt-get install sysbench mariadb-server)" >&2; exit 1; }
 done
-[ -x /usr/bin/time ] || { apt-get install -y -qq time >/dev/null; }
 
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
@@ -33,23 +32,34 @@ for _ in $(seq 1 100); do mariadb --socket="$dir/sock" -uroot -e 'SELECT 1' >/de
 mariadb --socket="$dir/sock" -uroot -e "CREATE USER 'bench'@'%' IDENTIFIED BY 'bench'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE sbtest;"
 conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password=bench)
 url="mysql://bench:bench@127.0.0.1:$port/sbtest"
-q() { mariadb --socket="$dir/sock" -uroot -N -e "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}'; }
 
 sysbench oltp_read_only "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$tables" prepare >/dev/null
 echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $tables×$rows rows, $threads threads, ${secs}s per run, $pairs pairs, --db-ps-mode=$psmode"
 
-# measure NAME CMD...: prints "qps cpu_us_per_query"
+# measure CMD...: runs the client and prints "qps cpu_us_per_query" over its
+# steady state: from 3 s after its start to 2 s before its end, the server's
+# Questions counter for QPS (the same counter for both clients) and the
+# client's own user+system time from /proc for CPU per query. Start-up work
+# (dbduel's table check, connecting, preparing statements) is left out for both.
 measure() {
-	local name=$1; shift
-	local before after t0 t1 cpu
-	before=$(q); t0=$(date +%s.%N)
-	cpu=$( { /usr/bin/time -f '%U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-	t1=$(date +%s.%N); after=$(q)
-	python3 - "$before" "$after" "$t0" "$t1" $cpu <<'PY'
-import sys
-b, a, t0, t1, u, s = map(float, sys.argv[1:7])
-n = a - b - 1
-print(f"{n/(t1-t0):.1f} {(u+s)*1e6/max(n,1):.2f}")
+	python3 - "$dir/sock" "$secs" "$@" <<'PY'
+import os, subprocess, sys, time
+sock, secs, cmd = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+def questions():
+    out = subprocess.run(["mariadb", "--socket=" + sock, "-uroot", "-N", "-e", "SHOW GLOBAL STATUS LIKE 'Questions'"],
+                         capture_output=True, text=True, check=True).stdout
+    return int(out.split()[1])
+def cpu(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(3)
+q0, c0, t0 = questions(), cpu(p.pid), time.monotonic()
+time.sleep(max(secs - 5, 1))
+q1, c1, t1 = questions(), cpu(p.pid), time.monotonic()
+p.wait()
+n = q1 - q0 - 1  # the second reading counts itself
+print(f"{n / (t1 - t0):.1f} {(c1 - c0) * 1e6 / max(n, 1):.2f}")
 PY
 }
 
@@ -58,8 +68,8 @@ for w in $workloads; do
 	printf "%-5s %12s %12s %8s %14s %14s\n" pair sysbench_qps dbduel_qps ratio sb_cpu_us/q dd_cpu_us/q
 	results=()
 	for i in $(seq 1 "$pairs"); do
-		read -r sq sc < <(measure sysbench sysbench "$w" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$threads" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run)
-		read -r dq dc < <(measure dbduel "$bin" run "$w" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench)
+		read -r sq sc < <(measure sysbench "$w" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$threads" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run)
+		read -r dq dc < <(measure "$bin" run "$w" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench)
 		ratio=$(python3 -c "print(f'{$dq/$sq:.3f}')")
 		printf "%-5s %12s %12s %8s %14s %14s\n" "$i" "$sq" "$dq" "$ratio" "$sc" "$dc"
 		results+=("$sq $dq $sc $dc")

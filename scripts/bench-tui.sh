@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The TUI's own cost, from side-by-side runs (TUI in tmux vs --no-tui, A B A B):
+#  1. at a fixed --rate (same work in both), the extra CPU-seconds per second
+#     of run that the TUI costs (goal: <= 0.02);
+#  2. closed loop, the throughput ratio TUI / --no-tui with its spread.
+# Usage: scripts/bench-tui.sh [pairs] [seconds]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pairs=${1:-5}
+secs=${2:-10}
+bin=$(mktemp -d)/dbduel
+go build -o "$bin" .
+dir=$(mktemp -d /tmp/dbduel-benchtui.XXXXXX)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal --skip-test-db --user=root >/dev/null
+mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 --socket="$dir/sock" --user=root --skip-name-resolve >"$dir/log" 2>&1 &
+server=$!
+trap 'tmux kill-session -t benchtui 2>/dev/null || true; kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 1 100); do mariadb --socket="$dir/sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
+mariadb --socket="$dir/sock" -uroot -e "CREATE USER 'b'@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO 'b'@'%'; CREATE DATABASE sbtest;"
+url="mysql://b:b@127.0.0.1:$port/sbtest"
+"$bin" prepare oltp_read_only --target "n=$url" --tables 2 --table-size 10000 >/dev/null 2>&1
+
+# run MODE EXTRA...: prints "cpu_seconds tps" of one run
+run() {
+	local mode=$1; shift
+	local out="$dir/out.json"
+	rm -f "$out"
+	if [ "$mode" = tui ]; then
+		tmux kill-session -t benchtui 2>/dev/null || true
+		tmux new-session -d -s benchtui -x 120 -y 40 \
+			"/usr/bin/time -o $dir/time -f '%U %S' $bin run oltp_read_only --target n=$url --tables 2 --table-size 10000 --threads 4 --time $secs -o $out $*; sleep 600"
+		for _ in $(seq 1 $((secs * 10 + 300))); do
+			tmux capture-pane -t benchtui -p | grep -q "press q to quit" && break
+			sleep 0.1
+		done
+		tmux send-keys -t benchtui q
+		for _ in $(seq 1 100); do [ -s "$dir/time" ] && break; sleep 0.1; done
+		tmux kill-session -t benchtui 2>/dev/null || true
+	else
+		/usr/bin/time -o "$dir/time" -f '%U %S' "$bin" run oltp_read_only --target "n=$url" --tables 2 --table-size 10000 \
+			--threads 4 --time "$secs" --no-tui -o "$out" "$@" >/dev/null 2>&1
+	fi
+	python3 - "$dir/time" "$out" <<'PY'
+import json, sys
+u, s = map(float, open(sys.argv[1]).read().split()[-2:])
+r = json.load(open(sys.argv[2]))
+print(f"{u + s:.3f} {r['runs'][0]['summary']['tps']:.2f}")
+PY
+	rm -f "$dir/time"
+}
+
+for phase in rate closed; do
+	extra=()
+	[ "$phase" = rate ] && extra=(--rate 200)
+	echo "== $phase loop${extra[*]:+ (${extra[*]})}: $pairs pairs of ${secs}s runs"
+	rows=()
+	for i in $(seq 1 "$pairs"); do
+		read -r tc tt < <(run tui "${extra[@]}")
+		read -r nc nt < <(run plain "${extra[@]}")
+		echo "pair $i: tui cpu ${tc}s tps $tt | no-tui cpu ${nc}s tps $nt"
+		rows+=("$tc $tt $nc $nt")
+	done
+	printf '%s\n' "${rows[@]}" | python3 -c '
+import sys, statistics as st
+secs = float(sys.argv[1])
+rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+extra = [(r[0] - r[2]) / secs for r in rows]
+ratio = [r[1] / r[3] for r in rows]
+print(f"TUI extra CPU: median {st.median(extra):.4f} CPU-s per s of run (min {min(extra):.4f}, max {max(extra):.4f})")
+print(f"throughput TUI/no-TUI: median {st.median(ratio):.3f} (min {min(ratio):.3f}, max {max(ratio):.3f})")
+' "$secs"
+done
