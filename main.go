@@ -105,7 +105,8 @@ a verdict: repeated runs, confidence intervals, and the cause of the gap.`,
 		return &exitError{code: exitUsage, err: err}
 	})
 	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"),
-		newDemoCmd(stdout, stderr), newCleanCmd(stdout, stderr))
+		newDemoCmd(stdout, stderr), newCleanCmd(stdout, stderr),
+		newReportCmd(stdout), newCompareCmd(stdout))
 	return root
 }
 

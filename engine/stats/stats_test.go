@@ -183,3 +183,37 @@ func TestThresholds(t *testing.T) {
 		t.Fatal("p95 CI wholly above +10% not crossed")
 	}
 }
+
+func TestCompareFiles(t *testing.T) {
+	mk := func(tps ...float64) *result.Result {
+		r := &result.Result{Workload: result.Workload{Name: "oltp_read_only", Options: map[string]any{"tables": 1, "table_size": 100}},
+			Plan: result.Plan{Points: []result.Point{{Threads: 1, TableSize: 100}}}}
+		for i, v := range tps {
+			r.Runs = append(r.Runs, result.Run{Target: "native", Block: i + 1, Complete: true, Summary: result.Summary{TPS: v, QPS: v, AvgUS: 1e6 / v, P95US: 2e6 / v, P99US: 3e6 / v}})
+		}
+		return r
+	}
+	cs, err := CompareFiles(mk(100, 102, 98), mk(80, 82, 78))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tps result.Comparison
+	for _, c := range cs {
+		if c.Metric == "tps" {
+			tps = c
+		}
+	}
+	if !tps.HasCI || !near(tps.DeltaPct, -20, 0.5) || tps.CIHighPct >= 0 || !strings.Contains(tps.Verdict, "slower") {
+		t.Fatalf("%+v", tps)
+	}
+	other := mk(100)
+	other.Workload.Name = "oltp_point_select"
+	if _, err := CompareFiles(mk(100), other); err == nil {
+		t.Fatal("different workloads compared")
+	}
+	size := mk(100)
+	size.Workload.Options["table_size"] = 5
+	if _, err := CompareFiles(mk(100), size); err == nil {
+		t.Fatal("different table sizes compared")
+	}
+}
