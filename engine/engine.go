@@ -142,9 +142,10 @@ func (s *runState) fail(err error) {
 }
 
 // RunOnce runs the workload once against db and returns the run with its
-// intervals. emit receives each interval as it completes. A cancelled ctx
+// intervals. emit receives each interval as it completes, with its latency
+// histogram (valid only during the call). A cancelled ctx
 // ends the run early: the result then has Complete false.
-func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit func(result.Interval)) (result.Run, error) {
+func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
 	run := result.Run{Target: target}
 	s := &runState{cfg: cfg, db: db, stopCh: make(chan struct{})}
 	if cfg.Events > 0 {
@@ -260,7 +261,7 @@ func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit fu
 		lastTick = now
 		run.Intervals = append(run.Intervals, iv)
 		if emit != nil {
-			emit(iv)
+			emit(iv, ivHist)
 		}
 	}
 	cancelled := ctx.Done()

@@ -2,39 +2,98 @@ package engine
 
 import (
 	"context"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dbduel/dbduel/engine/result"
 )
 
 // intervalMerger sends interval events without ever blocking the engine:
-// when the consumer is behind, intervals wait in a backlog that is sent as
-// soon as there is room. Counts are exact; the UI simply sees them later.
+// when the consumer is behind, the intervals it has not taken are merged
+// into one pending interval (counts and histograms add, so the merged
+// figures stay exact) that is sent as soon as there is room.
 type intervalMerger struct {
 	out     chan<- Event
-	backlog []Event
+	pending *Event
+	hist    *hdrhistogram.Histogram // the pending interval's latencies
+	spanS   float64                 // seconds the pending interval covers
+	pct     float64
 }
 
-func newIntervalMerger(out chan<- Event) *intervalMerger { return &intervalMerger{out: out} }
+func newIntervalMerger(out chan<- Event, pct float64) *intervalMerger {
+	return &intervalMerger{out: out, pct: pct}
+}
 
-func (m *intervalMerger) send(e Event) {
-	m.backlog = append(m.backlog, e)
-	for len(m.backlog) > 0 {
-		select {
-		case m.out <- m.backlog[0]:
-			m.backlog = m.backlog[1:]
-		default:
-			return
-		}
+func (m *intervalMerger) send(e Event, h *hdrhistogram.Histogram) {
+	if m.pending != nil && (m.pending.Target != e.Target || m.pending.Block != e.Block || m.pending.Interval.Warmup != e.Interval.Warmup) {
+		m.flushBlocking(context.Background())
 	}
-}
-
-// flush delivers the backlog at the end of a run, blocking until it is taken.
-func (m *intervalMerger) flush(ctx context.Context) {
-	for _, e := range m.backlog {
+	if m.pending == nil {
 		select {
 		case m.out <- e:
-		case <-ctx.Done():
-			m.backlog = nil
 			return
+		default:
+		}
+		m.pending = &e
+		m.hist = hdrhistogram.Import(h.Export())
+		m.spanS = spanOf(e.Interval)
+		return
+	}
+	m.merge(e, h)
+	select {
+	case m.out <- *m.pending:
+		m.pending, m.hist = nil, nil
+	default:
+	}
+}
+
+// spanOf is how many seconds an interval covers, from its counts and rate.
+func spanOf(iv result.Interval) float64 {
+	if iv.TPS > 0 && iv.Events > 0 {
+		return float64(iv.Events) / iv.TPS
+	}
+	return 0
+}
+
+func (m *intervalMerger) merge(e Event, h *hdrhistogram.Histogram) {
+	p, iv := &m.pending.Interval, e.Interval
+	span := m.spanS + spanOf(iv)
+	if span == 0 {
+		span = 1
+	}
+	p.TS = iv.TS
+	p.Events += iv.Events
+	p.Reads += iv.Reads
+	p.Writes += iv.Writes
+	p.Other += iv.Other
+	p.Errors += iv.Errors
+	p.Reconnects += iv.Reconnects
+	p.QueueLen, p.Concurrency = iv.QueueLen, iv.Concurrency
+	m.hist.Merge(h)
+	m.spanS = span
+	p.TPS = float64(p.Events) / span
+	p.QPS = float64(p.Reads+p.Writes+p.Other) / span
+	if m.hist.TotalCount() > 0 {
+		p.P50US = float64(m.hist.ValueAtQuantile(50))
+		p.P95US = float64(m.hist.ValueAtQuantile(95))
+		p.P99US = float64(m.hist.ValueAtQuantile(99))
+		p.MaxUS = float64(m.hist.Max())
+		if m.pct > 0 {
+			p.PctUS = float64(m.hist.ValueAtQuantile(m.pct))
 		}
 	}
-	m.backlog = nil
 }
+
+func (m *intervalMerger) flushBlocking(ctx context.Context) {
+	if m.pending == nil {
+		return
+	}
+	select {
+	case m.out <- *m.pending:
+	case <-ctx.Done():
+	}
+	m.pending, m.hist = nil, nil
+}
+
+// flush delivers the pending interval at the end of a run.
+func (m *intervalMerger) flush(ctx context.Context) { m.flushBlocking(ctx) }

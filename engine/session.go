@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -101,7 +103,7 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 		dbs[t.Name] = db
 	}
 
-	merge := newIntervalMerger(events)
+	merge := newIntervalMerger(events, cfg.Percentile)
 	total := p.TotalRuns()
 	done := 0
 	started := time.Now()
@@ -159,8 +161,8 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 			rc.Workload, rc.Threads = wl, pt.Threads
 			rc.Seed = cfg.Seed + uint64(b.Seq)*7919
 			before := readQuestions(ctx, dbs[name])
-			run, err := RunOnce(ctx, rc, name, dbs[name], func(iv result.Interval) {
-				merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup, Interval: iv})
+			run, err := RunOnce(ctx, rc, name, dbs[name], func(iv result.Interval, h *hdrhistogram.Histogram) {
+				merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup, Interval: iv}, h)
 			})
 			merge.flush(ctx)
 			run.Block, run.Index, run.Point, run.Warmup = b.Seq, b.Index, b.Point, b.Warmup
