@@ -34,6 +34,7 @@ run() {
 			tmux capture-pane -t benchtui -p | grep -q "press q to quit" && break
 			sleep 0.1
 		done
+		tmux capture-pane -t benchtui -p | grep -q "press q to quit" || { tmux capture-pane -t benchtui -p >&2; exit 1; }
 		tmux send-keys -t benchtui q
 		for _ in $(seq 1 100); do [ -s "$dir/time" ] && break; sleep 0.1; done
 		tmux kill-session -t benchtui 2>/dev/null || true

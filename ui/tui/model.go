@@ -135,8 +135,10 @@ func listen(ch <-chan engine.Event) tea.Cmd {
 	}
 }
 
+// tick refreshes the clock once a second: the screen shows whole seconds,
+// and every message costs a View (the TUI must not take CPU from the load).
 func tick() tea.Cmd {
-	return tea.Tick(100*time.Millisecond, func(t time.Time) tea.Msg { return tickMsg(t) })
+	return tea.Every(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
 func (m *Model) Init() tea.Cmd {
