@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The TUI's own cost, from side-by-side runs (TUI in tmux vs --no-tui, A B A B):
+# The TUI's own cost, from side-by-side runs (TUI vs --no-tui, both in a tmux
+# pane so the terminal is the same, A B A B):
 #  1. at a fixed --rate (same work in both), the extra CPU-seconds per second
 #     of run that the TUI costs (goal: <= 0.02);
 #  2. closed loop, the throughput ratio TUI / --no-tui with its spread.
@@ -39,8 +40,12 @@ run() {
 		for _ in $(seq 1 100); do [ -s "$dir/time" ] && break; sleep 0.1; done
 		tmux kill-session -t benchtui 2>/dev/null || true
 	else
-		/usr/bin/time -o "$dir/time" -f '%U %S' "$bin" run oltp_read_only --target "n=$url" --tables 2 --table-size 10000 \
-			--threads 4 --time "$secs" --no-tui -o "$out" "$@" >/dev/null 2>&1
+		# The same terminal (a tmux pane) as the TUI run, so only the UI differs.
+		tmux kill-session -t benchtui 2>/dev/null || true
+		tmux new-session -d -s benchtui -x 120 -y 40 \
+			"/usr/bin/time -o $dir/time -f '%U %S' $bin run oltp_read_only --target n=$url --tables 2 --table-size 10000 --threads 4 --time $secs --no-tui -o $out $*; sleep 600"
+		for _ in $(seq 1 $((secs * 10 + 300))); do [ -s "$dir/time" ] && break; sleep 0.1; done
+		tmux kill-session -t benchtui 2>/dev/null || true
 	fi
 	python3 - "$dir/time" "$out" <<'PY'
 import json, sys

@@ -204,3 +204,18 @@ func TestTeatestFlow(t *testing.T) {
 		t.Fatal("q before done should mark the run interrupted")
 	}
 }
+
+// BenchmarkView is the cost of one redraw of the running screen at 120×40.
+func BenchmarkView(b *testing.B) {
+	m := testModel(nil, nil)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	feedRunning(m)
+	for i := 0; i < 55; i++ {
+		m.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), Events: 400, TPS: 400 + float64(i%7), QPS: 6400, P95US: 12000}})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = m.View()
+	}
+}
