@@ -263,3 +263,21 @@ func TestMain(m *testing.M) {
 	os.Setenv("DBDUEL_STATE_DIR", filepath.Join(os.TempDir(), "dbduel-test-state"))
 	os.Exit(m.Run())
 }
+
+func TestParityAndStrictParity(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := cli(t, "run", "oltp_point_select", "--target", "a=local:mariadbd", "--target", "b=local:mariadbd",
+		"--time", "1", "--table-size", "200", "--format", "text", "--strict-parity", "-o", out)
+	if code != 0 {
+		t.Fatalf("two identical managed servers must pass --strict-parity: exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil || r.Parity == nil || len(r.Parity.VariablesDiff) != 0 || r.Parity.Versions["a"] == "" {
+		t.Fatalf("parity of identical servers: %v %+v", err, r.Parity)
+	}
+	_, stderr, code = cli(t, "run", "oltp_point_select", "--target", "a=local:mariadbd", "--target", "b=local:mariadbd,args=--max-connections=77",
+		"--time", "1", "--table-size", "200", "--format", "text", "--strict-parity")
+	if code != 4 || !strings.Contains(stderr, "max_connections") {
+		t.Fatalf("a config difference under --strict-parity: exit %d: %s", code, stderr)
+	}
+}

@@ -54,6 +54,7 @@ type runOptions struct {
 	failIf         []string
 	newWorkload    workload.Factory
 	cpuProfile     string
+	strictParity   bool
 }
 
 func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
@@ -78,6 +79,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.cleanup, "cleanup", false, "drop the run's sbtestN tables at the end")
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run")
 	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI lies past this change vs the baseline, e.g. 'tps<-5%' or 'p95>+10%' (repeatable)")
+	fs.BoolVar(&o.strictParity, "strict-parity", false, "refuse to run (exit 4) when targets differ in server version or any configuration variable")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for dbduel's own speed work)")
 	_ = fs.MarkHidden("cpuprofile")
 	o.newWorkload = workload.BindFlags(fs)
@@ -237,6 +239,23 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "dbduel: warning: %s\n", w)
 	}
+	parity, err := readParity(ctx, ts, described)
+	if err != nil {
+		return err
+	}
+	if parity != nil && len(parity.VariablesDiff) > 0 {
+		var names []string
+		for _, d := range parity.VariablesDiff {
+			names = append(names, d.Name)
+		}
+		if len(names) > 8 {
+			names = append(names[:8], fmt.Sprintf("and %d more", len(parity.VariablesDiff)-8))
+		}
+		fmt.Fprintf(stderr, "dbduel: parity: %d server variable(s) differ between targets: %s\n", len(parity.VariablesDiff), strings.Join(names, ", "))
+	}
+	if o.strictParity && (len(warnings) > 0 || (parity != nil && len(parity.VariablesDiff) > 0)) {
+		return &exitError{code: exitParity, err: errors.New("--strict-parity: the targets differ in version or configuration (see above); nothing was run")}
+	}
 
 	switch verb {
 	case "prepare":
@@ -281,6 +300,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		r.DbduelVersion = version
 		r.Targets = described
 		r.Warnings = append(r.Warnings[:0], warnings...)
+		r.Parity = parity
 		stats.Analyze(r)
 	}
 	events := make(chan engine.Event, 64)
@@ -560,6 +580,25 @@ func exportNow(out string, r *result.Result) (string, error) {
 		out = "dbduel-" + time.Now().Format("20060102-150405") + ".json"
 	}
 	return out, result.WriteFile(out, r)
+}
+
+// readParity reads every target's global variables and lists the
+// differences (nil with a single target).
+func readParity(ctx context.Context, ts []targets.Target, described []result.Target) (*result.Parity, error) {
+	if len(ts) < 2 {
+		return nil, nil
+	}
+	versions := map[string]string{}
+	vars := map[string]map[string]string{}
+	for i, t := range ts {
+		versions[t.Name()] = described[i].ServerVersion
+		v, err := targets.ReadVariables(ctx, t.Endpoint())
+		if err != nil {
+			return nil, fmt.Errorf("target %s: read variables: %w", t.Name(), err)
+		}
+		vars[t.Name()] = v
+	}
+	return targets.Parity(names(ts), versions, vars), nil
 }
 
 func names(ts []targets.Target) []string {

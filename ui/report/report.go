@@ -110,6 +110,20 @@ func Markdown(r *result.Result) string {
 			}
 		}
 	}
+	if r.Parity != nil && len(r.Parity.VariablesDiff) > 0 {
+		b.WriteString("\n## Configuration differences (SHOW GLOBAL VARIABLES)\n\n| variable |")
+		for _, t := range r.Targets {
+			b.WriteString(" " + t.Name + " |")
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(r.Targets)) + "\n")
+		for _, d := range r.Parity.VariablesDiff {
+			b.WriteString("| " + d.Name + " |")
+			for _, t := range r.Targets {
+				b.WriteString(" " + d.Values[t.Name] + " |")
+			}
+			b.WriteString("\n")
+		}
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n")
 		for _, w := range r.Warnings {
