@@ -207,8 +207,21 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	asRoot := os.Geteuid() == 0
 	init := InitCommand(s.flavour, bin, s.defaultsFile, s.datadir, asRoot)
-	if out, err := exec.CommandContext(ctx, init[0], init[1:]...).CombinedOutput(); err != nil {
-		return fmt.Errorf("initialise datadir: %v: %s", err, lastLines(string(out), 3))
+	var initErr error
+	for attempt := 0; attempt < 2; attempt++ { // one retry: a bootstrap can fail transiently on a loaded host
+		out, err := exec.CommandContext(ctx, init[0], init[1:]...).CombinedOutput()
+		if err == nil {
+			initErr = nil
+			break
+		}
+		initErr = fmt.Errorf("initialise datadir: %v: %s", err, errorLines(string(out), 3))
+		os.RemoveAll(s.datadir)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if initErr != nil {
+		return initErr
 	}
 	port, err := FreePort()
 	if err != nil {
@@ -425,6 +438,23 @@ func (s *Server) PID() int { return s.pid() }
 func readFile(p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
+}
+
+// errorLines picks the lines that say what went wrong (ERROR/failed), else the last ones.
+func errorLines(s string, n int) string {
+	var picked []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "ERROR") || strings.Contains(l, "rror:") || strings.Contains(strings.ToLower(l), "failed") {
+			picked = append(picked, strings.TrimSpace(l))
+		}
+	}
+	if len(picked) == 0 {
+		return lastLines(s, n)
+	}
+	if len(picked) > n {
+		picked = picked[:n]
+	}
+	return strings.Join(picked, " | ")
 }
 
 func lastLines(s string, n int) string {
