@@ -508,15 +508,19 @@ func makeInterval(at, span time.Duration, c stats.Counters, h *hdrhistogram.Hist
 		TPS: float64(c.Events) / sec, QPS: float64(c.Queries()) / sec,
 	}
 	if h.TotalCount() > 0 {
-		iv.P50US = float64(h.ValueAtQuantile(50))
-		iv.P95US = float64(h.ValueAtQuantile(95))
-		iv.P99US = float64(h.ValueAtQuantile(99))
+		iv.P50US, iv.P95US, iv.P99US, iv.PctUS = percentiles(h, pct)
 		iv.MaxUS = float64(h.Max())
-		if pct > 0 {
-			iv.PctUS = float64(h.ValueAtQuantile(pct))
-		}
 	}
 	return iv
+}
+
+// percentiles reads p50, p95, p99 and the --percentile value (0 if disabled) in µs.
+func percentiles(h *hdrhistogram.Histogram, pct float64) (p50, p95, p99, at float64) {
+	p50, p95, p99 = float64(h.ValueAtQuantile(50)), float64(h.ValueAtQuantile(95)), float64(h.ValueAtQuantile(99))
+	if pct > 0 {
+		at = float64(h.ValueAtQuantile(pct))
+	}
+	return p50, p95, p99, at
 }
 
 func summarize(elapsed time.Duration, c stats.Counters, h *hdrhistogram.Histogram, pct float64) result.Summary {
@@ -534,12 +538,7 @@ func summarize(elapsed time.Duration, c stats.Counters, h *hdrhistogram.Histogra
 	}
 	if c.Events > 0 {
 		s.AvgUS = us(c.LatencySumNS) / float64(c.Events)
-		s.P50US = float64(h.ValueAtQuantile(50))
-		s.P95US = float64(h.ValueAtQuantile(95))
-		s.P99US = float64(h.ValueAtQuantile(99))
-		if pct > 0 {
-			s.PctUS = float64(h.ValueAtQuantile(pct))
-		}
+		s.P50US, s.P95US, s.P99US, s.PctUS = percentiles(h, pct)
 	}
 	return s
 }

@@ -74,13 +74,8 @@ func (m *intervalMerger) merge(e Event, h *hdrhistogram.Histogram) {
 	p.TPS = float64(p.Events) / span
 	p.QPS = float64(p.Reads+p.Writes+p.Other) / span
 	if m.hist.TotalCount() > 0 {
-		p.P50US = float64(m.hist.ValueAtQuantile(50))
-		p.P95US = float64(m.hist.ValueAtQuantile(95))
-		p.P99US = float64(m.hist.ValueAtQuantile(99))
+		p.P50US, p.P95US, p.P99US, p.PctUS = percentiles(m.hist, m.pct)
 		p.MaxUS = float64(m.hist.Max())
-		if m.pct > 0 {
-			p.PctUS = float64(m.hist.ValueAtQuantile(m.pct))
-		}
 	}
 }
 
