@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Memory stays flat: a long many-thread run's RSS, sampled every 10 s from
+# /proc, must not grow after the first minute.
+# Usage: scripts/bench-memory.sh [seconds] [threads]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-600}
+threads=${2:-64}
+bin=$(mktemp -d)/dbduel
+go build -o "$bin" .
+dir=$(mktemp -d /tmp/dbduel-benchmem.XXXXXX)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal --skip-test-db --user=root >/dev/null
+mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 --socket="$dir/sock" --user=root \
+	--max-connections=500 --skip-name-resolve >"$dir/log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 1 100); do mariadb --socket="$dir/sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
+mariadb --socket="$dir/sock" -uroot -e "CREATE USER 'b'@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO 'b'@'%'; CREATE DATABASE sbtest;"
+"$bin" run oltp_read_only --target "n=mysql://b:b@127.0.0.1:$port/sbtest" --tables 4 --table-size 10000 \
+	--threads "$threads" --time "$secs" --format text >"$dir/out" 2>&1 &
+pid=$!
+echo "t_s rss_kib"
+samples=()
+for t in $(seq 10 10 "$secs"); do
+	sleep 10
+	rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
+	echo "$t $rss"
+	samples+=("$t $rss")
+done
+wait $pid
+printf '%s\n' "${samples[@]}" | python3 -c '
+import sys
+rows = [tuple(map(int, l.split())) for l in sys.stdin if l.strip()]
+first = [r for t, r in rows if t <= 60]
+later = [r for t, r in rows if t > 60 and r > 0]
+if not first or not later:
+    sys.exit("run too short to judge (needs more than 60 s)")
+print(f"RSS at 60 s: {first[-1]} KiB; after: min {min(later)} KiB, max {max(later)} KiB, last {later[-1]} KiB; growth after the first minute {max(later) - first[-1]:+d} KiB ({(max(later) - first[-1]) / first[-1] * 100:+.1f}%)")
+'
+grep -E "run 1:" "$dir/out" || true
