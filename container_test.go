@@ -83,6 +83,23 @@ func TestNativeVsContainerJSON(t *testing.T) {
 		c.Described.Datadir == nil || c.Described.Datadir.Kind != "volume" || c.Described.MemoryLimitBytes != 1<<30 {
 		t.Fatalf("container not read back: %+v", c)
 	}
+	// Telemetry: each interval has the server's CPU (the process, or the
+	// container's cgroup) and, behind a published port, the docker-proxy's.
+	for _, run := range r.Runs {
+		busy, proxy := 0.0, 0.0
+		for _, iv := range run.Intervals {
+			v, _ := iv.Telemetry["server_cpu_cores"].(float64)
+			busy = max(busy, v)
+			p, _ := iv.Telemetry["proxy_cpu_cores"].(float64)
+			proxy = max(proxy, p)
+		}
+		if busy <= 0 {
+			t.Fatalf("%s: no server CPU in the intervals' telemetry", run.Target)
+		}
+		if run.Target == "container" && c.Described.NetworkPath == "docker-proxy" && proxy <= 0 {
+			t.Fatalf("container behind docker-proxy: no proxy CPU in telemetry")
+		}
+	}
 	if r.Targets[0].ServerVersion != c.ServerVersion {
 		t.Fatalf("versions differ: %s vs %s", r.Targets[0].ServerVersion, c.ServerVersion)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -233,7 +234,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 			return fmt.Errorf("target %s: describe: %w", t.Name(), err)
 		}
 		described = append(described, d)
-		engineTargets = append(engineTargets, engine.Target{Name: t.Name(), DSN: t.Endpoint().DSN()})
+		engineTargets = append(engineTargets, engine.Target{Name: t.Name(), DSN: t.Endpoint().DSN(), Telemetry: telemetry(ctx, t)})
 	}
 	warnings := versionWarnings(described)
 	for _, w := range warnings {
@@ -580,6 +581,32 @@ func exportNow(out string, r *result.Result) (string, error) {
 		out = "dbduel-" + time.Now().Format("20060102-150405") + ".json"
 	}
 	return out, result.WriteFile(out, r)
+}
+
+// telemetry turns a target's cumulative samples into per-interval figures:
+// server CPU in cores, memory, and the docker-proxy's CPU when there is one.
+// Targets that cannot be sampled (an existing server) give nil.
+func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
+	prev, err := t.Sample(ctx)
+	if err != nil {
+		return nil
+	}
+	return func() map[string]any {
+		cur, err := t.Sample(ctx)
+		if err != nil {
+			return nil
+		}
+		dt := cur.At.Sub(prev.At).Seconds()
+		m := map[string]any{"server_mem_bytes": cur.MemBytes}
+		if dt > 0 && cur.CPUNS >= prev.CPUNS {
+			m["server_cpu_cores"] = math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000) / 1000
+		}
+		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
+			m["proxy_cpu_cores"] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
+		}
+		prev = cur
+		return m
+	}
 }
 
 // readParity reads every target's global variables and lists the

@@ -28,6 +28,8 @@ import (
 type Target struct {
 	Name string
 	DSN  string // go-sql-driver/mysql DSN
+	// Telemetry reads the target's resource use at each interval (may be nil).
+	Telemetry func() map[string]any
 }
 
 // Config is one run's settings (sysbench's general options).
@@ -42,6 +44,9 @@ type Config struct {
 	Seed           uint64        // base of the per-thread workload seeds
 	Rate           float64       // open loop: events per second, Poisson arrivals (0: closed loop)
 	Warmup         time.Duration // --warmup-time: run but do not count
+	// Telemetry, if set, is read at every interval (the target's resource
+	// use: server CPU, memory, proxy CPU) into the interval's telemetry.
+	Telemetry func() map[string]any
 }
 
 // Validate rejects settings that cannot run.
@@ -257,6 +262,9 @@ func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit fu
 			if ivSvc.TotalCount() > 0 {
 				iv.ServiceP95US = float64(ivSvc.ValueAtQuantile(95))
 			}
+		}
+		if cfg.Telemetry != nil {
+			iv.Telemetry = cfg.Telemetry()
 		}
 		lastTick = now
 		run.Intervals = append(run.Intervals, iv)

@@ -85,6 +85,10 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 		case <-ctx.Done():
 		}
 	}
+	byName := map[string]Target{}
+	for _, t := range targets {
+		byName[t.Name] = t
+	}
 	maxThreads := cfg.Threads
 	for _, pt := range p.Points {
 		maxThreads = max(maxThreads, pt.Threads)
@@ -159,6 +163,7 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 				Warmup: b.Warmup, Phase: phase, Done: done, Total: total, ETA: eta})
 			rc := cfg
 			rc.Workload, rc.Threads = wl, pt.Threads
+			rc.Telemetry = byName[name].Telemetry
 			rc.Seed = cfg.Seed + uint64(b.Seq)*7919
 			before := readQuestions(ctx, dbs[name])
 			run, err := RunOnce(ctx, rc, name, dbs[name], func(iv result.Interval, h *hdrhistogram.Histogram) {

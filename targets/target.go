@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -64,11 +65,33 @@ func Ping(ctx context.Context, ep Endpoint, timeout time.Duration) error {
 
 // Sample is one reading of a target's resource use.
 type Sample struct {
-	At        time.Time
-	CPUNS     uint64 // cumulative CPU time of the server
-	MemBytes  uint64
-	ReadBytes uint64
-	WriteByts uint64
+	At         time.Time
+	CPUNS      uint64 // cumulative CPU time of the server (its process or its container's cgroup)
+	MemBytes   uint64
+	ProxyCPUNS uint64 // cumulative CPU time of the docker-proxy serving its port (0: none)
+}
+
+// ProcCPU is a process's cumulative user+system CPU time from /proc, or 0.
+func ProcCPU(pid int) uint64 {
+	if pid <= 0 {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	line := string(data)
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(line[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseUint(f[11], 10, 64)
+	st, _ := strconv.ParseUint(f[12], 10, 64)
+	return (ut + st) * uint64(time.Second/100) // USER_HZ is 100 on Linux
 }
 
 // Target is one database under test.

@@ -104,14 +104,14 @@ func readCgroupLimits(pid int) cgroupLimits {
 func readCgroupUsage(pid int) cgroupUsage {
 	var u cgroupUsage
 	if dir := cgroupDir(pid, "cpuacct"); dir != "" {
-		if v := readTrim(filepath.Join(dir, "cpu.stat")); v != "" {
-			for _, l := range strings.Split(v, "\n") {
-				if n, ok := strings.CutPrefix(l, "usage_usec "); ok {
-					us, _ := strconv.ParseUint(n, 10, 64)
-					u.cpuNS, u.ok = us*1000, true
-				}
+		// cgroup v2: usage_usec in cpu.stat; v1: cpuacct.usage in nanoseconds.
+		for _, l := range strings.Split(readTrim(filepath.Join(dir, "cpu.stat")), "\n") {
+			if n, ok := strings.CutPrefix(l, "usage_usec "); ok {
+				us, _ := strconv.ParseUint(n, 10, 64)
+				u.cpuNS, u.ok = us*1000, true
 			}
-		} else if v := readTrim(filepath.Join(dir, "cpuacct.usage")); v != "" {
+		}
+		if v := readTrim(filepath.Join(dir, "cpuacct.usage")); !u.ok && v != "" {
 			u.cpuNS, _ = strconv.ParseUint(v, 10, 64)
 			u.ok = true
 		}

@@ -86,6 +86,7 @@ type Server struct {
 	hostDir           string
 	ep                targets.Endpoint
 	progress          io.Writer // pull progress; nil discards it
+	pid, proxyPID     int       // cached for Sample; reset on restart
 }
 
 // SetProgress sends pull progress lines to w.
@@ -415,8 +416,11 @@ func networkPath(mode string, port int) string {
 	return "bridge-direct"
 }
 
-// dockerProxyServes looks for a docker-proxy process publishing port.
-func dockerProxyServes(port int) bool {
+// dockerProxyServes says whether a docker-proxy process publishes port.
+func dockerProxyServes(port int) bool { return dockerProxyPID(port) > 0 }
+
+// dockerProxyPID finds the docker-proxy process publishing port (0: none).
+func dockerProxyPID(port int) int {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	want := "-host-port\x00" + strconv.Itoa(port) + "\x00"
 	for _, p := range procs {
@@ -425,23 +429,30 @@ func dockerProxyServes(port int) bool {
 			continue
 		}
 		if strings.Contains(string(data), "docker-proxy") && strings.Contains(string(data), want) {
-			return true
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			return pid
 		}
 	}
-	return false
+	return 0
 }
 
-// Sample reads the container's CPU and memory from its cgroup.
+// Sample reads the container's CPU and memory from its cgroup, and the CPU
+// of the docker-proxy in front of it (the userland port forwarder's cost is
+// part of what a published port costs).
 func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
-	insp, err := s.cli.ContainerInspect(ctx, s.id)
-	if err != nil {
-		return targets.Sample{}, err
+	if s.pid == 0 {
+		insp, err := s.cli.ContainerInspect(ctx, s.id)
+		if err != nil {
+			return targets.Sample{}, err
+		}
+		s.pid = insp.State.Pid
+		s.proxyPID = dockerProxyPID(s.ep.Port)
 	}
-	cg := readCgroupUsage(insp.State.Pid)
+	cg := readCgroupUsage(s.pid)
 	if !cg.ok {
 		return targets.Sample{}, errors.New("container cgroup not readable")
 	}
-	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes}, nil
+	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: targets.ProcCPU(s.proxyPID)}, nil
 }
 
 // Restart restarts the container (same datadir and port).
@@ -450,6 +461,7 @@ func (s *Server) Restart(ctx context.Context) error {
 	if err := s.cli.ContainerRestart(ctx, s.id, container.StopOptions{Timeout: &timeout}); err != nil {
 		return err
 	}
+	s.pid, s.proxyPID = 0, 0
 	return s.waitReady(ctx, readyTimeout)
 }
 

@@ -369,20 +369,14 @@ func (s *Server) Sample(context.Context) (targets.Sample, error) {
 	if pid == 0 {
 		return targets.Sample{}, errors.New("server not running")
 	}
-	statLine := readFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	i := strings.LastIndexByte(statLine, ')')
-	if i < 0 {
-		return targets.Sample{}, errors.New("server not running")
+	var rss uint64
+	for _, l := range strings.Split(readFile("/proc/"+strconv.Itoa(pid)+"/status"), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kib, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			rss = kib * 1024
+		}
 	}
-	f := strings.Fields(statLine[i+1:])
-	if len(f) < 22 {
-		return targets.Sample{}, errors.New("unexpected /proc stat format")
-	}
-	ut, _ := strconv.ParseUint(f[11], 10, 64)
-	st, _ := strconv.ParseUint(f[12], 10, 64)
-	rss, _ := strconv.ParseUint(f[21], 10, 64)
-	const ticksNS = uint64(time.Second / 100) // USER_HZ is 100 on Linux
-	return targets.Sample{At: time.Now(), CPUNS: (ut + st) * ticksNS, MemBytes: rss * uint64(os.Getpagesize())}, nil
+	return targets.Sample{At: time.Now(), CPUNS: targets.ProcCPU(pid), MemBytes: rss}, nil
 }
 
 // Restart stops the process and starts it again on the same datadir and port.

@@ -36,9 +36,9 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		if iv.ServiceP95US > 0 || iv.QueueLen > 0 {
 			queue = fmt.Sprintf("  queue %d  conc %d  svc p95 %.2f ms", iv.QueueLen, iv.Concurrency, iv.ServiceP95US/1000)
 		}
-		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s%s\n",
+		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s%s%s\n",
 			iv.TS, e.Target, iv.TPS, iv.QPS, iv.P95US/1000, iv.P99US/1000,
-			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue, warm)
+			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue, Telemetry(iv), warm)
 	case engine.EventRunDone:
 		s := e.Run.Summary
 		fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
@@ -208,4 +208,16 @@ func pct(v, base float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%+.2f%%", (v-base)/base*100)
+}
+
+// Telemetry is an interval's resource figures in a few words ("" if none).
+func Telemetry(iv result.Interval) string {
+	out := ""
+	if v, ok := iv.Telemetry["server_cpu_cores"].(float64); ok {
+		out += fmt.Sprintf("  server cpu %.2f", v)
+	}
+	if v, ok := iv.Telemetry["proxy_cpu_cores"].(float64); ok {
+		out += fmt.Sprintf("  docker-proxy cpu %.2f", v)
+	}
+	return out
 }

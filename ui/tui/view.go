@@ -124,6 +124,9 @@ func (m *Model) cardsRow(cards []*card) string {
 				errs, reconn = float64(iv.Errors)/sec, float64(iv.Reconnects)/sec
 			}
 			lines = append(lines, fmt.Sprintf("err/s %.2f  reconn/s %.2f", errs, reconn))
+			if tel := strings.TrimSpace(text.Telemetry(iv)); tel != "" {
+				lines = append(lines, tel)
+			}
 			if c.cumSeconds > 0 {
 				lines = append(lines, fmt.Sprintf("run so far: TPS %s QPS %s", chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
 			}
