@@ -139,7 +139,8 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			if done > 0 {
+			if done > 0 && s.Cooldown != 0 {
+				send(Event{Kind: EventPhase, Target: name, Phase: "cooling down before the next run"})
 				cooldown(ctx, s.Cooldown)
 			}
 			if s.BeforeRun != nil {
