@@ -4,7 +4,7 @@
 #  1. at a fixed --rate (same work in both), the extra CPU-seconds per second
 #     of run that the TUI costs (goal: <= 0.02);
 #  2. closed loop, the throughput ratio TUI / --no-tui with its spread.
-# Usage: scripts/bench-tui.sh [pairs] [seconds]
+# Usage: [PHASES="rate closed"] scripts/bench-tui.sh [pairs] [seconds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
@@ -56,7 +56,7 @@ PY
 	rm -f "$dir/time"
 }
 
-for phase in rate closed; do
+for phase in ${PHASES:-rate closed}; do
 	extra=()
 	[ "$phase" = rate ] && extra=(--rate 200)
 	echo "== $phase loop${extra[*]:+ (${extra[*]})}: $pairs pairs of ${secs}s runs"
