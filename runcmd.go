@@ -340,7 +340,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 			return exportNow(o.out, r)
 		}, theme.ColorEnabled())
 		model.SetLatest(func() *result.Result { latestMu.Lock(); defer latestMu.Unlock(); return latest })
-		prog := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout), tea.WithFPS(5))
+		prog := tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout), tea.WithFPS(10))
 		go func() {
 			out := <-finished
 			decorate(out.res)
