@@ -54,7 +54,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	// The driver logs dropped handshakes while a container starts; errors reach the user as errors.
 	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
