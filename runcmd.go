@@ -519,7 +519,7 @@ func prepareAll(ctx context.Context, cfg engine.Config, ts []engine.Target, repr
 			return err
 		}
 		err = func() error {
-			defer db.Close()
+			defer engine.Close(db)
 			st, err := cfg.Workload.Check(ctx, db, cfg.Threads)
 			if err != nil {
 				return err
@@ -561,7 +561,7 @@ func cleanupAll(ctx context.Context, cfg engine.Config, ts []engine.Target, stde
 			return err
 		}
 		dropped, err := cfg.Workload.Cleanup(ctx, db, cfg.Threads)
-		db.Close()
+		engine.Close(db)
 		for _, d := range dropped {
 			fmt.Fprintf(stderr, "dbduel: %s: dropped table '%s'\n", t.Name, d)
 		}

@@ -104,6 +104,12 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 // interrupted run can unblock its threads.
 var dialers sync.Map
 
+// Close closes a DB opened by Open and forgets its dialer.
+func Close(db *sql.DB) error {
+	dialers.Delete(db)
+	return db.Close()
+}
+
 // unblock shuts down every connection of db (after an interruption).
 func unblock(db *sql.DB) {
 	if d, ok := dialers.Load(db); ok {
@@ -153,11 +159,7 @@ func (s *runState) fail(err error) {
 func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
 	run := result.Run{Target: target}
 	s := &runState{cfg: cfg, db: db, stopCh: make(chan struct{})}
-	if cfg.Events > 0 {
-		s.remaining.Store(int64(cfg.Events))
-	} else {
-		s.remaining.Store(math.MaxInt64)
-	}
+	s.remaining.Store(int64(cfg.Events)) // used only when --events is set
 	openLoop := cfg.Rate > 0
 	// Connect and prepare every thread before the clock starts (thread_init).
 	conns := make([]*sql.Conn, cfg.Threads)
@@ -420,19 +422,25 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 				return
 			}
 		}
-		if s.remaining.Add(-1) < 0 {
+		// Shared counters are touched only when their feature is on: on the
+		// per-event path every shared cache line costs all threads.
+		if s.cfg.Events > 0 && s.remaining.Add(-1) < 0 {
 			s.halt()
 			return
 		}
 		var c workload.Counts
-		s.busy.Add(1)
+		if s.sched != nil {
+			s.busy.Add(1)
+		}
 		t0 := time.Now()
 		// No context per statement: a cancellable one costs a watcher per
 		// query in database/sql and the driver. Interruption is handled by
 		// the stop flag and, for stuck statements, by shutting sockets down.
 		err := workers[i].Event(context.Background(), &c)
 		end := time.Now()
-		s.busy.Add(-1)
+		if s.sched != nil {
+			s.busy.Add(-1)
+		}
 		if err == nil {
 			lat := end.Sub(t0)
 			if s.sched != nil {
@@ -450,7 +458,9 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 			s.fail(describeError(i, code, err))
 			return
 		}
-		s.remaining.Add(1) // the event is restarted, as in sysbench
+		if s.cfg.Events > 0 {
+			s.remaining.Add(1) // the event is restarted, as in sysbench
+		}
 		if !isConnectionLost(code, err) {
 			rec.RecordError(false)
 			continue

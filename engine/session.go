@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -96,7 +96,7 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 	dbs := map[string]*sql.DB{}
 	defer func() {
 		for _, db := range dbs {
-			db.Close()
+			Close(db)
 		}
 	}()
 	for _, t := range targets {
@@ -175,10 +175,7 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 			if before.ok {
 				after := readQuestions(context.WithoutCancel(ctx), dbs[name])
 				run.Honesty = honesty(before, after, run.Summary.Queries+run.WarmupQueries)
-				if h := run.Honesty; h != nil && math.Abs(h.DiffPct) > 1 {
-					msg := fmt.Sprintf("%s run %d: dbduel counted %d queries, the server's %s counter %d (%+.2f%%); %s",
-						name, b.Index, h.DbduelQueries, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
-					res.Warnings = append(res.Warnings, msg)
+				if msg := stats.HonestyWarning(run); msg != "" {
 					send(Event{Kind: EventNotice, Target: name, Message: "warning: " + msg})
 				}
 			}

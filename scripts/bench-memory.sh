@@ -8,16 +8,9 @@ secs=${1:-600}
 threads=${2:-64}
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
-dir=$(mktemp -d /tmp/dbduel-benchmem.XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal --skip-test-db --user=root >/dev/null
-mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 --socket="$dir/sock" --user=root \
-	--max-connections=500 --skip-name-resolve >"$dir/log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 1 100); do mariadb --socket="$dir/sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
-mariadb --socket="$dir/sock" -uroot -e "CREATE USER 'b'@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO 'b'@'%'; CREATE DATABASE sbtest;"
-"$bin" run oltp_read_only --target "n=mysql://b:b@127.0.0.1:$port/sbtest" --tables 4 --table-size 10000 \
+. scripts/lib/tempserver.sh
+start_temp_server benchmem --max-connections=500
+"$bin" run oltp_read_only --target "n=$url" --tables 4 --table-size 10000 \
 	--threads "$threads" --time "$secs" --format text >"$dir/out" 2>&1 &
 pid=$!
 echo "t_s rss_kib"

@@ -11,15 +11,9 @@ pairs=${1:-5}
 secs=${2:-10}
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
-dir=$(mktemp -d /tmp/dbduel-benchtui.XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal --skip-test-db --user=root >/dev/null
-mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 --socket="$dir/sock" --user=root --skip-name-resolve >"$dir/log" 2>&1 &
-server=$!
-trap 'tmux kill-session -t benchtui 2>/dev/null || true; kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 1 100); do mariadb --socket="$dir/sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
-mariadb --socket="$dir/sock" -uroot -e "CREATE USER 'b'@'%' IDENTIFIED BY 'b'; GRANT ALL ON *.* TO 'b'@'%'; CREATE DATABASE sbtest;"
-url="mysql://b:b@127.0.0.1:$port/sbtest"
+. scripts/lib/tempserver.sh
+on_exit='tmux kill-session -t benchtui 2>/dev/null || true'
+start_temp_server benchtui
 "$bin" prepare oltp_read_only --target "n=$url" --tables 2 --table-size 10000 >/dev/null 2>&1
 
 # run MODE EXTRA...: prints "cpu_seconds tps" of one run

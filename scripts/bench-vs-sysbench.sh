@@ -21,17 +21,9 @@ bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
 
 # One server for both clients, on a free port with a temp datadir.
-dir=$(mktemp -d /tmp/dbduel-bench.XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal --skip-test-db --user=root >/dev/null
-mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 --socket="$dir/sock" \
-	--user=root --max-connections=1000 --innodb-buffer-pool-size=512M --skip-name-resolve >"$dir/log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 1 100); do mariadb --socket="$dir/sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
-mariadb --socket="$dir/sock" -uroot -e "CREATE USER 'bench'@'%' IDENTIFIED BY 'bench'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE sbtest;"
+. scripts/lib/tempserver.sh
+start_temp_server bench --max-connections=1000 --innodb-buffer-pool-size=512M
 conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password=bench)
-url="mysql://bench:bench@127.0.0.1:$port/sbtest"
 
 sysbench oltp_read_only "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$tables" prepare >/dev/null
 echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $tables×$rows rows, $threads threads, ${secs}s per run, $pairs pairs, --db-ps-mode=$psmode"

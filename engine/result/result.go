@@ -232,6 +232,25 @@ type VariableDiff struct {
 	Values map[string]string `json:"values"`
 }
 
+// TargetNames lists the targets baseline first (the order of --target),
+// then any target that only appears in runs.
+func (r *Result) TargetNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			names, seen[n] = append(names, n), true
+		}
+	}
+	for _, t := range r.Targets {
+		add(t.Name)
+	}
+	for _, run := range r.Runs {
+		add(run.Target)
+	}
+	return names
+}
+
 // WriteFile writes r as indented JSON atomically: a temp file beside path,
 // then a rename, so a crash never leaves a half-written result.
 func WriteFile(path string, r *Result) error {

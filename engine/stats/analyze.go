@@ -2,7 +2,9 @@ package stats
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -28,13 +30,18 @@ var metrics = []metric{
 // first, paired by block) from the measured runs, per sweep point, and adds
 // a noise warning when a target's runs vary by more than 5%.
 func Analyze(r *result.Result) {
-	names := targetNames(r)
+	names := r.TargetNames()
 	r.Stats = map[string]result.TargetStats{}
 	r.PointStats = nil
 	r.Comparisons = nil
 	points := map[int]bool{}
 	for _, run := range r.Runs {
 		points[run.Point] = true
+	}
+	for _, run := range r.Runs {
+		if msg := HonestyWarning(run); msg != "" {
+			r.Warnings = append(r.Warnings, msg)
+		}
 	}
 	sweep := len(r.Plan.Points) > 1
 	for pi := 0; pi < max(len(r.Plan.Points), 1); pi++ {
@@ -57,6 +64,17 @@ func Analyze(r *result.Result) {
 		r.Comparisons = append(r.Comparisons, cs...)
 		r.Warnings = append(r.Warnings, warns...)
 	}
+}
+
+// HonestyWarning says when dbduel's query count and the server's own counter
+// disagree by more than 1% in a run ("" when they agree or were not read).
+func HonestyWarning(run result.Run) string {
+	h := run.Honesty
+	if h == nil || math.Abs(h.DiffPct) <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("%s run %d: dbduel counted %d queries, the server's %s counter %d (%+.2f%%); %s",
+		run.Target, run.Index, h.DbduelQueries, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
 }
 
 func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []result.Comparison, []string) {
@@ -149,40 +167,6 @@ func noiseHint(tv, bv []float64, deltaPct float64) string {
 	return fmt.Sprintf("; resolving a %.1f%% effect at this noise needs about %d blocks", math.Abs(deltaPct), n)
 }
 
-func targetNames(r *result.Result) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, t := range r.Targets {
-		if !seen[t.Name] {
-			names, seen[t.Name] = append(names, t.Name), true
-		}
-	}
-	if len(r.Plan.Blocks) > 0 && len(names) == 0 {
-		// Before targets are decorated: the plan's first block names them;
-		// the baseline is the first --target, which the caller sets as Targets.
-		for _, n := range r.Plan.Blocks[0] {
-			if !seen[n] {
-				names, seen[n] = append(names, n), true
-			}
-		}
-	}
-	for _, run := range r.Runs {
-		if !seen[run.Target] {
-			names, seen[run.Target] = append(names, run.Target), true
-		}
-	}
-	return names
-}
-
 func sortedBlocks(m map[int]result.Summary) []int {
-	var bs []int
-	for b := range m {
-		bs = append(bs, b)
-	}
-	for i := 1; i < len(bs); i++ {
-		for j := i; j > 0 && bs[j] < bs[j-1]; j-- {
-			bs[j], bs[j-1] = bs[j-1], bs[j]
-		}
-	}
-	return bs
+	return slices.Sorted(maps.Keys(m))
 }

@@ -217,3 +217,17 @@ func TestCompareFiles(t *testing.T) {
 		t.Fatal("different table sizes compared")
 	}
 }
+
+func TestAnalyzeWarnsWhenServerCounterDisagrees(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "native"}}}
+	r.Runs = []result.Run{
+		{Target: "native", Index: 1, Block: 1, Complete: true, Summary: result.Summary{TPS: 10},
+			Honesty: &result.Honesty{Counter: "Questions", ServerQueries: 1000, DbduelQueries: 900, DiffPct: -10}},
+		{Target: "native", Index: 2, Block: 2, Complete: true, Summary: result.Summary{TPS: 10},
+			Honesty: &result.Honesty{Counter: "Questions", ServerQueries: 1000, DbduelQueries: 1000}},
+	}
+	Analyze(r)
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "native run 1") || !strings.Contains(r.Warnings[0], "-10.00%") {
+		t.Fatalf("warnings: %q", r.Warnings)
+	}
+}

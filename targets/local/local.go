@@ -243,18 +243,9 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		name, argv = taskset, append([]string{"-c", s.o.Cpuset, bin}, args...)
 	}
-	cmd := exec.Command(name, argv...)
-	// Own process group: a ^C at the terminal reaches dbduel, which stops the server in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", bin, err)
+	if err := s.spawn(name, argv); err != nil {
+		return err
 	}
-	s.mu.Lock()
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	s.mu.Unlock()
-	go func(exited chan struct{}) { cmd.Wait(); close(exited) }(s.exited)
-	_ = state.Record(state.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: bin, Dir: s.dir, Started: time.Now()})
 
 	s.ep = targets.Endpoint{Host: "127.0.0.1", Port: port, User: "root", Password: NewPassword(), DB: "sbtest"}
 	if err := s.waitReady(ctx, 60*time.Second); err != nil {
@@ -384,19 +375,28 @@ func (s *Server) Restart(ctx context.Context) error {
 	if err := s.stopProcess(); err != nil {
 		return err
 	}
-	argv := append([]string(nil), s.cmd.Args[1:]...)
-	cmd := exec.Command(s.cmd.Path, argv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	if err := s.spawn(s.cmd.Path, append([]string(nil), s.cmd.Args[1:]...)); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	s.mu.Unlock()
-	go func(exited chan struct{}) { cmd.Wait(); close(exited) }(s.exited)
-	_ = state.Record(state.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: s.binary, Dir: s.dir, Started: time.Now()})
 	return s.waitReady(ctx, 60*time.Second)
+}
+
+// spawn starts the server process (name is the binary or taskset), watches
+// for its exit and leaves a pidfile for `dbduel clean`.
+func (s *Server) spawn(name string, argv []string) error {
+	cmd := exec.Command(name, argv...)
+	// Own process group: a ^C at the terminal reaches dbduel, which stops the server in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.binary, err)
+	}
+	exited := make(chan struct{})
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	go func() { cmd.Wait(); close(exited) }()
+	_ = state.Record(state.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: s.binary, Dir: s.dir, Started: time.Now()})
+	return nil
 }
 
 func (s *Server) stopProcess() error {

@@ -85,26 +85,10 @@ func RunTable(r *result.Result) string {
 	return b.String()
 }
 
-func targetOrder(r *result.Result) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, t := range r.Targets {
-		names = append(names, t.Name)
-		seen[t.Name] = true
-	}
-	for _, run := range r.Runs {
-		if !seen[run.Target] {
-			names = append(names, run.Target)
-			seen[run.Target] = true
-		}
-	}
-	return names
-}
-
 func pointTable(r *result.Result, point int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", "target", "run", "queries", "qps", "tps", "avg ms", "p95 ms")
-	names := targetOrder(r)
+	names := r.TargetNames()
 	means := map[string]result.Summary{}
 	for _, name := range names {
 		var sum result.Summary
@@ -163,7 +147,7 @@ func pointTable(r *result.Result, point int) string {
 // with each target's ratio to the baseline.
 func CurveTable(r *result.Result) string {
 	var b strings.Builder
-	names := targetOrder(r)
+	names := r.TargetNames()
 	fmt.Fprintf(&b, "%-8s %-11s", "threads", "table_size")
 	for i, n := range names {
 		if i == 0 {
