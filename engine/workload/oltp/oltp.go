@@ -151,6 +151,7 @@ type worker struct {
 	begin   *stmt
 	commit  *stmt
 	single  *stmt // select_random_*: the one statement
+	body    func(context.Context, *workload.Counts) error
 	args    []any
 	cbuf    []byte
 	padbuf  []byte
@@ -183,6 +184,7 @@ func (w *oltpWorkload) NewWorker(ctx context.Context, conn *sql.Conn, thread, th
 		cbuf:   make([]byte, len(cTemplate)),
 		padbuf: make([]byte, len(padTemplate)),
 	}
+	wk.body = wk.pickBody()
 	var err error
 	switch w.name {
 	case "select_random_points":
@@ -294,62 +296,72 @@ func (wk *worker) run(ctx context.Context, s *stmt, c *workload.Counts, args ...
 func (wk *worker) table() int { return int(wk.rng.Uniform(1, uint32(wk.w.o.Tables))) }
 func (wk *worker) id() int64  { return int64(wk.rng.Default(1, uint32(wk.w.o.TableSize))) }
 
-// Event is the script's event().
+// Event is the script's event(), chosen once per worker (pickBody).
 func (wk *worker) Event(ctx context.Context, c *workload.Counts) error {
-	o := &wk.w.o
-	switch wk.w.name {
-	case "oltp_insert":
-		return wk.insertEvent(ctx, c)
-	case "bulk_insert":
-		return wk.bulkEvent(ctx, c)
-	case "select_random_points":
-		rlen := float64(o.TableSize) / float64(wk.threads)
-		rmin := rlen * float64(wk.thread)
-		for i := range wk.args {
-			wk.args[i] = int64(wk.rng.Default(uint32(rmin), uint32(rmin+rlen)))
-		}
-		return wk.run(ctx, wk.single, c, wk.args...)
-	case "select_random_ranges":
-		rlen := float64(o.TableSize) / float64(wk.threads)
-		rmin := rlen * float64(wk.thread)
-		for i := 0; i < len(wk.args); i += 2 {
-			v := int64(wk.rng.Default(uint32(rmin), uint32(rmin+rlen)))
-			wk.args[i], wk.args[i+1] = v, v+int64(o.Delta)
-		}
-		return wk.run(ctx, wk.single, c, wk.args...)
-	}
 	if wk.begin != nil {
 		if err := wk.run(ctx, wk.begin, c); err != nil {
 			return err
 		}
 	}
-	var err error
-	switch wk.w.name {
-	case "oltp_point_select":
-		err = wk.pointSelects(ctx, c, 1)
-	case "oltp_update_index":
-		err = wk.indexUpdates(ctx, c)
-	case "oltp_update_non_index":
-		err = wk.nonIndexUpdates(ctx, c)
-	case "oltp_delete":
-		t := wk.table()
-		err = wk.run(ctx, wk.stmts[t-1][deleteRow], c, wk.id())
-	case "oltp_read_only":
-		err = wk.reads(ctx, c)
-	case "oltp_write_only":
-		err = wk.writes(ctx, c)
-	case "oltp_read_write":
-		if err = wk.reads(ctx, c); err == nil {
-			err = wk.writes(ctx, c)
-		}
-	}
-	if err != nil {
+	if err := wk.body(ctx, c); err != nil {
 		return err
 	}
 	if wk.commit != nil {
 		return wk.run(ctx, wk.commit, c)
 	}
 	return nil
+}
+
+// pickBody selects the statements of the script's event() between BEGIN
+// and COMMIT, so the per-event path does not compare script names.
+func (wk *worker) pickBody() func(context.Context, *workload.Counts) error {
+	o := &wk.w.o
+	switch wk.w.name {
+	case "oltp_insert":
+		return wk.insertEvent
+	case "bulk_insert":
+		return wk.bulkEvent
+	case "select_random_points":
+		return func(ctx context.Context, c *workload.Counts) error {
+			rlen := float64(o.TableSize) / float64(wk.threads)
+			rmin := rlen * float64(wk.thread)
+			for i := range wk.args {
+				wk.args[i] = int64(wk.rng.Default(uint32(rmin), uint32(rmin+rlen)))
+			}
+			return wk.run(ctx, wk.single, c, wk.args...)
+		}
+	case "select_random_ranges":
+		return func(ctx context.Context, c *workload.Counts) error {
+			rlen := float64(o.TableSize) / float64(wk.threads)
+			rmin := rlen * float64(wk.thread)
+			for i := 0; i < len(wk.args); i += 2 {
+				v := int64(wk.rng.Default(uint32(rmin), uint32(rmin+rlen)))
+				wk.args[i], wk.args[i+1] = v, v+int64(o.Delta)
+			}
+			return wk.run(ctx, wk.single, c, wk.args...)
+		}
+	case "oltp_point_select":
+		return func(ctx context.Context, c *workload.Counts) error { return wk.pointSelects(ctx, c, 1) }
+	case "oltp_update_index":
+		return wk.indexUpdates
+	case "oltp_update_non_index":
+		return wk.nonIndexUpdates
+	case "oltp_delete":
+		return func(ctx context.Context, c *workload.Counts) error {
+			t := wk.table()
+			return wk.run(ctx, wk.stmts[t-1][deleteRow], c, wk.id())
+		}
+	case "oltp_read_only":
+		return wk.reads
+	case "oltp_write_only":
+		return wk.writes
+	}
+	return func(ctx context.Context, c *workload.Counts) error { // oltp_read_write
+		if err := wk.reads(ctx, c); err != nil {
+			return err
+		}
+		return wk.writes(ctx, c)
+	}
 }
 
 func (wk *worker) reads(ctx context.Context, c *workload.Counts) error {
