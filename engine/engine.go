@@ -83,7 +83,7 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 	cfg.Logger = quietLogger{}
 	var dialer *netconn.Dialer
 	if os.Getenv("DBDUEL_NET") != "go" { // DBDUEL_NET=go keeps Go's poller path (for A/B measurements)
-		dialer = netconn.NewDialer()
+		dialer = netconn.NewDialer(netconn.ModeFromEnv())
 		cfg.DialFunc = dialer.Dial
 	}
 	conn, err := mysql.NewConnector(cfg)

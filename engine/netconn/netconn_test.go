@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -29,8 +32,14 @@ func echo(t *testing.T) (addr string, accepted chan net.Conn) {
 }
 
 func TestRoundTripAndEOF(t *testing.T) {
+	for _, mode := range []Mode{Raw, Syscall} {
+		t.Run(map[Mode]string{Raw: "raw", Syscall: "syscall"}[mode], func(t *testing.T) { roundTripAndEOF(t, mode) })
+	}
+}
+
+func roundTripAndEOF(t *testing.T, mode Mode) {
 	addr, accepted := echo(t)
-	d := NewDialer()
+	d := NewDialer(mode)
 	c, err := d.Dial(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +74,7 @@ func TestRoundTripAndEOF(t *testing.T) {
 
 func TestCloseUnblocksReader(t *testing.T) {
 	addr, _ := echo(t)
-	d := NewDialer()
+	d := NewDialer(Raw)
 	c, err := d.Dial(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -87,12 +96,88 @@ func TestCloseUnblocksReader(t *testing.T) {
 
 func TestDeadlines(t *testing.T) {
 	addr, _ := echo(t)
-	c, err := NewDialer().Dial(context.Background(), "tcp", addr)
+	c, err := NewDialer(Raw).Dial(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	if c.SetDeadline(time.Time{}) != nil || c.SetReadDeadline(time.Now()) == nil {
 		t.Fatal("clearing a deadline must work, setting one must be refused")
+	}
+}
+
+// A thread waiting in a raw read holds its P; a garbage collection must
+// still be able to stop the world (the preemption signal ends the read with
+// EINTR) rather than wait for the server. The I/O timeout is made long so
+// that only the signal path can pass. A failure would stop the world, timers
+// included, so the check runs in a child process that is killed on timeout.
+func TestGCDoesNotWaitForRawRead(t *testing.T) {
+	if os.Getenv("NETCONN_GC_CHILD") == "1" {
+		gcWithBlockedRawRead(t)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestGCDoesNotWaitForRawRead$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "NETCONN_GC_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("a garbage collection waited for a blocked raw read (%v):\n%s", err, out)
+	}
+}
+
+func gcWithBlockedRawRead(t *testing.T) {
+	ioTimeout = time.Hour
+	addr, _ := echo(t)
+	c, err := NewDialer(Raw).Dial(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go c.Read(make([]byte, 10)) // nothing will come
+	time.Sleep(50 * time.Millisecond)
+	runtime.GC()
+}
+
+// A raw read that times out with no data keeps waiting and returns the data
+// once it comes.
+func TestRawReadOutlastsTimeout(t *testing.T) {
+	defer func(d time.Duration) { ioTimeout = d }(ioTimeout)
+	ioTimeout = 10 * time.Millisecond
+	addr, accepted := echo(t)
+	c, err := NewDialer(Raw).Dial(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	srv := <-accepted
+	go func() {
+		time.Sleep(100 * time.Millisecond) // ten timeouts
+		srv.Write([]byte("late"))
+	}()
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "late" {
+		t.Fatalf("read %q, %v; want \"late\"", got, err)
+	}
+}
+
+// Every raw connection waiting in the kernel holds a P: Dial keeps the CPU
+// count of Ps free beyond the open connections.
+func TestDialReservesProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	addr, _ := echo(t)
+	d := NewDialer(Raw)
+	var conns []net.Conn
+	for range 3 {
+		c, err := d.Dial(context.Background(), "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	if got, want := runtime.GOMAXPROCS(0), int(rawConns.Load())+runtime.NumCPU(); got < want {
+		t.Fatalf("GOMAXPROCS %d with %d raw connections open, want at least %d", got, rawConns.Load(), want)
+	}
+	for _, c := range conns {
+		c.Close()
 	}
 }
