@@ -3,6 +3,7 @@ package oltp
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strconv"
 	"strings"
@@ -137,24 +138,31 @@ func (w *oltpWorkload) Validate(threads int) error {
 // (--db-ps-mode=auto) or sent as text with the parameters inlined (disable).
 type stmt struct {
 	query string
-	ps    *sql.Stmt
 	read  bool
+	// The driver's prepared statement (nil in text mode) and the number of
+	// columns its results have (learnt from the first result).
+	ps    driver.Stmt
+	ncols int
 }
 
 type worker struct {
-	w       *oltpWorkload
-	conn    *sql.Conn
-	rng     *sbrand.Rand
-	thread  int
-	threads int
-	stmts   [][numKinds]*stmt // [table-1][kind]
-	begin   *stmt
-	commit  *stmt
-	single  *stmt // select_random_*: the one statement
-	body    func(context.Context, *workload.Counts) error
-	args    []any
-	cbuf    []byte
-	padbuf  []byte
+	w        *oltpWorkload
+	conn     *sql.Conn
+	rng      *sbrand.Rand
+	thread   int
+	threads  int
+	stmts    [][numKinds]*stmt // [table-1][kind]
+	begin    *stmt
+	commit   *stmt
+	single   *stmt // select_random_*: the one statement
+	body     func(context.Context, *workload.Counts) error
+	args     []any
+	cur      call                // the statement in flight (run → onDriver)
+	nv       []driver.NamedValue // its arguments, reused
+	dest     []driver.Value      // a row of its result, reused
+	onDriver func(any) error     // wk.execOnDriver, bound once
+	cbuf     []byte
+	padbuf   []byte
 	// bulk_insert state
 	bulkSize int
 	bulkBuf  []byte
@@ -165,13 +173,20 @@ type worker struct {
 func (w *oltpWorkload) prepared() bool { return strings.EqualFold(w.o.PSMode, "auto") }
 
 func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, error) {
-	s := &stmt{query: query, read: read}
+	s := &stmt{query: query, read: read, ncols: -1}
 	if wk.w.prepared() {
-		ps, err := wk.conn.PrepareContext(ctx, query)
+		err := wk.conn.Raw(func(dc any) error {
+			pc, ok := dc.(driver.ConnPrepareContext)
+			if !ok {
+				return fmt.Errorf("the driver's connection %T cannot prepare with a context", dc)
+			}
+			ps, err := pc.PrepareContext(ctx, query)
+			s.ps = ps
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("prepare %q: %w", query, err)
 		}
-		s.ps = ps
 	}
 	return s, nil
 }
@@ -185,6 +200,7 @@ func (w *oltpWorkload) NewWorker(ctx context.Context, conn *sql.Conn, thread, th
 		padbuf: make([]byte, len(padTemplate)),
 	}
 	wk.body = wk.pickBody()
+	wk.onDriver = wk.execOnDriver
 	var err error
 	switch w.name {
 	case "select_random_points":
@@ -227,19 +243,21 @@ func (w *oltpWorkload) NewWorker(ctx context.Context, conn *sql.Conn, thread, th
 	return wk, nil
 }
 
+// closeStmts closes the driver's statements (on a lost connection they
+// went with it, and Raw refuses: nothing to do).
 func (wk *worker) closeStmts() {
+	all := []*stmt{wk.begin, wk.commit, wk.single}
 	for _, row := range wk.stmts {
-		for _, s := range row {
+		all = append(all, row[:]...)
+	}
+	_ = wk.conn.Raw(func(any) error {
+		for _, s := range all {
 			if s != nil && s.ps != nil {
 				s.ps.Close()
 			}
 		}
-	}
-	for _, s := range []*stmt{wk.begin, wk.commit, wk.single} {
-		if s != nil && s.ps != nil {
-			s.ps.Close()
-		}
-	}
+		return nil
+	})
 }
 
 // Close flushes bulk_insert's last batch and closes the statements (thread_done()).
@@ -247,48 +265,6 @@ func (wk *worker) Close(ctx context.Context, c *workload.Counts) error {
 	defer wk.closeStmts()
 	if wk.w.name == "bulk_insert" {
 		return wk.bulkFlush(ctx, c)
-	}
-	return nil
-}
-
-// run executes s and classifies it: a result set is a read; otherwise a
-// write if rows were affected, else other (sysbench's MySQL driver rule).
-func (wk *worker) run(ctx context.Context, s *stmt, c *workload.Counts, args ...any) error {
-	if s.read {
-		var rows *sql.Rows
-		var err error
-		if s.ps != nil {
-			rows, err = s.ps.QueryContext(ctx, args...)
-		} else {
-			rows, err = wk.conn.QueryContext(ctx, s.query, args...)
-		}
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return err
-		}
-		c.Reads++
-		return nil
-	}
-	var res sql.Result
-	var err error
-	if s.ps != nil {
-		res, err = s.ps.ExecContext(ctx, args...)
-	} else {
-		res, err = wk.conn.ExecContext(ctx, s.query, args...)
-	}
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		c.Writes++
-	} else {
-		c.Other++
 	}
 	return nil
 }
