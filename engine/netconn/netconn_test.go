@@ -181,3 +181,43 @@ func TestDialReservesProcs(t *testing.T) {
 		c.Close()
 	}
 }
+
+// Small reads are served from the read-ahead buffer in order, across
+// refills, and a large read bypasses it without losing buffered bytes.
+func TestBufferedReads(t *testing.T) {
+	addr, accepted := echo(t)
+	c, err := NewDialer(Raw).Dial(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	msg := make([]byte, 3*readBufSize+123)
+	for i := range msg {
+		msg[i] = byte(i * 7)
+	}
+	<-accepted
+	go c.Write(msg)
+	var got []byte
+	small := make([]byte, 1000)
+	for len(got) < readBufSize+500 {
+		n, err := c.Read(small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, small[:n]...)
+	}
+	rest := make([]byte, len(msg)-len(got))
+	if _, err := io.ReadFull(c, rest); err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, rest...)
+	for i := range msg {
+		if got[i] != msg[i] {
+			t.Fatalf("byte %d differs", i)
+		}
+	}
+	c.Close()
+	if _, err := c.Read(small); err == nil {
+		t.Fatal("read after close succeeded")
+	}
+}
