@@ -21,7 +21,10 @@ type Log struct {
 	Enabled  bool
 	Prepared []string
 	Executed []string // "P:" prepared executions, "T:" text statements
-	count    atomic.Int64
+	// NoText makes text statements answer driver.ErrSkip, as a driver does
+	// when it cannot send one as text (the caller must prepare it).
+	NoText bool
+	count  atomic.Int64
 }
 
 // Count is the number of statements executed.
@@ -77,10 +80,16 @@ func (c *conn) Begin() (driver.Tx, error) { return tx{}, nil }
 
 // ExecContext and QueryContext are text statements (no prepare).
 func (c *conn) ExecContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Result, error) {
+	if c.log.NoText {
+		return nil, driver.ErrSkip
+	}
 	c.log.add("T:", q)
 	return result(q), nil
 }
 func (c *conn) QueryContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
+	if c.log.NoText {
+		return nil, driver.ErrSkip
+	}
 	c.log.add("T:", q)
 	return &rows{}, nil
 }

@@ -96,7 +96,7 @@ func (wk *worker) query(ctx context.Context, dc any, s *stmt) (driver.Rows, erro
 	// The driver cannot send this one as text (database/sql's rule too):
 	// prepare it for this call. Its rows stay readable after the statement
 	// is closed, as database/sql relies on.
-	ps, err := wk.prepareOnce(ctx, dc, s.query)
+	ps, err := prepareOn(ctx, dc, s.query)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (wk *worker) exec(ctx context.Context, dc any, s *stmt) (driver.Result, err
 			return res, err
 		}
 	}
-	ps, err := wk.prepareOnce(ctx, dc, s.query)
+	ps, err := prepareOn(ctx, dc, s.query)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,8 @@ func (wk *worker) exec(ctx context.Context, dc any, s *stmt) (driver.Result, err
 	return nil, fmt.Errorf("the driver's statement %T cannot execute with a context", ps)
 }
 
-func (wk *worker) prepareOnce(ctx context.Context, dc any, query string) (driver.Stmt, error) {
+// prepareOn prepares query on the driver connection dc.
+func prepareOn(ctx context.Context, dc any, query string) (driver.Stmt, error) {
 	pc, ok := dc.(driver.ConnPrepareContext)
 	if !ok {
 		return nil, fmt.Errorf("the driver's connection %T cannot prepare with a context", dc)

@@ -175,13 +175,8 @@ func (w *oltpWorkload) prepared() bool { return strings.EqualFold(w.o.PSMode, "a
 func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, error) {
 	s := &stmt{query: query, read: read, ncols: -1}
 	if wk.w.prepared() {
-		err := wk.conn.Raw(func(dc any) error {
-			pc, ok := dc.(driver.ConnPrepareContext)
-			if !ok {
-				return fmt.Errorf("the driver's connection %T cannot prepare with a context", dc)
-			}
-			ps, err := pc.PrepareContext(ctx, query)
-			s.ps = ps
+		err := wk.conn.Raw(func(dc any) (err error) {
+			s.ps, err = prepareOn(ctx, dc, query)
 			return err
 		})
 		if err != nil {

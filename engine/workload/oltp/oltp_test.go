@@ -165,3 +165,46 @@ func BenchmarkEventReadWrite(b *testing.B) {
 		}
 	}
 }
+
+// A text statement the driver cannot send as text (driver.ErrSkip) is
+// prepared for the one call, as database/sql would do, and counted the same.
+func TestTextStatementFallsBackToPrepare(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		reads, writes uint64
+		want          string
+	}{
+		{"oltp_insert", 0, 1, "INSERT INTO sbtest1"},
+		{"oltp_point_select", 1, 0, "SELECT c FROM sbtest1 WHERE id="},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, log := fakesql.Open(true)
+			log.NoText = true
+			conn, err := db.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := DefaultOptions()
+			o.PSMode = "disable"
+			w, err := New(c.name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wk, err := w.NewWorker(context.Background(), conn, 0, 1, 42)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n workload.Counts
+			if err := wk.Event(context.Background(), &n); err != nil {
+				t.Fatal(err)
+			}
+			if n.Reads != c.reads || n.Writes != c.writes {
+				t.Fatalf("reads/writes %d/%d, want %d/%d", n.Reads, n.Writes, c.reads, c.writes)
+			}
+			ex := log.Snapshot()
+			if len(log.Prepared) != 1 || !strings.HasPrefix(log.Prepared[0], c.want) || len(ex) != 1 || !strings.HasPrefix(ex[0], "P:"+c.want) {
+				t.Fatalf("prepared %q, executed %q; want one prepared execution of %q", log.Prepared, ex, c.want)
+			}
+		})
+	}
+}
