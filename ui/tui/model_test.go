@@ -119,6 +119,17 @@ func TestRunningViewShowsComparison(t *testing.T) {
 	}
 }
 
+func TestHeaderThreadCount(t *testing.T) {
+	for n, want := range map[int]string{1: "· 1 thread ·", 4: "· 4 threads ·"} {
+		m := testModel(nil, nil)
+		m.info.Threads = n
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+		if v := ansi.ReplaceAllString(m.View(), ""); !strings.Contains(v, want) {
+			t.Errorf("header lacks %q:\n%s", want, strings.SplitN(v, "\n", 2)[0])
+		}
+	}
+}
+
 func TestKeys(t *testing.T) {
 	cancelled := 0
 	m := testModel(nil, func() { cancelled++ })

@@ -79,8 +79,12 @@ func (m *Model) header() string {
 	if m.paused {
 		paused = "  [display paused]"
 	}
-	line1 := fmt.Sprintf("dbduel · %s · %d×%d rows · %d threads%s · %s%s",
-		m.info.Workload, m.info.Tables, m.info.TableSize, m.info.Threads, rate, m.phase, paused)
+	threads := fmt.Sprintf("%d threads", m.info.Threads)
+	if m.info.Threads == 1 {
+		threads = "1 thread"
+	}
+	line1 := fmt.Sprintf("dbduel · %s · %d×%d rows · %s%s · %s%s",
+		m.info.Workload, m.info.Tables, m.info.TableSize, threads, rate, m.phase, paused)
 	barW := 30
 	filled := int(frac * float64(barW))
 	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s [%s%s]",
