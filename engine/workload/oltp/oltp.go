@@ -139,10 +139,7 @@ func (w *oltpWorkload) Validate(threads int) error {
 type stmt struct {
 	query string
 	read  bool
-	// The driver's prepared statement (nil in text mode) and the number of
-	// columns its results have (learnt from the first result).
-	ps    driver.Stmt
-	ncols int
+	ps    driver.Stmt // the driver's prepared statement; nil in text mode
 }
 
 type worker struct {
@@ -159,7 +156,6 @@ type worker struct {
 	args     []any
 	cur      call                // the statement in flight (run → onDriver)
 	nv       []driver.NamedValue // its arguments, reused
-	dest     []driver.Value      // a row of its result, reused
 	onDriver func(any) error     // wk.execOnDriver, bound once
 	cbuf     []byte
 	padbuf   []byte
@@ -173,7 +169,7 @@ type worker struct {
 func (w *oltpWorkload) prepared() bool { return strings.EqualFold(w.o.PSMode, "auto") }
 
 func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, error) {
-	s := &stmt{query: query, read: read, ncols: -1}
+	s := &stmt{query: query, read: read}
 	if wk.w.prepared() {
 		err := wk.conn.Raw(func(dc any) (err error) {
 			s.ps, err = prepareOn(ctx, dc, query)
