@@ -138,23 +138,15 @@ func TestOptionValidation(t *testing.T) {
 }
 
 // BenchmarkEventPointSelect is the per-event path of oltp_point_select
-// without network or server: workload, database/sql and driver plumbing.
-func BenchmarkEventPointSelect(b *testing.B) {
-	wk, _ := newTestWorker(b, "oltp_point_select", DefaultOptions(), false)
-	var n workload.Counts
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := wk.Event(ctx, &n); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+// without network or server: the workload and the driver plumbing it uses
+// (sql.Conn.Raw, the driver's statement and rows).
+func BenchmarkEventPointSelect(b *testing.B) { benchEvents(b, "oltp_point_select") }
 
 // BenchmarkEventReadWrite is one oltp_read_write transaction (20 statements).
-func BenchmarkEventReadWrite(b *testing.B) {
-	wk, _ := newTestWorker(b, "oltp_read_write", DefaultOptions(), false)
+func BenchmarkEventReadWrite(b *testing.B) { benchEvents(b, "oltp_read_write") }
+
+func benchEvents(b *testing.B, script string) {
+	wk, _ := newTestWorker(b, script, DefaultOptions(), false)
 	var n workload.Counts
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -178,22 +170,10 @@ func TestTextStatementFallsBackToPrepare(t *testing.T) {
 		{"oltp_point_select", 1, 0, "SELECT c FROM sbtest1 WHERE id="},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db, log := fakesql.Open(true)
-			log.NoText = true
-			conn, err := db.Conn(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
 			o := DefaultOptions()
-			o.PSMode = "disable"
-			w, err := New(c.name, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wk, err := w.NewWorker(context.Background(), conn, 0, 1, 42)
-			if err != nil {
-				t.Fatal(err)
-			}
+			o.PSMode = "disable" // text mode: NewWorker prepares nothing
+			wk, log := newTestWorker(t, c.name, o, true)
+			log.NoText = true
 			var n workload.Counts
 			if err := wk.Event(context.Background(), &n); err != nil {
 				t.Fatal(err)
