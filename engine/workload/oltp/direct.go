@@ -68,12 +68,13 @@ func (wk *worker) execOnDriver(dc any) error {
 	return nil
 }
 
+// query runs a read: the prepared statement, or the text through the
+// connection; a text the driver cannot send as text (driver.ErrSkip,
+// database/sql's rule too) is prepared for this call. Its rows stay
+// readable after that statement is closed, as database/sql relies on.
 func (wk *worker) query(ctx context.Context, dc any, s *stmt) (driver.Rows, error) {
 	if s.ps != nil {
-		if q, ok := s.ps.(driver.StmtQueryContext); ok {
-			return q.QueryContext(ctx, wk.nv)
-		}
-		return nil, fmt.Errorf("the driver's statement %T cannot query with a context", s.ps)
+		return s.ps.QueryContext(ctx, wk.nv)
 	}
 	if q, ok := dc.(driver.QueryerContext); ok {
 		rows, err := q.QueryContext(ctx, s.query, wk.nv)
@@ -81,26 +82,18 @@ func (wk *worker) query(ctx context.Context, dc any, s *stmt) (driver.Rows, erro
 			return rows, err
 		}
 	}
-	// The driver cannot send this one as text (database/sql's rule too):
-	// prepare it for this call. Its rows stay readable after the statement
-	// is closed, as database/sql relies on.
 	ps, err := prepareOn(ctx, dc, s.query)
 	if err != nil {
 		return nil, err
 	}
 	defer ps.Close()
-	if q, ok := ps.(driver.StmtQueryContext); ok {
-		return q.QueryContext(ctx, wk.nv)
-	}
-	return nil, fmt.Errorf("the driver's statement %T cannot query with a context", ps)
+	return ps.QueryContext(ctx, wk.nv)
 }
 
+// exec runs a statement without a result set, as query does a read.
 func (wk *worker) exec(ctx context.Context, dc any, s *stmt) (driver.Result, error) {
 	if s.ps != nil {
-		if e, ok := s.ps.(driver.StmtExecContext); ok {
-			return e.ExecContext(ctx, wk.nv)
-		}
-		return nil, fmt.Errorf("the driver's statement %T cannot execute with a context", s.ps)
+		return s.ps.ExecContext(ctx, wk.nv)
 	}
 	if e, ok := dc.(driver.ExecerContext); ok {
 		res, err := e.ExecContext(ctx, s.query, wk.nv)
@@ -113,17 +106,31 @@ func (wk *worker) exec(ctx context.Context, dc any, s *stmt) (driver.Result, err
 		return nil, err
 	}
 	defer ps.Close()
-	if e, ok := ps.(driver.StmtExecContext); ok {
-		return e.ExecContext(ctx, wk.nv)
-	}
-	return nil, fmt.Errorf("the driver's statement %T cannot execute with a context", ps)
+	return ps.ExecContext(ctx, wk.nv)
+}
+
+// ctxStmt is a driver statement that runs with a context and named values,
+// as go-sql-driver's does; checked once at prepare, not per query.
+type ctxStmt interface {
+	driver.Stmt
+	driver.StmtQueryContext
+	driver.StmtExecContext
 }
 
 // prepareOn prepares query on the driver connection dc.
-func prepareOn(ctx context.Context, dc any, query string) (driver.Stmt, error) {
+func prepareOn(ctx context.Context, dc any, query string) (ctxStmt, error) {
 	pc, ok := dc.(driver.ConnPrepareContext)
 	if !ok {
 		return nil, fmt.Errorf("the driver's connection %T cannot prepare with a context", dc)
 	}
-	return pc.PrepareContext(ctx, query)
+	ps, err := pc.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	cs, ok := ps.(ctxStmt)
+	if !ok {
+		ps.Close()
+		return nil, fmt.Errorf("the driver's statement %T cannot run with a context", ps)
+	}
+	return cs, nil
 }

@@ -139,7 +139,7 @@ func (w *oltpWorkload) Validate(threads int) error {
 type stmt struct {
 	query string
 	read  bool
-	ps    driver.Stmt // the driver's prepared statement; nil in text mode
+	ps    ctxStmt // the driver's prepared statement; nil in text mode
 }
 
 type worker struct {
