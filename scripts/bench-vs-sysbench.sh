@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# dbduel vs sysbench 1.0.20 on the same server, alternating (A B A B ...):
-# QPS of each from the server's own Questions counter, the ratio
-# dbduel/sysbench, and client CPU per query (user+system from /proc), both
-# over each client's steady state. Usage: scripts/bench-vs-sysbench.sh [pairs] [seconds] [threads]
+# dbduel vs sysbench 1.0.20 on the same server, alternating (A B, B A, ...:
+# the order flips every pair so a drift in the machine's background load
+# favours neither): QPS of each from the server's own Questions counter, the
+# ratio dbduel/sysbench, client CPU per query (user+system from /proc) and
+# the server's CPU per query, all over each client's steady state.
+# Usage: scripts/bench-vs-sysbench.sh [pairs] [seconds] [threads]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
@@ -28,15 +30,16 @@ conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-pas
 sysbench oltp_read_only "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$tables" prepare >/dev/null
 echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $tables×$rows rows, $threads threads, ${secs}s per run, $pairs pairs, --db-ps-mode=$psmode"
 
-# measure CMD...: runs the client and prints "qps cpu_us_per_query" over its
-# steady state: from 3 s after its start to 2 s before its end, the server's
-# Questions counter for QPS (the same counter for both clients) and the
-# client's own user+system time from /proc for CPU per query. Start-up work
-# (dbduel's table check, connecting, preparing statements) is left out for both.
+# measure CMD...: runs the client and prints "qps client_us_per_query
+# server_us_per_query" over its steady state: from 3 s after its start to 2 s
+# before its end, the server's Questions counter for QPS (the same counter for
+# both clients) and user+system time from /proc for CPU per query. Start-up
+# work (dbduel's table check, connecting, preparing statements) is left out
+# for both.
 measure() {
-	python3 - "$dir/sock" "$secs" "$@" <<'PY'
+	python3 - "$dir/sock" "$secs" "$temp_server_pid" "$@" <<'PY'
 import os, subprocess, sys, time
-sock, secs, cmd = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+sock, secs, server, cmd = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 def questions():
     out = subprocess.run(["mariadb", "--socket=" + sock, "-uroot", "-N", "-e", "SHOW GLOBAL STATUS LIKE 'Questions'"],
                          capture_output=True, text=True, check=True).stdout
@@ -46,33 +49,49 @@ def cpu(pid):
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 time.sleep(3)
-q0, c0, t0 = questions(), cpu(p.pid), time.monotonic()
+q0, c0, s0, t0 = questions(), cpu(p.pid), cpu(server), time.monotonic()
 time.sleep(max(secs - 5, 1))
-q1, c1, t1 = questions(), cpu(p.pid), time.monotonic()
+q1, c1, s1, t1 = questions(), cpu(p.pid), cpu(server), time.monotonic()
 p.wait()
-n = q1 - q0 - 1  # the second reading counts itself
-print(f"{n / (t1 - t0):.1f} {(c1 - c0) * 1e6 / max(n, 1):.2f}")
+n = max(q1 - q0 - 1, 1)  # the second reading counts itself
+print(f"{n / (t1 - t0):.1f} {(c1 - c0) * 1e6 / n:.2f} {(s1 - s0) * 1e6 / n:.2f}")
 PY
 }
 
+sb_run() { measure sysbench "$1" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$threads" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run; }
+dd_run() { measure "$bin" run "$1" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench; }
+
 for w in $workloads; do
 	echo "== $w"
-	printf "%-5s %12s %12s %8s %14s %14s\n" pair sysbench_qps dbduel_qps ratio sb_cpu_us/q dd_cpu_us/q
+	# One unmeasured run of each warms the buffer pool and the CPU caches, so
+	# the first measured run is not the only one on a cold server.
+	sb_run "$w" >/dev/null
+	dd_run "$w" >/dev/null
+	printf "%-5s %5s %12s %12s %7s %12s %12s %12s %12s\n" pair order sb_qps dd_qps ratio sb_cli_us/q dd_cli_us/q sb_srv_us/q dd_srv_us/q
 	results=()
 	for i in $(seq 1 "$pairs"); do
-		read -r sq sc < <(measure sysbench "$w" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$threads" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run)
-		read -r dq dc < <(measure "$bin" run "$w" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench)
+		if [ $((i % 2)) -eq 1 ]; then
+			order="sb,dd"
+			read -r sq sc ss < <(sb_run "$w")
+			read -r dq dc ds < <(dd_run "$w")
+		else
+			order="dd,sb"
+			read -r dq dc ds < <(dd_run "$w")
+			read -r sq sc ss < <(sb_run "$w")
+		fi
 		ratio=$(python3 -c "print(f'{$dq/$sq:.3f}')")
-		printf "%-5s %12s %12s %8s %14s %14s\n" "$i" "$sq" "$dq" "$ratio" "$sc" "$dc"
-		results+=("$sq $dq $sc $dc")
+		printf "%-5s %5s %12s %12s %7s %12s %12s %12s %12s\n" "$i" "$order" "$sq" "$dq" "$ratio" "$sc" "$dc" "$ss" "$ds"
+		results+=("$sq $dq $sc $dc $ss $ds")
 	done
 	printf '%s\n' "${results[@]}" | python3 -c '
 import sys, statistics as st
 rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
-sq, dq, sc, dc = (st.median(c) for c in zip(*rows))
+sq, dq, sc, dc, ss, ds = (st.median(c) for c in zip(*rows))
 ratios = [r[1] / r[0] for r in rows]
 cpu = [r[3] / r[2] for r in rows]
+srv = [r[5] / r[4] for r in rows]
 print(f"median QPS sysbench {sq:.0f}, dbduel {dq:.0f}; ratio dbduel/sysbench {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 print(f"median client CPU per query: sysbench {sc:.1f} us, dbduel {dc:.1f} us; ratio {st.median(cpu):.2f}")
+print(f"median server CPU per query: under sysbench {ss:.1f} us, under dbduel {ds:.1f} us; ratio {st.median(srv):.2f}")
 '
 done

@@ -2,11 +2,13 @@ package oltp
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/internal/fakesql"
+	"github.com/spf13/pflag"
 )
 
 func newTestWorker(t testing.TB, name string, o Options, record bool) (workload.Worker, *fakesql.Log) {
@@ -134,6 +136,40 @@ func TestOptionValidation(t *testing.T) {
 	}
 	if _, err := New("oltp_nothing", DefaultOptions()); err == nil {
 		t.Fatal("unknown script accepted")
+	}
+}
+
+// Boolean options read as sysbench reads them: on/off and true/false and
+// 1/0, a bare flag meaning on; anything else is refused.
+func TestBooleanOptionsReadLikeSysbench(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		ranges    bool
+		skipTrx   bool
+		shouldErr bool
+	}{
+		{nil, true, false, false},
+		{[]string{"--range-selects=off", "--skip-trx=on"}, false, true, false},
+		{[]string{"--range-selects=false", "--skip-trx"}, false, true, false},
+		{[]string{"--range_selects=0", "--skip-trx=1"}, false, true, false},
+		{[]string{"--range-selects=ON"}, true, false, false},
+		{[]string{"--range-selects=maybe"}, true, false, true},
+	} {
+		var o Options
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		fs.SetNormalizeFunc(func(_ *pflag.FlagSet, n string) pflag.NormalizedName {
+			return pflag.NormalizedName(strings.ReplaceAll(n, "_", "-"))
+		})
+		fs.SetOutput(io.Discard)
+		o.Bind(fs)
+		err := fs.Parse(c.args)
+		if (err != nil) != c.shouldErr {
+			t.Errorf("%v: error %v, want error %v", c.args, err, c.shouldErr)
+			continue
+		}
+		if o.RangeSelects != c.ranges || o.SkipTrx != c.skipTrx {
+			t.Errorf("%v: range-selects %v skip-trx %v, want %v %v", c.args, o.RangeSelects, o.SkipTrx, c.ranges, c.skipTrx)
+		}
 	}
 }
 
