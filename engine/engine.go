@@ -18,6 +18,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/dbduel/dbduel/engine/netconn"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/schedhint"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/engine/workload/sbrand"
@@ -81,6 +82,7 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 	// Lost connections surface as errors the engine handles or reports;
 	// the driver's own log lines would only garble the output.
 	cfg.Logger = quietLogger{}
+	schedHintOnce.Do(applySchedHint)
 	var dialer *netconn.Dialer
 	if os.Getenv("DBDUEL_NET") != "go" { // DBDUEL_NET=go keeps Go's poller path (for A/B measurements)
 		dialer = netconn.NewDialer(netconn.ModeFromEnv())
@@ -98,6 +100,28 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxLifetime(0)
 	return db, nil
+}
+
+// schedHintOnce applies the client's scheduling hint once per process, when
+// the first target is opened: before the workers' threads exist, so the ones
+// the runtime creates for them inherit it.
+var schedHintOnce sync.Once
+
+// applySchedHint asks for short slices for dbduel's threads (see schedhint);
+// a kernel that refuses leaves the run as it was, so errors only go to stderr
+// when the user asked for a slice explicitly.
+func applySchedHint() {
+	d, err := schedhint.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dbduel:", err)
+		return
+	}
+	if d == 0 {
+		return
+	}
+	if _, err := schedhint.Apply(d); err != nil && os.Getenv("DBDUEL_SCHED_SLICE") != "" {
+		fmt.Fprintln(os.Stderr, "dbduel: scheduling hint not applied:", err)
+	}
 }
 
 // dialers maps each DB opened by Open to its blocking-socket dialer, so an
