@@ -48,9 +48,15 @@ func roundTripAndEOF(t *testing.T, mode Mode) {
 	for i := range msg {
 		msg[i] = byte(i)
 	}
-	go c.Write(msg)
+	wrote := make(chan error, 1)
+	go func() { _, err := c.Write(msg); wrote <- err }()
 	got := make([]byte, len(msg))
 	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatal(err)
+	}
+	// The writer holds a reference to the descriptor until Write returns,
+	// which may be after the echo arrived; Live is only 0 once it has.
+	if err := <-wrote; err != nil {
 		t.Fatal(err)
 	}
 	for i := range got {
