@@ -253,10 +253,13 @@ func TestSIGINTDuringPrepare(t *testing.T) {
 
 func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
+	// The container (through docker-proxy) is usually far slower here, so
+	// tps<-5% is usually crossed; either way the exit code must agree with the
+	// CI this same run recorded (a second run would be a new measurement).
 	stdout, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--runs", "3", "--time", "1", "--table-size", "1000",
-		"--threads", "2", "--cooldown", "0", "--seed", "7", "--format", "text", "-o", out, "--fail-if", "tps<-99%")
-	if code != 0 {
+		"--threads", "2", "--cooldown", "0", "--seed", "7", "--format", "text", "-o", out, "--fail-if", "tps<-5%")
+	if code != 0 && code != 3 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"target           run", "mean", "Δ%", "CI95", "verdict: container", "n=3 blocks, paired t on log-ratios"} {
@@ -285,16 +288,11 @@ func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 	if tps == nil || !tps.HasCI || tps.N != 3 || tps.CILowPct > tps.DeltaPct || tps.CIHighPct < tps.DeltaPct {
 		t.Fatalf("tps comparison: %+v", tps)
 	}
-	// The container (through docker-proxy) is far slower here: a threshold it
-	// crosses with its whole CI gives exit code 3.
-	if tps.CIHighPct < -5 {
-		_, stderr, code = cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
-			"--target", "container=docker:"+testImage(t), "--runs", "3", "--time", "1", "--table-size", "1000",
-			"--threads", "2", "--cooldown", "0", "--format", "text", "--fail-if", "tps<-5%")
-		if code != 3 || !strings.Contains(stderr, "crosses tps<-5%") {
-			t.Fatalf("--fail-if: exit %d, %s", code, stderr)
-		}
+	crossed := tps.CIHighPct < -5
+	if crossed != (code == 3) || crossed != strings.Contains(stderr, "crosses tps<-5%") {
+		t.Fatalf("--fail-if tps<-5%% with CI [%+.1f%%, %+.1f%%]: exit %d, %s", tps.CILowPct, tps.CIHighPct, code, stderr)
 	}
+	t.Logf("container tps CI [%+.1f%%, %+.1f%%], exit %d", tps.CILowPct, tps.CIHighPct, code)
 }
 
 func TestThreadsSweepGivesTwoCurves(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/internal/testdb"
 )
 
@@ -290,5 +292,29 @@ func TestParityAndStrictParity(t *testing.T) {
 		"--time", "1", "--table-size", "200", "--format", "text", "--strict-parity")
 	if code != 4 || !strings.Contains(stderr, "max_connections") {
 		t.Fatalf("a config difference under --strict-parity: exit %d: %s", code, stderr)
+	}
+}
+
+// The run path's threshold check alone, on recorded comparisons: exit 3
+// exactly when a whole CI lies past the threshold, and a target without a CI
+// is reported as not judged.
+func TestCheckThresholdsExitCode(t *testing.T) {
+	th, err := stats.ParseThreshold("tps<-5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs bytes.Buffer
+	past := []result.Comparison{{Target: "ctr", Metric: "tps", HasCI: true, DeltaPct: -40, CILowPct: -50, CIHighPct: -30}}
+	var ee *exitError
+	if err := checkThresholds([]stats.Threshold{th}, past, &msgs); !errors.As(err, &ee) || ee.code != exitThreshold || !strings.Contains(err.Error(), "ctr tps -40.0% [-50.0%, -30.0%] crosses tps<-5%") {
+		t.Fatalf("CI wholly past: %v", err)
+	}
+	straddles := []result.Comparison{{Target: "ctr", Metric: "tps", HasCI: true, DeltaPct: -6, CILowPct: -10, CIHighPct: -2}}
+	if err := checkThresholds([]stats.Threshold{th}, straddles, &msgs); err != nil {
+		t.Fatalf("CI straddling the threshold must pass: %v", err)
+	}
+	noCI := []result.Comparison{{Target: "ctr", Metric: "tps", DeltaPct: -40}}
+	if err := checkThresholds([]stats.Threshold{th}, noCI, &msgs); err != nil || !strings.Contains(msgs.String(), "ctr has no confidence interval") {
+		t.Fatalf("no CI: %v, %q", err, msgs.String())
 	}
 }
