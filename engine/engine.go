@@ -107,9 +107,9 @@ func Open(dsn string, maxConns int) (*sql.DB, error) {
 // the runtime creates for them inherit it.
 var schedHintOnce sync.Once
 
-// applySchedHint asks for short slices for dbduel's threads (see schedhint);
-// a kernel that refuses leaves the run as it was, so errors only go to stderr
-// when the user asked for a slice explicitly.
+// applySchedHint asks for short slices for dbduel's threads when
+// DBDUEL_SCHED_SLICE sets one (see schedhint for why it is off by default);
+// a kernel that refuses leaves the run as it was, with a note on stderr.
 func applySchedHint() {
 	d, err := schedhint.FromEnv()
 	if err != nil {
@@ -119,7 +119,7 @@ func applySchedHint() {
 	if d == 0 {
 		return
 	}
-	if _, err := schedhint.Apply(d); err != nil && os.Getenv("DBDUEL_SCHED_SLICE") != "" {
+	if _, err := schedhint.Apply(d); err != nil {
 		fmt.Fprintln(os.Stderr, "dbduel: scheduling hint not applied:", err)
 	}
 }

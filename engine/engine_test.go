@@ -4,12 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/schedhint"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/engine/workload/oltp"
 	"github.com/dbduel/dbduel/internal/testdb"
@@ -257,4 +261,24 @@ func TestCancelledRunIsIncomplete(t *testing.T) {
 		t.Fatalf("cancel must stop within a second with the events so far: complete=%v after %s, %d events", run.Complete, time.Since(start), run.Summary.Events)
 	}
 	var _ result.Run = run
+}
+
+// Without DBDUEL_SCHED_SLICE, opening a target leaves the scheduler alone:
+// dbduel's threads keep the kernel's default slice, as sysbench's do.
+func TestNoSchedulingHintByDefault(t *testing.T) {
+	if os.Getenv("DBDUEL_SCHED_SLICE") != "" {
+		t.Fatal("DBDUEL_SCHED_SLICE is set in the test environment")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before := schedhint.Slice(syscall.Gettid())       // the kernel's base slice
+	schedHintOnce = sync.Once{}                       // make this Open decide again
+	db, err := Open("u:p@tcp(127.0.0.1:1)/sbtest", 1) // no connection is made
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if after := schedhint.Slice(syscall.Gettid()); after != before {
+		t.Fatalf("thread slice %v after Open, was %v: a hint was applied without DBDUEL_SCHED_SLICE", after, before)
+	}
 }

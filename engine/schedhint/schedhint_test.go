@@ -84,7 +84,7 @@ func TestApplySetsEveryThreadAndNewThreadsInherit(t *testing.T) {
 			t.Errorf("thread %d made after Apply has slice %v, want 300µs", id, s)
 		}
 	}
-	if _, err := Apply(DefaultSlice); err != nil {
+	if _, err := Apply(MinSlice); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -95,7 +95,8 @@ func TestFromEnv(t *testing.T) {
 		want time.Duration
 		bad  bool
 	}{
-		{"", DefaultSlice, false},
+		{"", 0, false},
+		{"100us", MinSlice, false},
 		{"0", 0, false},
 		{"off", 0, false},
 		{"250us", 250 * time.Microsecond, false},
