@@ -5,7 +5,7 @@
 # ratio dbduel/sysbench, client CPU per query (user+system from /proc) and
 # the server's CPU per query, all over each client's steady state; per
 # workload the medians and the paired ratios' geometric mean with a 95% CI
-# (t on log-ratios, as dbduel's own verdicts), so noise shows as width.
+# (scripts/pairedci: dbduel's own paired comparison), so noise shows as width.
 # Usage: scripts/bench-vs-sysbench.sh [pairs] [seconds] [threads]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,9 @@ done
 
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
+pairedci=$(dirname "$bin")/pairedci
+go build -o "$pairedci" ./scripts/pairedci
+on_exit='rm -rf "$(dirname "$bin")"' # run by stop_temp_server
 
 # One server for both clients, on a free port with a temp datadir.
 . scripts/lib/tempserver.sh
@@ -86,26 +89,15 @@ for w in $workloads; do
 		results+=("$sq $dq $sc $dc $ss $ds")
 	done
 	printf '%s\n' "${results[@]}" | python3 -c '
-import math, sys, statistics as st
+import sys, statistics as st
 rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
 sq, dq, sc, dc, ss, ds = (st.median(c) for c in zip(*rows))
 ratios = [r[1] / r[0] for r in rows]
 cpu = [r[3] / r[2] for r in rows]
 srv = [r[5] / r[4] for r in rows]
-# Student t, two-sided 95%, by degrees of freedom (normal beyond 30).
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-def ci(xs):
-    """Geometric mean of paired ratios and its 95% CI (t on log-ratios), as dbduel verdicts do."""
-    logs = [math.log(x) for x in xs]
-    m = st.mean(logs)
-    if len(logs) < 2:
-        return f"{math.exp(m):.3f}"
-    h = (T975[len(logs) - 2] if len(logs) <= 31 else 1.96) * st.stdev(logs) / math.sqrt(len(logs))
-    return f"{math.exp(m):.3f} [{math.exp(m - h):.3f}, {math.exp(m + h):.3f}]"
 print(f"median QPS sysbench {sq:.0f}, dbduel {dq:.0f}; ratio dbduel/sysbench {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 print(f"median client CPU per query: sysbench {sc:.1f} us, dbduel {dc:.1f} us; ratio {st.median(cpu):.2f}")
 print(f"median server CPU per query: under sysbench {ss:.1f} us, under dbduel {ds:.1f} us; ratio {st.median(srv):.2f}")
-print(f"paired ratios dbduel/sysbench, geometric mean [95% CI]: QPS {ci(ratios)}; client CPU/q {ci(cpu)}; server CPU/q {ci(srv)}")
 '
+	printf '%s\n' "${results[@]}" | "$pairedci"
 done

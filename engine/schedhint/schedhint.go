@@ -9,11 +9,10 @@
 // polls and sleeps, and is woken again when it comes: two context switches
 // and a poll per query on the server's side. With a short slice the client
 // preempts at once, sends its next statement, and the server reads it without
-// sleeping. Measured on this project's 2-core host (perf sched, oltp_point_select,
-// 8 threads): server threads preempted by the client 4.9k/s → 40k/s, server
-// sleeps 60k/s → 30k/s, server CPU per query down 8–12%. sysbench's threads
-// get this preemption more often than Go's without asking (23k/s), which is
-// most of why its server cost per query was lower.
+// sleeping. Measured one day on this project's 2-core host (perf sched,
+// oltp_point_select, 8 threads): server threads preempted by the client
+// 4.9k/s → 40k/s, server sleeps 60k/s → 30k/s, server CPU per query down
+// 8–12%; sysbench's threads were preempting 23k/s without asking.
 //
 // The hint changes no work and no share of the CPU (weights are untouched),
 // only how soon a woken thread runs. It is off unless DBDUEL_SCHED_SLICE asks

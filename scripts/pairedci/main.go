@@ -1,0 +1,61 @@
+// Command pairedci is bench-vs-sysbench.sh's summary of paired runs: it reads
+// lines "sb_qps dd_qps sb_cli dd_cli sb_srv dd_srv" and prints each
+// dbduel/sysbench ratio as dbduel's own verdicts compute it
+// (stats.ComparePaired: geometric mean of the per-pair ratios and its 95% CI).
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dbduel/dbduel/engine/stats"
+)
+
+func main() {
+	line, err := summarize(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pairedci:", err)
+		os.Exit(1)
+	}
+	fmt.Println(line)
+}
+
+// summarize reads the pairs and returns the one-line summary.
+func summarize(r io.Reader) (string, error) {
+	var cols [6][]float64
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != len(cols) {
+			return "", fmt.Errorf("want %d numbers per line, got %q", len(cols), sc.Text())
+		}
+		for i, s := range f {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return "", err
+			}
+			cols[i] = append(cols[i], v)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	var parts []string
+	var method string
+	for i, name := range []string{"QPS", "client CPU/q", "server CPU/q"} {
+		p := stats.ComparePaired(cols[2*i+1], cols[2*i], 1)
+		s := fmt.Sprintf("%s %.3f", name, p.Ratio)
+		if p.HasCI {
+			s += fmt.Sprintf(" [%.3f, %.3f]", p.Low, p.High)
+		}
+		parts, method = append(parts, s), p.Method
+	}
+	return fmt.Sprintf("paired ratios dbduel/sysbench, geometric mean [95%% CI, %s]: %s", method, strings.Join(parts, "; ")), nil
+}
