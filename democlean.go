@@ -49,6 +49,10 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 	}
 	left, err := container.Clean(ctx, runID)
 	for _, l := range left {
+		if l.RunID == "" {
+			fmt.Fprintf(out, "removed %s %s\n", l.Kind, l.ID)
+			continue
+		}
 		fmt.Fprintf(out, "removed %s %s (run %s)\n", l.Kind, l.ID, l.RunID)
 	}
 	if err != nil {

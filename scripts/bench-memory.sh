@@ -11,6 +11,7 @@ threads=${2:-64}
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
 . scripts/lib/tempserver.sh
+on_exit='rm -rf "$(dirname "$bin")"' # run by stop_temp_server
 start_temp_server benchmem --max-connections=500
 GODEBUG=gctrace=1 "$bin" run oltp_read_only --target "n=$url" --tables 4 --table-size 10000 \
 	--threads "$threads" --time "$secs" --format text >"$dir/out" 2>"$dir/gc" &

@@ -15,7 +15,7 @@ secs=${2:-10}
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
 . scripts/lib/tempserver.sh
-on_exit='tmux kill-session -t benchtui 2>/dev/null || true'
+on_exit='tmux kill-session -t benchtui 2>/dev/null || true; rm -rf "$(dirname "$bin")"'
 start_temp_server benchtui
 "$bin" prepare oltp_read_only --target "n=$url" --tables 2 --table-size 10000 >/dev/null 2>&1
 

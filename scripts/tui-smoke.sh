@@ -10,7 +10,7 @@ bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
 session="dbduel-smoke-$$"
 out=$(mktemp)
-cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; rm -f "$out"; }
+cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; rm -f "$out"; rm -rf "$(dirname "$bin")"; }
 trap cleanup EXIT
 
 run_id="smoke-$$-$RANDOM"

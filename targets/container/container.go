@@ -143,7 +143,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
 		return err
 	}
-	if s.hostDir, err = os.MkdirTemp(state.Dir(), "dbduel-container-"+s.name+"-"); err != nil {
+	// The run id in the name lets `dbduel clean --run` find the directory
+	// of a run that was killed before it could remove it.
+	if s.hostDir, err = os.MkdirTemp(state.Dir(), hostDirPrefix+s.runID+"-"+s.name+"-"); err != nil {
 		return err
 	}
 	os.Chmod(s.hostDir, 0o755)
@@ -527,6 +529,37 @@ func Clean(ctx context.Context, runID string) ([]Leftover, error) {
 			continue
 		}
 		out = append(out, Leftover{Kind: "volume", ID: v.Name, RunID: v.Labels[state.Label]})
+	}
+	dirs, err := removeHostDirs(runID)
+	out = append(out, dirs...)
+	return out, errors.Join(append(errs, err)...)
+}
+
+// hostDirPrefix starts the name of every container's host directory (its
+// generated config, a bind datadir) in the state directory; the run id
+// follows.
+const hostDirPrefix = "dbduel-container-"
+
+// removeHostDirs removes the host directories that killed runs left in the
+// state directory: of one run, or of every run when runID is empty (as
+// Clean then removes every dbduel container, none of them is in use).
+func removeHostDirs(runID string) ([]Leftover, error) {
+	dirs, err := filepath.Glob(filepath.Join(state.Dir(), hostDirPrefix+runID+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Leftover
+	var errs []error
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), hostDirPrefix)
+		if runID != "" && !strings.HasPrefix(rest, runID+"-") {
+			continue // another run whose id merely starts with this one
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, Leftover{Kind: "host dir", ID: d, RunID: runID}) // the path names the run
 	}
 	return out, errors.Join(errs...)
 }
