@@ -18,7 +18,7 @@ func newCleanCmd(stdout, stderr io.Writer) *cobra.Command {
 	var runID string
 	cmd := &cobra.Command{
 		Use:   "clean",
-		Short: "Remove what dbduel left behind: labelled containers and volumes, managed server processes",
+		Short: "Remove what dbduel left behind: labelled containers and volumes, managed server processes, their host directories",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return clean(cmd.Context(), runID, stdout)
