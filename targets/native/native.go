@@ -60,8 +60,15 @@ func EnsureDatabase(ctx context.Context, ep targets.Endpoint) error {
 	return nil
 }
 
+// errNoHandshake replaces the driver's bare "invalid connection" when the
+// peer accepted the connection but never completed a MySQL handshake.
+var errNoHandshake = errors.New("the connection closed without a MySQL handshake (not a MySQL/MariaDB port, or something in between cut it)")
+
 // cleanErr turns a dial error into its short form.
 func cleanErr(err error) error {
+	if errors.Is(err, mysql.ErrInvalidConn) {
+		return errNoHandshake
+	}
 	var oe *net.OpError
 	if errors.As(err, &oe) {
 		return oe.Err
