@@ -153,7 +153,7 @@ func buildBinary(t *testing.T) string {
 func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 	bin := buildBinary(t)
 	runID := "test-" + state.NewRunID()
-	before := stateFiles(t)
+	privateStateDir(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--runs", "2", "--time", "3", "--table-size", "1000", "--no-tui", "-o", out)
@@ -189,7 +189,7 @@ func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left after SIGINT", n, runID)
 	}
-	if files := newStateFiles(t, before); len(files) != 0 {
+	if files := stateFiles(t); len(files) != 0 {
 		t.Fatalf("files of run %s left in the state directory after SIGINT: %v", runID, files)
 	}
 }
@@ -197,7 +197,7 @@ func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 func TestCleanAfterSIGKILL(t *testing.T) {
 	bin := buildBinary(t)
 	runID := "test-" + state.NewRunID()
-	before := stateFiles(t)
+	privateStateDir(t)
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--time", "60", "--table-size", "1000", "--no-tui")
 	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
@@ -221,36 +221,35 @@ func TestCleanAfterSIGKILL(t *testing.T) {
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left after dbduel clean", n, runID)
 	}
-	if files := newStateFiles(t, before); len(files) != 0 {
+	if files := stateFiles(t); len(files) != 0 {
 		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
 	}
 }
 
+// privateStateDir gives the test a state directory of its own, so that
+// whatever is in it after the run was left by this run (tests of other
+// packages run at the same time and share the default one). Not
+// t.TempDir(): under a path named after the test, the managed server's
+// socket path passes the 107-byte limit and mariadbd refuses to start.
+func privateStateDir(t *testing.T) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "dbduel-st-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Setenv("DBDUEL_STATE_DIR", dir)
+}
+
 // stateFiles lists the state directory (pidfiles, the managed servers' and
-// the containers' host directories). Tests here run one at a time, so what
-// is new after a run was made by it.
-func stateFiles(t *testing.T) map[string]bool {
+// the containers' host directories).
+func stateFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(state.Dir(), "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := map[string]bool{}
-	for _, f := range files {
-		set[f] = true
-	}
-	return set
-}
-
-func newStateFiles(t *testing.T, before map[string]bool) []string {
-	t.Helper()
-	var added []string
-	for f := range stateFiles(t) {
-		if !before[f] {
-			added = append(added, f)
-		}
-	}
-	return added
+	return files
 }
 
 func TestSIGINTDuringPrepare(t *testing.T) {
