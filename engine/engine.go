@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -165,6 +167,7 @@ type runState struct {
 	sched     *schedule    // open loop only
 	failOnce  sync.Once
 	failErr   error
+	warm      atomic.Bool // inside --warmup-time
 }
 
 func (s *runState) halt() {
@@ -226,6 +229,7 @@ func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit fu
 
 	var warmupEnd <-chan time.Time
 	inWarmup := cfg.Warmup > 0
+	s.warm.Store(inWarmup)
 	if inWarmup {
 		t := time.NewTimer(cfg.Warmup)
 		defer t.Stop()
@@ -280,7 +284,7 @@ func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit fu
 			measured++
 		}
 		if openLoop {
-			iv.QueueLen = s.sched.backlog(now)
+			iv.QueueLen, _ = s.sched.backlog(now)
 			if iv.QueueLen > QueueCapacity {
 				s.fail(fmt.Errorf("%w (%g/s, more than %d events queued)", ErrQueueFull, cfg.Rate, QueueCapacity))
 			}
@@ -299,6 +303,7 @@ func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit fu
 		}
 	}
 	cancelled := ctx.Done()
+	var stoppedAt time.Time // when the threads were told to stop
 loop:
 	for {
 		select {
@@ -311,18 +316,21 @@ loop:
 				r.ResetTotals()
 			}
 			inWarmup = false
+			s.warm.Store(false)
 			measuredStart, lastTick = now, now
 			if ticker != nil {
 				ticker.Reset(cfg.ReportInterval)
 			}
 		case now := <-timeLimit:
 			s.halt()
+			stoppedAt = now
 			if tick != nil && now.Sub(lastTick) > cfg.ReportInterval/2 {
 				collect(now, false)
 			}
 		case <-cancelled:
 			cancelled = nil // once
 			s.halt()
+			stoppedAt = time.Now()
 			// Statements run without the context (no watcher per query);
 			// threads stuck in one get a second, then their sockets are shut.
 			time.AfterFunc(time.Second, func() {
@@ -337,6 +345,9 @@ loop:
 		}
 	}
 	s.halt()
+	if stoppedAt.IsZero() {
+		stoppedAt = time.Now()
+	}
 	elapsed := time.Since(measuredStart)
 	// The tail after the last full interval counts in the totals, as in sysbench.
 	var tail stats.Counters
@@ -367,6 +378,18 @@ loop:
 		run.Summary.ServiceAvgUS = us(total.ServiceSumNS) / float64(total.Events)
 		run.Summary.ServiceP95US = float64(totalSvc.ValueAtQuantile(95))
 	}
+	if openLoop {
+		if total.Wakes > 0 {
+			run.Summary.WakeLateAvgUS = us(total.WakeLateNS) / float64(total.Wakes)
+		}
+		// Arrivals still queued when the run stopped were never served:
+		// under overload they are the worst latencies, so say how many.
+		n, oldest := s.sched.backlog(stoppedAt)
+		run.Summary.UnservedEvents = n
+		if n > 0 {
+			run.Summary.UnservedMaxWaitUS = us(uint64(stoppedAt.Sub(oldest).Nanoseconds()))
+		}
+	}
 	run.Fairness = fairness(s.recs)
 	run.Complete = s.failErr == nil && ctx.Err() == nil
 	return run, s.failErr
@@ -381,7 +404,8 @@ type schedule struct {
 	mu   sync.Mutex
 	rng  *sbrand.Rand
 	rate float64
-	next time.Time
+	next time.Time   // the first arrival not generated into due yet
+	due  []time.Time // arrivals already due and not claimed, oldest first
 }
 
 func newSchedule(start time.Time, rate float64, seed uint64) *schedule {
@@ -397,66 +421,110 @@ func (sc *schedule) gap() time.Duration {
 
 func (sc *schedule) claim() time.Time {
 	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if len(sc.due) > 0 {
+		t := sc.due[0]
+		sc.due = sc.due[1:]
+		return t
+	}
 	t := sc.next
 	sc.next = t.Add(sc.gap())
-	sc.mu.Unlock()
 	return t
 }
 
-// backlog is the expected number of arrivals due but not yet claimed.
-func (sc *schedule) backlog(now time.Time) uint64 {
+// backlog counts the arrivals due by now that no thread has claimed: the
+// queue's real length, not an estimate (it stops counting past the
+// queue's capacity).
+func (sc *schedule) backlog(now time.Time) (n uint64, oldest time.Time) {
 	sc.mu.Lock()
-	late := now.Sub(sc.next)
-	sc.mu.Unlock()
-	if late <= 0 {
-		return 0
+	defer sc.mu.Unlock()
+	for !sc.next.After(now) && len(sc.due) <= QueueCapacity {
+		sc.due = append(sc.due, sc.next)
+		sc.next = sc.next.Add(sc.gap())
 	}
-	return uint64(late.Seconds()*sc.rate) + 1
+	if len(sc.due) == 0 {
+		return 0, time.Time{}
+	}
+	return uint64(len(sc.due)), sc.due[0]
 }
+
+// Waiting for an arrival: Go's timers wake up to about a millisecond late,
+// and in an open loop that lateness would count as latency. So a thread
+// sleeps on a timer until timerMargin before the arrival, then in a
+// nanosleep (tens of µs of slack) until spinMargin before it, then yields
+// until it is due.
+const (
+	timerMargin = 2 * time.Millisecond
+	spinMargin  = 150 * time.Microsecond
+)
 
 // waitArrival claims the thread's next arrival and waits for it; false
 // means the run stopped (or the queue overflowed) meanwhile.
-func (s *runState) waitArrival() (time.Time, bool) {
+func (s *runState) waitArrival(rec *stats.Recorder) (time.Time, bool) {
 	arrival := s.sched.claim()
 	now := time.Now()
-	if d := arrival.Sub(now); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
+	d := arrival.Sub(now)
+	if d <= 0 {
+		if n, _ := s.sched.backlog(now); n > QueueCapacity {
+			s.fail(fmt.Errorf("%w (%g/s, more than %d events queued)", ErrQueueFull, s.cfg.Rate, QueueCapacity))
+			return arrival, false
+		}
+		return arrival, true
+	}
+	if d > timerMargin {
+		t := time.NewTimer(d - timerMargin)
 		select {
 		case <-t.C:
 		case <-s.stopCh:
+			t.Stop()
 			return arrival, false
 		}
-	} else if s.sched.backlog(now) > QueueCapacity {
-		s.fail(fmt.Errorf("%w (%g/s, more than %d events queued)", ErrQueueFull, s.cfg.Rate, QueueCapacity))
-		return arrival, false
 	}
+	if d := time.Until(arrival); d > spinMargin {
+		ts := syscall.NsecToTimespec(int64(d - spinMargin))
+		_ = syscall.Nanosleep(&ts, nil) // EINTR only shortens the sleep; the spin below finishes it
+	}
+	for time.Now().Before(arrival) {
+		if s.stop.Load() {
+			return arrival, false
+		}
+		runtime.Gosched()
+	}
+	rec.RecordWake(time.Since(arrival))
 	return arrival, true
 }
 
 // work is one thread's loop: events until the time, the event budget, an
-// interruption or a fatal error ends the run.
+// interruption or a fatal error ends the run. An event restarted after an
+// ignored error keeps its start (and, open loop, its arrival): as in
+// sysbench, whose event timer starts before its retry loop, the failed
+// attempts count in the event's latency.
 func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers []workload.Worker) {
 	rec := s.recs[i]
+	var arrival, first time.Time
+	retry := false
 	for !s.stop.Load() {
-		var arrival time.Time
-		if s.sched != nil {
-			var ok bool
-			if arrival, ok = s.waitArrival(); !ok {
+		if !retry {
+			if s.sched != nil {
+				var ok bool
+				if arrival, ok = s.waitArrival(rec); !ok {
+					return
+				}
+			}
+			// Shared counters are touched only when their feature is on: on
+			// the per-event path every shared cache line costs all threads.
+			// Warm-up events do not spend the --events budget (sysbench 1.1).
+			if s.cfg.Events > 0 && !s.warm.Load() && s.remaining.Add(-1) < 0 {
+				s.halt()
 				return
 			}
+			first = time.Now()
 		}
-		// Shared counters are touched only when their feature is on: on the
-		// per-event path every shared cache line costs all threads.
-		if s.cfg.Events > 0 && s.remaining.Add(-1) < 0 {
-			s.halt()
-			return
-		}
+		retry = false
 		var c workload.Counts
 		if s.sched != nil {
 			s.busy.Add(1)
 		}
-		t0 := time.Now()
 		// No context per statement: a cancellable one costs a watcher per
 		// query in database/sql and the driver. Interruption is handled by
 		// the stop flag and, for stuck statements, by shutting sockets down.
@@ -466,11 +534,11 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 			s.busy.Add(-1)
 		}
 		if err == nil {
-			lat := end.Sub(t0)
+			lat := end.Sub(first)
 			if s.sched != nil {
 				lat = end.Sub(arrival)
 			}
-			rec.RecordEvent(lat, end.Sub(t0), c.Reads, c.Writes, c.Other)
+			rec.RecordEvent(lat, end.Sub(first), c.Reads, c.Writes, c.Other)
 			continue
 		}
 		rec.RecordStatements(c.Reads, c.Writes, c.Other)
@@ -482,11 +550,9 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 			s.fail(describeError(i, code, err))
 			return
 		}
-		if s.cfg.Events > 0 {
-			s.remaining.Add(1) // the event is restarted, as in sysbench
-		}
+		retry = true // the same event again, on its budget and its clock
 		if !isConnectionLost(code, err) {
-			rec.RecordError(false)
+			rec.RecordError()
 			continue
 		}
 		// Reconnect and re-prepare (sysbench's before_restart_event hook).
@@ -494,7 +560,7 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 			s.fail(fmt.Errorf("thread %d: reconnect failed: %w", i, err))
 			return
 		}
-		rec.RecordError(true)
+		rec.RecordReconnect()
 	}
 }
 
@@ -545,6 +611,7 @@ func makeInterval(at, span time.Duration, c stats.Counters, h *hdrhistogram.Hist
 	}
 	iv := result.Interval{
 		TS:     math.Round(at.Seconds()*1000) / 1000,
+		SpanS:  span.Seconds(),
 		Events: c.Events, Reads: c.Reads, Writes: c.Writes, Other: c.Other,
 		Errors: c.Errors, Reconnects: c.Reconnects,
 		TPS: float64(c.Events) / sec, QPS: float64(c.Queries()) / sec,

@@ -5,7 +5,6 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/dbduel/dbduel/engine/result"
 )
 
 // intervalMerger sends interval events without ever blocking the engine:
@@ -16,7 +15,6 @@ type intervalMerger struct {
 	out     chan<- Event
 	pending *Event
 	hist    *hdrhistogram.Histogram // the pending interval's latencies
-	spanS   float64                 // seconds the pending interval covers
 	pct     float64
 }
 
@@ -36,7 +34,6 @@ func (m *intervalMerger) send(e Event, h *hdrhistogram.Histogram) {
 		}
 		m.pending = &e
 		m.hist = hdrhistogram.Import(h.Export())
-		m.spanS = spanOf(e.Interval)
 		return
 	}
 	m.merge(e, h)
@@ -47,21 +44,12 @@ func (m *intervalMerger) send(e Event, h *hdrhistogram.Histogram) {
 	}
 }
 
-// spanOf is how many seconds an interval covers, from its counts and rate.
-func spanOf(iv result.Interval) float64 {
-	if iv.TPS > 0 && iv.Events > 0 {
-		return float64(iv.Events) / iv.TPS
-	}
-	return 0
-}
-
 func (m *intervalMerger) merge(e Event, h *hdrhistogram.Histogram) {
 	p, iv := &m.pending.Interval, e.Interval
-	span := m.spanS + spanOf(iv)
-	if span == 0 {
-		span = 1
-	}
-	p.TS = iv.TS
+	// Every rate is a count over the interval's own span, also for a span
+	// in which no event completed (a stalled second still has its length).
+	span := p.SpanS + iv.SpanS
+	p.TS, p.SpanS = iv.TS, span
 	p.Events += iv.Events
 	p.Reads += iv.Reads
 	p.Writes += iv.Writes
@@ -70,9 +58,10 @@ func (m *intervalMerger) merge(e Event, h *hdrhistogram.Histogram) {
 	p.Reconnects += iv.Reconnects
 	p.QueueLen, p.Concurrency = iv.QueueLen, iv.Concurrency
 	m.hist.Merge(h)
-	m.spanS = span
-	p.TPS = float64(p.Events) / span
-	p.QPS = float64(p.Reads+p.Writes+p.Other) / span
+	if span > 0 {
+		p.TPS = float64(p.Events) / span
+		p.QPS = float64(p.Reads+p.Writes+p.Other) / span
+	}
 	if m.hist.TotalCount() > 0 {
 		p.P50US, p.P95US, p.P99US, p.PctUS = percentiles(m.hist, m.pct)
 		p.MaxUS = float64(m.hist.Max())

@@ -21,7 +21,7 @@ func TestMergerNeverBlocksAndMergesExactly(t *testing.T) {
 		return h
 	}
 	iv := func(ts float64, events uint64) result.Interval {
-		return result.Interval{TS: ts, Events: events, Reads: events, TPS: float64(events)}
+		return result.Interval{TS: ts, SpanS: 1, Events: events, Reads: events, TPS: float64(events)}
 	}
 	// The consumer takes nothing: the first send fills the channel, the
 	// next two merge into one pending interval; none of the calls blocks.
@@ -40,5 +40,24 @@ func TestMergerNeverBlocksAndMergesExactly(t *testing.T) {
 	// p95 of {100, 200, 5000, 5000, 5000} from the merged histogram.
 	if merged.P95US < 4990 || merged.P95US > 5010 || merged.P50US < 4990 {
 		t.Fatalf("merged percentiles not from the merged histograms: %+v", merged)
+	}
+}
+
+// TestMergeKeepsAStalledIntervalsLength: a second with no completed event
+// still lasted a second. Merged with a 100-event second it gives 50 TPS
+// (the rate rebuilt from events/TPS took its length as 0 and gave 100).
+func TestMergeKeepsAStalledIntervalsLength(t *testing.T) {
+	out := make(chan Event, 1)
+	out <- Event{} // the consumer is behind: the next two merge
+	m := newIntervalMerger(out, 95)
+	stalled := result.Interval{TS: 1, SpanS: 1, Errors: 8}
+	busy := result.Interval{TS: 2, SpanS: 1, Events: 100, Reads: 100, TPS: 100, QPS: 100}
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: stalled}, stats.NewHistogram())
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: busy}, stats.NewHistogram())
+	<-out
+	m.flush(context.Background())
+	merged := (<-out).Interval
+	if merged.SpanS != 2 || merged.TPS != 50 || merged.QPS != 50 || merged.Errors != 8 {
+		t.Fatalf("merged: %+v, want span 2 s, 50 TPS, 8 errors", merged)
 	}
 }

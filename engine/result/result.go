@@ -130,7 +130,14 @@ type Summary struct {
 	// Open-loop runs (--rate): latency above includes queue wait; service excludes it.
 	ServiceAvgUS float64 `json:"service_avg_us,omitempty"`
 	ServiceP95US float64 `json:"service_p95_us,omitempty"`
-	WarmupS      float64 `json:"warmup_s,omitempty"`
+	// WakeLateAvgUS is how late, on average, a thread woke for an arrival
+	// it waited for: included in latency, caused by the client, not a queue.
+	WakeLateAvgUS float64 `json:"wake_late_avg_us,omitempty"`
+	// UnservedEvents arrived before the run stopped and never started (open
+	// loop); UnservedMaxWaitUS is how long the oldest of them had waited.
+	UnservedEvents    uint64  `json:"unserved_events,omitempty"`
+	UnservedMaxWaitUS float64 `json:"unserved_max_wait_us,omitempty"`
+	WarmupS           float64 `json:"warmup_s,omitempty"`
 }
 
 // Fairness is sysbench's "Threads fairness" block.
@@ -152,22 +159,24 @@ type Honesty struct {
 
 // Interval is one report interval.
 type Interval struct {
-	TS           float64        `json:"t_s"`
-	Events       uint64         `json:"events"`
-	Reads        uint64         `json:"reads"`
-	Writes       uint64         `json:"writes"`
-	Other        uint64         `json:"other"`
-	Errors       uint64         `json:"errors"`
-	Reconnects   uint64         `json:"reconnects"`
-	TPS          float64        `json:"tps"`
-	QPS          float64        `json:"qps"`
-	P50US        float64        `json:"p50_us"`
-	P95US        float64        `json:"p95_us"`
-	P99US        float64        `json:"p99_us"`
-	MaxUS        float64        `json:"max_us"`
-	PctUS        float64        `json:"pct_us"`
-	Warmup       bool           `json:"warmup"`
-	QueueLen     uint64         `json:"queue_len"`
+	TS         float64 `json:"t_s"`
+	SpanS      float64 `json:"span_s"` // the time the interval covers: every rate is a count over it
+	Events     uint64  `json:"events"`
+	Reads      uint64  `json:"reads"`
+	Writes     uint64  `json:"writes"`
+	Other      uint64  `json:"other"`
+	Errors     uint64  `json:"errors"`
+	Reconnects uint64  `json:"reconnects"`
+	TPS        float64 `json:"tps"`
+	QPS        float64 `json:"qps"`
+	P50US      float64 `json:"p50_us"`
+	P95US      float64 `json:"p95_us"`
+	P99US      float64 `json:"p99_us"`
+	MaxUS      float64 `json:"max_us"`
+	PctUS      float64 `json:"pct_us"`
+	Warmup     bool    `json:"warmup"`
+	QueueLen   uint64  `json:"queue_len"` // open loop: arrivals due and not yet started, counted
+
 	Concurrency  uint64         `json:"concurrency"`
 	ServiceP95US float64        `json:"service_p95_us,omitempty"`
 	Telemetry    map[string]any `json:"telemetry,omitempty"`

@@ -132,7 +132,7 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 				tv = append(tv, m.get(byTarget[t][b]))
 				bv = append(bv, m.get(byTarget[base][b]))
 			}
-			p := ComparePaired(tv, bv, r.Plan.Seed)
+			p := ComparePaired(tv, bv)
 			c := result.Comparison{
 				Target: t, Baseline: base, Metric: m.name, Point: point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
 				N: p.N, Method: p.Method, HasCI: p.HasCI, Verdict: Verdict(t, base, m.name, p, m.higherIsBetter) + label,
@@ -164,7 +164,7 @@ func noiseHint(tv, bv []float64, deltaPct float64) string {
 	if n <= len(logs) {
 		return ""
 	}
-	return fmt.Sprintf("; resolving a %.1f%% effect at this noise needs about %d blocks", math.Abs(deltaPct), n)
+	return fmt.Sprintf("; detecting a %.1f%% effect at this noise needs about %d blocks (80%% power, α 0.05)", math.Abs(deltaPct), n)
 }
 
 func sortedBlocks(m map[int]result.Summary) []int {

@@ -27,6 +27,7 @@ type Counters struct {
 	Events, Reads, Writes, Other, Errors, Reconnects uint64
 	LatencySumNS                                     uint64 // exact sum of event latencies
 	ServiceSumNS                                     uint64 // exact sum of service times (open loop)
+	WakeLateNS, Wakes                                uint64 // open loop: how late threads woke for their arrivals
 	MinNS, MaxNS                                     uint64 // exact extremes (MinNS 0 = none yet)
 }
 
@@ -40,6 +41,8 @@ func (c *Counters) Add(o Counters) {
 	c.Reconnects += o.Reconnects
 	c.LatencySumNS += o.LatencySumNS
 	c.ServiceSumNS += o.ServiceSumNS
+	c.WakeLateNS += o.WakeLateNS
+	c.Wakes += o.Wakes
 	if o.MinNS != 0 && (c.MinNS == 0 || o.MinNS < c.MinNS) {
 		c.MinNS = o.MinNS
 	}
@@ -119,13 +122,28 @@ func (r *Recorder) RecordStatements(reads, writes, other uint64) {
 	r.mu.Unlock()
 }
 
-// RecordError counts an ignored error; reconnected says the connection was replaced.
-func (r *Recorder) RecordError(reconnected bool) {
+// RecordWake adds how late a thread woke for an arrival it waited for
+// (open loop): that lateness is counted in the event's latency although no
+// queue caused it, so it is measured and reported.
+func (r *Recorder) RecordWake(late time.Duration) {
+	r.mu.Lock()
+	r.c.WakeLateNS += uint64(max(late, 0).Nanoseconds())
+	r.c.Wakes++
+	r.mu.Unlock()
+}
+
+// RecordError counts an ignored error that restarts the event.
+func (r *Recorder) RecordError() {
 	r.mu.Lock()
 	r.c.Errors++
-	if reconnected {
-		r.c.Reconnects++
-	}
+	r.mu.Unlock()
+}
+
+// RecordReconnect counts a lost connection replaced by a new one. As in
+// sysbench, a reconnect counts only as a reconnect, not also as an error.
+func (r *Recorder) RecordReconnect() {
+	r.mu.Lock()
+	r.c.Reconnects++
 	r.mu.Unlock()
 }
 

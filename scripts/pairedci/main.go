@@ -50,7 +50,7 @@ func summarize(r io.Reader) (string, error) {
 	var parts []string
 	var method string
 	for i, name := range []string{"QPS", "client CPU/q", "server CPU/q"} {
-		p := stats.ComparePaired(cols[2*i+1], cols[2*i], 1)
+		p := stats.ComparePaired(cols[2*i+1], cols[2*i])
 		s := fmt.Sprintf("%s %.3f", name, p.Ratio)
 		if p.HasCI {
 			s += fmt.Sprintf(" [%.3f, %.3f]", p.Low, p.High)

@@ -52,11 +52,13 @@ func (p *PlainPrinter) Event(e engine.Event) {
 	}
 }
 
+// perSec is a count over the interval's span (a stalled interval with no
+// completed event still has its length).
 func perSec(n uint64, iv result.Interval) float64 {
-	if iv.TPS <= 0 || iv.Events == 0 {
+	if iv.SpanS <= 0 {
 		return 0
 	}
-	return float64(n) * iv.TPS / float64(iv.Events)
+	return float64(n) / iv.SpanS
 }
 
 // Result prints the table of runs per target.

@@ -65,7 +65,11 @@ func (p *SysbenchPrinter) Event(e engine.Event) {
 	case engine.EventPhase:
 		if e.Index > 0 {
 			p.header()
-			fmt.Fprintf(p.W, "# dbduel target=%s block=%d run=%d\n", e.Target, e.Block, e.Index)
+			warm := ""
+			if e.Warmup {
+				warm = " warmup=1"
+			}
+			fmt.Fprintf(p.W, "# dbduel target=%s block=%d run=%d%s\n", e.Target, e.Block, e.Index, warm)
 		}
 	case engine.EventInterval:
 		if e.Interval.Warmup {
@@ -85,10 +89,7 @@ func (p *SysbenchPrinter) Result(*result.Result) {}
 
 // SysbenchIntervalLine is sysbench 1.0.20's per-interval line.
 func SysbenchIntervalLine(iv result.Interval, threads, pct int) string {
-	sec := 0.0
-	if iv.TPS > 0 {
-		sec = float64(iv.Events) / iv.TPS
-	}
+	sec := iv.SpanS
 	per := func(n uint64) float64 {
 		if sec <= 0 {
 			return 0

@@ -282,9 +282,7 @@ func (m *Model) apply(e engine.Event) {
 		if !iv.Warmup {
 			c.cumEvents += iv.Events
 			c.cumQueries += iv.Reads + iv.Writes + iv.Other
-			if iv.TPS > 0 {
-				c.cumSeconds += float64(iv.Events) / iv.TPS
-			}
+			c.cumSeconds += iv.SpanS
 		}
 		c.history[0] = append(c.history[0], iv.TPS)
 		c.history[1] = append(c.history[1], iv.QPS)

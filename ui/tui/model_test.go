@@ -46,12 +46,12 @@ func feedPrepare(m *Model) {
 func feedRunning(m *Model) {
 	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
 	for i := 1; i <= 5; i++ {
-		m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: float64(i), Events: 1000, Reads: 14000, Other: 2000, TPS: 1000 + float64(i*10), QPS: 16000, P95US: 5000, P99US: 6500}})
+		m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 1000, Reads: 14000, Other: 2000, TPS: 1000 + float64(i*10), QPS: 16000, P95US: 5000, P99US: 6500}})
 	}
 	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "native", Block: 1, Index: 1, Run: &result.Run{Target: "native", Index: 1, Summary: result.Summary{TPS: 1030, QPS: 16480, AvgUS: 3300, P95US: 5000}}})
 	m.apply(engine.Event{Kind: engine.EventPhase, Target: "container", Block: 1, Index: 1, Phase: "run 1 of 1"})
 	for i := 1; i <= 3; i++ {
-		m.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), Events: 400, Reads: 5600, Other: 800, TPS: 400, QPS: 6400, P95US: 12000, P99US: 15000}})
+		m.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 400, Reads: 5600, Other: 800, TPS: 400, QPS: 6400, P95US: 12000, P99US: 15000}})
 	}
 }
 
@@ -222,7 +222,7 @@ func BenchmarkView(b *testing.B) {
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	feedRunning(m)
 	for i := 0; i < 55; i++ {
-		m.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), Events: 400, TPS: 400 + float64(i%7), QPS: 6400, P95US: 12000}})
+		m.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 400, TPS: 400 + float64(i%7), QPS: 6400, P95US: 12000}})
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

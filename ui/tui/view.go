@@ -123,9 +123,8 @@ func (m *Model) cardsRow(cards []*card) string {
 			lines = append(lines, fmt.Sprintf("TPS %s  QPS %s", chart.Human(iv.TPS), chart.Human(iv.QPS)))
 			lines = append(lines, fmt.Sprintf("p95 %.2f ms  p99 %.2f ms", iv.P95US/1000, iv.P99US/1000))
 			errs, reconn := 0.0, 0.0
-			if iv.Events > 0 && iv.TPS > 0 {
-				sec := float64(iv.Events) / iv.TPS
-				errs, reconn = float64(iv.Errors)/sec, float64(iv.Reconnects)/sec
+			if iv.SpanS > 0 {
+				errs, reconn = float64(iv.Errors)/iv.SpanS, float64(iv.Reconnects)/iv.SpanS
 			}
 			lines = append(lines, fmt.Sprintf("err/s %.2f  reconn/s %.2f", errs, reconn))
 			if tel := strings.TrimSpace(text.Telemetry(iv)); tel != "" {
