@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
 )
 
 // intervalMerger sends interval events without ever blocking the engine:
