@@ -1,16 +1,14 @@
 // Package engine drives a workload against targets and measures it. It
 // emits Events (phases, prepare progress, intervals, finished runs) on a
-// bounded channel and returns the final Result. It imports no UI and no
-// container code: targets reach it as a name and a DSN.
+// bounded channel and owns the Result. It imports no UI, no container code
+// and no database protocol: targets reach it as a name and a driver.Opener.
 package engine
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -18,19 +16,18 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/dbduel/dbduel/engine/netconn"
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
-	"github.com/dbduel/dbduel/engine/schedhint"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/engine/workload/sbrand"
-	"github.com/go-sql-driver/mysql"
 )
 
-// Target is the engine's view of a database.
+// Target is the engine's view of a database: a name and a way to open
+// connections to it through its protocol's driver.
 type Target struct {
 	Name string
-	DSN  string // go-sql-driver/mysql DSN
+	Open driver.Opener
 	// Telemetry reads the target's resource use at each interval (may be nil).
 	Telemetry func() map[string]any
 }
@@ -43,7 +40,6 @@ type Config struct {
 	Events         uint64        // 0: no event limit
 	ReportInterval time.Duration // 0: no intervals
 	Percentile     float64       // 1..100; 0 disables it
-	IgnoreErrors   ErrorSet
 	Seed           uint64        // base of the per-thread workload seeds
 	Rate           float64       // open loop: events per second, Poisson arrivals (0: closed loop)
 	Warmup         time.Duration // --warmup-time: run but do not count
@@ -69,84 +65,6 @@ func (c Config) Validate() error {
 	return c.Workload.Validate(c.Threads)
 }
 
-// Open connects to a target with the driver settings the engine needs.
-func Open(dsn string, maxConns int) (*sql.DB, error) {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("bad DSN: %w", err)
-	}
-	// Text-mode statements (--db-ps-mode=disable, oltp_insert) are sent
-	// with their parameters inlined, one round trip, as sysbench does.
-	cfg.InterpolateParams = true
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	// Lost connections surface as errors the engine handles or reports;
-	// the driver's own log lines would only garble the output.
-	cfg.Logger = quietLogger{}
-	schedHintOnce.Do(applySchedHint)
-	var dialer *netconn.Dialer
-	if os.Getenv("DBDUEL_NET") != "go" { // DBDUEL_NET=go keeps Go's poller path (for A/B measurements)
-		dialer = netconn.NewDialer(netconn.ModeFromEnv())
-		cfg.DialFunc = dialer.Dial
-	}
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, err
-	}
-	db := sql.OpenDB(conn)
-	if dialer != nil {
-		dialers.Store(db, dialer)
-	}
-	db.SetMaxOpenConns(maxConns)
-	db.SetMaxIdleConns(maxConns)
-	db.SetConnMaxLifetime(0)
-	return db, nil
-}
-
-// schedHintOnce applies the client's scheduling hint once per process, when
-// the first target is opened: before the workers' threads exist, so the ones
-// the runtime creates for them inherit it.
-var schedHintOnce sync.Once
-
-// applySchedHint asks for short slices for dbduel's threads when
-// DBDUEL_SCHED_SLICE sets one (see schedhint for why it is off by default);
-// a kernel that refuses leaves the run as it was, with a note on stderr.
-func applySchedHint() {
-	d, err := schedhint.FromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "dbduel:", err)
-		return
-	}
-	if d == 0 {
-		return
-	}
-	if _, err := schedhint.Apply(d); err != nil {
-		fmt.Fprintln(os.Stderr, "dbduel: scheduling hint not applied:", err)
-	}
-}
-
-// dialers maps each DB opened by Open to its blocking-socket dialer, so an
-// interrupted run can unblock its threads.
-var dialers sync.Map
-
-// Close closes a DB opened by Open and forgets its dialer.
-func Close(db *sql.DB) error {
-	dialers.Delete(db)
-	return db.Close()
-}
-
-// unblock shuts down every connection of db (after an interruption).
-func unblock(db *sql.DB) {
-	if d, ok := dialers.Load(db); ok {
-		d.(*netconn.Dialer).ShutdownAll()
-	}
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Print(...any) {}
-
 // QueueCapacity bounds the open-loop event queue, as sysbench's; when it
 // fills, the threads cannot keep up with --rate and the run stops.
 const QueueCapacity = 131072
@@ -157,7 +75,7 @@ var ErrQueueFull = errors.New("the event queue is full: the threads cannot keep 
 // runState is shared by the workers of one run.
 type runState struct {
 	cfg       Config
-	db        *sql.DB
+	db        driver.DB
 	recs      []*stats.Recorder
 	stop      atomic.Bool // set at --time: workers finish their event and leave
 	stopCh    chan struct{}
@@ -183,13 +101,13 @@ func (s *runState) fail(err error) {
 // intervals. emit receives each interval as it completes, with its latency
 // histogram (valid only during the call). A cancelled ctx
 // ends the run early: the result then has Complete false.
-func RunOnce(ctx context.Context, cfg Config, target string, db *sql.DB, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
+func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
 	run := result.Run{Target: target}
 	s := &runState{cfg: cfg, db: db, stopCh: make(chan struct{})}
 	s.remaining.Store(int64(cfg.Events)) // used only when --events is set
 	openLoop := cfg.Rate > 0
 	// Connect and prepare every thread before the clock starts (thread_init).
-	conns := make([]*sql.Conn, cfg.Threads)
+	conns := make([]driver.Conn, cfg.Threads)
 	workers := make([]workload.Worker, cfg.Threads)
 	defer func() {
 		for _, c := range conns {
@@ -337,7 +255,7 @@ loop:
 				select {
 				case <-done:
 				default:
-					unblock(db)
+					db.Unblock()
 				}
 			})
 		case <-done:
@@ -499,7 +417,7 @@ func (s *runState) waitArrival(rec *stats.Recorder) (time.Time, bool) {
 // ignored error keeps its start (and, open loop, its arrival): as in
 // sysbench, whose event timer starts before its retry loop, the failed
 // attempts count in the event's latency.
-func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers []workload.Worker) {
+func (s *runState) work(ctx context.Context, i int, conns []driver.Conn, workers []workload.Worker) {
 	rec := s.recs[i]
 	var arrival, first time.Time
 	retry := false
@@ -545,13 +463,13 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 		if ctx.Err() != nil {
 			return
 		}
-		code := errorCode(err)
-		if !s.cfg.IgnoreErrors.Has(code) {
-			s.fail(describeError(i, code, err))
+		f := s.db.Classify(err)
+		if f.Action == driver.Fatal {
+			s.fail(fmt.Errorf("thread %d: %w", i, f.Err))
 			return
 		}
 		retry = true // the same event again, on its budget and its clock
-		if !isConnectionLost(code, err) {
+		if f.Action == driver.Restart {
 			rec.RecordError()
 			continue
 		}
@@ -564,20 +482,8 @@ func (s *runState) work(ctx context.Context, i int, conns []*sql.Conn, workers [
 	}
 }
 
-// describeError names the error and the way to ignore it.
-func describeError(thread int, code uint16, err error) error {
-	if code == 0 {
-		return fmt.Errorf("thread %d: %w", thread, err)
-	}
-	if isConnectionLost(code, err) {
-		return fmt.Errorf("thread %d: lost the connection to the server (error %d: %v); add %d to --mysql-ignore-errors to reconnect instead", thread, code, err, code)
-	}
-	return fmt.Errorf("thread %d: error %d: %v (not in --mysql-ignore-errors)", thread, code, err)
-}
-
-func (s *runState) reconnect(ctx context.Context, i int, conns []*sql.Conn, workers []workload.Worker) error {
-	conns[i].Raw(func(any) error { return driverBadConn }) // discard the broken connection
-	conns[i].Close()
+func (s *runState) reconnect(ctx context.Context, i int, conns []driver.Conn, workers []workload.Worker) error {
+	conns[i].Discard()
 	var lastErr error
 	for attempt := 0; attempt < 300 && !s.stop.Load(); attempt++ {
 		c, err := s.db.Conn(ctx)

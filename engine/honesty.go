@@ -2,39 +2,27 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"math"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 )
 
-type questions struct {
-	n  uint64
-	ok bool
+// readCount reads the server's own operation counter (ok false when the
+// protocol or server has none, or the read failed).
+func readCount(ctx context.Context, db driver.DB) (driver.OpCount, bool) {
+	c, err := db.OpCount(ctx)
+	return c, err == nil
 }
 
-// readQuestions reads the server's global Questions counter. It counts text
-// queries and prepared-statement executions alike, so it checks dbduel's own
-// count from the server's side.
-func readQuestions(ctx context.Context, db *sql.DB) questions {
-	var name string
-	var q questions
-	if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Questions'").Scan(&name, &q.n); err != nil {
-		return questions{}
-	}
-	q.ok = true
-	return q
-}
-
-// honesty compares the server's Questions delta (less the checker's own
-// statement) with the queries dbduel counted.
-func honesty(before, after questions, counted uint64) *result.Honesty {
-	if !before.ok || !after.ok || after.n < before.n {
+// honesty compares the server counter's delta (less the checker's own
+// reading) with the operations dbduel counted.
+func honesty(before, after driver.OpCount, counted uint64) *result.Honesty {
+	if after.N < before.N+after.Self {
 		return nil
 	}
-	server := after.n - before.n - 1 // the second SHOW STATUS counts itself
-	h := &result.Honesty{Counter: "Questions", ServerQueries: server, DbduelQueries: counted,
-		Note: "the server counter includes any other client of this server"}
+	server := after.N - before.N - after.Self // the second reading counts itself
+	h := &result.Honesty{Counter: after.Counter, ServerQueries: server, DbduelQueries: counted, Note: after.Note}
 	if server > 0 {
 		h.DiffPct = math.Round((float64(counted)-float64(server))/float64(server)*10000) / 100
 	}

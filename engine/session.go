@@ -2,12 +2,12 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
@@ -23,6 +23,7 @@ const (
 	EventInterval                  // Interval of the current run
 	EventRunDone                   // Run finished (Run)
 	EventNotice                    // Message for the user (a warning)
+	EventFinished                  // the plan ended: Result is the final result, Err why it ended early
 )
 
 // Event is one thing that happened, in order, for the UI or a printer.
@@ -40,6 +41,15 @@ type Event struct {
 	Progress workload.Progress
 	Interval result.Interval
 	Run      *result.Run
+	// Threads and TableSize are the shape of the run this event belongs to
+	// (a sweep point's own, not the first point's).
+	Threads   int
+	TableSize int
+	// Snapshot (EventRunDone) is the result so far and Result (EventFinished)
+	// the final one, both annotated; nobody changes them once sent.
+	Snapshot *result.Result
+	Result   *result.Result
+	Err      error
 	Message  string
 }
 
@@ -55,14 +65,35 @@ type Session struct {
 	Cooldown    time.Duration // pause between runs; negative: until the host is idle, at most 10 s
 	// BeforeRun is called before every run (e.g. to restart a managed server).
 	BeforeRun func(ctx context.Context, target string) error
+	// Annotate adds what the engine does not measure (targets as read
+	// back, versions, parity) and the analysis to a copy of the result;
+	// it runs once on each snapshot and once on the final result.
+	Annotate func(*result.Result)
+	// OnSnapshot receives each snapshot (e.g. to rewrite --out); may be nil.
+	OnSnapshot func(*result.Result)
 }
 
-// Run executes the session against targets, sending events (the channel is
-// closed at the end) and returning the result, partial when ctx is cancelled
-// or a run fails. onRun is called after every run with the result so far
-// (to rewrite --out); it may be nil.
-func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, onRun func(*result.Result)) (*result.Result, error) {
+// Run executes the session against targets. It is the result's one owner:
+// after every run it sends an annotated snapshot, and the final result
+// (partial when ctx is cancelled or a run fails) travels as the last event,
+// EventFinished, before the channel is closed. It also returns it.
+func Run(ctx context.Context, s Session, targets []Target, events chan<- Event) (*result.Result, error) {
 	defer close(events)
+	res, err := execute(ctx, s, targets, events)
+	res.FinishedAt = time.Now().UTC()
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if s.Annotate != nil {
+		s.Annotate(res)
+	}
+	// The last event is delivered even after a cancellation: the consumer
+	// needs the partial result.
+	events <- Event{Kind: EventFinished, Result: res, Err: err}
+	return res, err
+}
+
+func execute(ctx context.Context, s Session, targets []Target, events chan<- Event) (*result.Result, error) {
 	cfg := s.Config
 	res := &result.Result{
 		SchemaVersion: result.SchemaVersion,
@@ -93,14 +124,14 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 	for _, pt := range p.Points {
 		maxThreads = max(maxThreads, pt.Threads)
 	}
-	dbs := map[string]*sql.DB{}
+	dbs := map[string]driver.DB{}
 	defer func() {
 		for _, db := range dbs {
-			Close(db)
+			db.Close()
 		}
 	}()
 	for _, t := range targets {
-		db, err := Open(t.DSN, maxThreads+2)
+		db, err := t.Open(ctx, maxThreads+2)
 		if err != nil {
 			return res, fmt.Errorf("target %s: %w", t.Name, err)
 		}
@@ -126,10 +157,7 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 			}
 			sweep := preparedSize >= 0
 			for _, t := range targets {
-				ss := s
-				ss.Config.Workload, ss.Config.Threads = wl, pt.Threads
-				ss.Reprepare = s.Reprepare || sweep
-				if err := ensureTables(ctx, ss, t.Name, dbs[t.Name], send); err != nil {
+				if err := ensureTables(ctx, wl, pt.Threads, s.Reprepare || sweep, t.Name, dbs[t.Name], send); err != nil {
 					return res, fmt.Errorf("target %s: %w", t.Name, err)
 				}
 			}
@@ -161,19 +189,19 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 				eta = time.Since(started) / time.Duration(done) * time.Duration(total-done)
 			}
 			send(Event{Kind: EventPhase, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point,
-				Warmup: b.Warmup, Phase: phase, Done: done, Total: total, ETA: eta})
+				Warmup: b.Warmup, Phase: phase, Done: done, Total: total, ETA: eta, Threads: pt.Threads, TableSize: pt.TableSize})
 			rc := cfg
 			rc.Workload, rc.Threads = wl, pt.Threads
 			rc.Telemetry = byName[name].Telemetry
 			rc.Seed = cfg.Seed + uint64(b.Seq)*7919
-			before := readQuestions(ctx, dbs[name])
+			before, counted := readCount(ctx, dbs[name])
 			run, err := RunOnce(ctx, rc, name, dbs[name], func(iv result.Interval, h *hdrhistogram.Histogram) {
-				merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup, Interval: iv}, h)
+				merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup,
+					Threads: pt.Threads, TableSize: pt.TableSize, Interval: iv}, h)
 			})
 			merge.flush(ctx)
 			run.Block, run.Index, run.Point, run.Warmup = b.Seq, b.Index, b.Point, b.Warmup
-			if before.ok {
-				after := readQuestions(context.WithoutCancel(ctx), dbs[name])
+			if after, ok := readCount(context.WithoutCancel(ctx), dbs[name]); counted && ok {
 				run.Honesty = honesty(before, after, run.Summary.Queries+run.WarmupQueries)
 				if msg := stats.HonestyWarning(run); msg != "" {
 					send(Event{Kind: EventNotice, Target: name, Message: "warning: " + msg})
@@ -182,10 +210,15 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event, 
 			res.Runs = append(res.Runs, run)
 			done++
 			r := run
-			send(Event{Kind: EventRunDone, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup, Run: &r, Done: done, Total: total})
-			if onRun != nil {
-				onRun(res)
+			snap := res.Clone()
+			if s.Annotate != nil {
+				s.Annotate(snap)
 			}
+			if s.OnSnapshot != nil {
+				s.OnSnapshot(snap)
+			}
+			send(Event{Kind: EventRunDone, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup,
+				Threads: pt.Threads, TableSize: pt.TableSize, Run: &r, Done: done, Total: total, Snapshot: snap})
 			if err != nil {
 				return res, fmt.Errorf("target %s: %w", name, err)
 			}

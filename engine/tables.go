@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -17,11 +17,31 @@ func (e *ErrTablesRefused) Error() string {
 	return e.Reason + " (use --reprepare to drop and re-create the sbtestN tables, or cleanup)"
 }
 
+// EnsureTables opens target and prepares missing tables, reuses matching
+// ones, and refuses mismatching ones unless reprepare (prepare's verb).
+func EnsureTables(ctx context.Context, w workload.Workload, threads int, reprepare bool, target Target, send func(Event)) error {
+	db, err := target.Open(ctx, threads+2)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return ensureTables(ctx, w, threads, reprepare, target.Name, db, send)
+}
+
+// Cleanup opens target and drops the workload's tables of its shape.
+func Cleanup(ctx context.Context, w workload.Workload, threads int, target Target) ([]string, error) {
+	db, err := target.Open(ctx, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return w.Cleanup(ctx, db, threads)
+}
+
 // ensureTables prepares missing tables, reuses matching ones, and refuses
-// mismatching ones unless the session allows re-preparing.
-func ensureTables(ctx context.Context, s Session, target string, db *sql.DB, send func(Event)) error {
-	w := s.Config.Workload
-	st, err := w.Check(ctx, db, s.Config.Threads)
+// mismatching ones unless re-preparing is allowed.
+func ensureTables(ctx context.Context, w workload.Workload, threads int, reprepare bool, target string, db driver.DB, send func(Event)) error {
+	st, err := w.Check(ctx, db, threads)
 	if err != nil {
 		return err
 	}
@@ -30,19 +50,19 @@ func ensureTables(ctx context.Context, s Session, target string, db *sql.DB, sen
 		return nil
 	}
 	if !st.Missing {
-		if !s.Reprepare {
+		if !reprepare {
 			return &ErrTablesRefused{Reason: st.Reason}
 		}
 		send(Event{Kind: EventNotice, Target: target, Message: "re-preparing: " + st.Reason})
-		if _, err := w.Cleanup(ctx, db, s.Config.Threads); err != nil {
+		if _, err := w.Cleanup(ctx, db, threads); err != nil {
 			return fmt.Errorf("re-prepare: %w", err)
 		}
 	}
-	return Prepare(ctx, w, s.Config.Threads, target, db, send)
+	return Prepare(ctx, w, threads, target, db, send)
 }
 
 // Prepare loads the workload's tables, reporting progress at most every 200 ms.
-func Prepare(ctx context.Context, w workload.Workload, threads int, target string, db *sql.DB, send func(Event)) error {
+func Prepare(ctx context.Context, w workload.Workload, threads int, target string, db driver.DB, send func(Event)) error {
 	send(Event{Kind: EventPhase, Target: target, Phase: "preparing"})
 	var last time.Time
 	err := w.Prepare(ctx, db, threads, func(p workload.Progress) {

@@ -1,36 +1,10 @@
 package targets
 
 import (
-	"context"
-	"database/sql"
 	"sort"
-	"strings"
 
 	"github.com/dbduel/dbduel/engine/result"
 )
-
-// ReadVariables reads SHOW GLOBAL VARIABLES from a started target.
-func ReadVariables(ctx context.Context, ep Endpoint) (map[string]string, error) {
-	db, err := sql.Open("mysql", ep.DSN())
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	vars := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		vars[strings.ToLower(k)] = v
-	}
-	return vars, rows.Err()
-}
 
 // placeVariables differ between any two servers by where they run, not by
 // how they are configured: their difference says nothing about performance.

@@ -6,62 +6,20 @@ package targets
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
-	"github.com/go-sql-driver/mysql"
 )
 
-// Endpoint is how to reach a started target's server.
-type Endpoint struct {
-	Host     string // always a loopback address for managed targets
-	Port     int
-	User     string
-	Password string
-	DB       string
-}
-
-// DSN is the endpoint in go-sql-driver/mysql's format.
-func (e Endpoint) DSN() string {
-	c := mysql.NewConfig()
-	c.User, c.Passwd = e.User, e.Password
-	c.Net, c.Addr = "tcp", net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
-	c.DBName = e.DB
-	return c.FormatDSN()
-}
-
-// quietLogger drops the driver's log lines: while a server starts, refused
-// and dropped handshakes are expected and reach the caller as errors anyway.
-type quietLogger struct{}
-
-func (quietLogger) Print(...any) {}
-
-// Ping tries one connection to ep within timeout, without driver log noise.
-func Ping(ctx context.Context, ep Endpoint, timeout time.Duration) error {
-	c := mysql.NewConfig()
-	c.User, c.Passwd = ep.User, ep.Password
-	c.Net, c.Addr = "tcp", net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))
-	c.DBName = ep.DB
-	c.Timeout = timeout
-	c.Logger = quietLogger{}
-	conn, err := mysql.NewConnector(c)
-	if err != nil {
-		return err
-	}
-	db := sql.OpenDB(conn)
-	defer db.Close()
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return db.PingContext(pctx)
-}
+// Endpoint is how to reach a started target's server (a loopback address
+// for managed targets).
+type Endpoint = driver.Endpoint
 
 // Sample is one reading of a target's resource use.
 type Sample struct {
@@ -134,45 +92,10 @@ func SplitTargetFlag(s string) (name, spec string, err error) {
 	return name, spec, nil
 }
 
-// ParseMySQLURL parses mysql://user:pass@host:port/db (db defaults to sbtest).
-func ParseMySQLURL(spec string) (Endpoint, error) {
-	u, err := url.Parse(spec)
-	if err != nil {
-		return Endpoint{}, usagef("bad mysql:// SPEC %q: %v", redactSpec(spec), redactErr(err))
-	}
-	if u.Scheme != "mysql" || u.Host == "" {
-		return Endpoint{}, usagef("bad SPEC %q: want mysql://user:pass@host:port/db", redactSpec(spec))
-	}
-	e := Endpoint{Host: u.Hostname(), Port: 3306, DB: "sbtest"}
-	if p := u.Port(); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 65535 {
-			return Endpoint{}, usagef("bad port %q in SPEC %q", p, redactSpec(spec))
-		}
-		e.Port = n
-	}
-	if u.User != nil {
-		e.User = u.User.Username()
-		e.Password, _ = u.User.Password()
-	}
-	if e.User == "" {
-		e.User = "root"
-	}
-	if db := strings.Trim(u.Path, "/"); db != "" {
-		e.DB = db
-	}
-	if len(u.Query()) > 0 {
-		return Endpoint{}, usagef("SPEC %q: query parameters are not supported", redactSpec(spec))
-	}
-	return e, nil
-}
-
 var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
 
 // redactSpec hides a password in a SPEC.
 func redactSpec(s string) string { return passwordRE.ReplaceAllString(s, "${1}***@") }
-
-func redactErr(err error) string { return passwordRE.ReplaceAllString(err.Error(), "${1}***@") }
 
 // RedactSpec hides a password in a SPEC (for messages).
 func RedactSpec(s string) string { return redactSpec(s) }

@@ -260,6 +260,20 @@ func (r *Result) TargetNames() []string {
 	return names
 }
 
+// Clone is a deep copy of r (snapshots handed to readers never share
+// memory with the result the engine keeps appending to).
+func (r *Result) Clone() *Result {
+	data, err := json.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("result: cannot copy: %v", err)) // every field is plain data
+	}
+	var c Result
+	if err := json.Unmarshal(data, &c); err != nil {
+		panic(fmt.Sprintf("result: cannot copy: %v", err))
+	}
+	return &c
+}
+
 // WriteFile writes r as indented JSON atomically: a temp file beside path,
 // then a rename, so a crash never leaves a half-written result.
 func WriteFile(path string, r *Result) error {

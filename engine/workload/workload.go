@@ -5,11 +5,12 @@ package workload
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 
 	"github.com/spf13/pflag"
+
+	"github.com/dbduel/dbduel/engine/driver"
 )
 
 // Counts are the statements an event ran, classified as sysbench does:
@@ -55,16 +56,27 @@ type Progress struct {
 // Workload is one benchmark script with its options already applied.
 type Workload interface {
 	Name() string
+	// Protocols are the driver protocols the workload speaks ("mysql").
+	Protocols() []string
+	// Shape is the data the workload runs on, typed (no option lookups).
+	Shape() Shape
 	// Options are the effective option values, for the result JSON.
 	Options() map[string]any
 	// Validate checks option combinations the script would refuse, given the thread count.
 	Validate(threads int) error
-	Check(ctx context.Context, db *sql.DB, threads int) (TableState, error)
-	Prepare(ctx context.Context, db *sql.DB, threads int, progress func(Progress)) error
+	Check(ctx context.Context, db driver.DB, threads int) (TableState, error)
+	Prepare(ctx context.Context, db driver.DB, threads int, progress func(Progress)) error
 	// Cleanup drops the workload's tables, and only those of its shape.
-	Cleanup(ctx context.Context, db *sql.DB, threads int) ([]string, error)
+	Cleanup(ctx context.Context, db driver.DB, threads int) ([]string, error)
 	// NewWorker prepares statements for thread on conn.
-	NewWorker(ctx context.Context, conn *sql.Conn, thread, threads int, seed uint64) (Worker, error)
+	NewWorker(ctx context.Context, conn driver.Conn, thread, threads int, seed uint64) (Worker, error)
+}
+
+// Shape is the size of a workload's data set and its random seed.
+type Shape struct {
+	Tables    int
+	TableSize int
+	RandSeed  uint64 // --rand-seed (0: from the clock)
 }
 
 // Sweepable is a workload whose data size can vary across a sweep.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 
 	"github.com/dbduel/dbduel/targets/local"
 	"github.com/dbduel/dbduel/targets/state"
@@ -58,7 +58,7 @@ func (s *Server) URL(db string) string {
 // DB opens the server's sbtest database.
 func (s *Server) DB(tb testing.TB) *sql.DB {
 	tb.Helper()
-	db, err := sql.Open("mysql", s.Endpoint().DSN())
+	db, err := mysqldrv.SQLOpen(s.Endpoint())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
@@ -32,7 +34,6 @@ import (
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/config"
 	"github.com/dbduel/dbduel/targets/local"
-	"github.com/dbduel/dbduel/targets/native"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -293,7 +294,7 @@ func oneLine(err error) string {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if targets.Ping(ctx, s.ep, 2*time.Second) == nil {
+		if mysqldrv.Ping(ctx, s.ep, 2*time.Second) == nil {
 			return nil
 		}
 		insp, ierr := s.cli.ContainerInspect(ctx, s.id)
@@ -332,7 +333,7 @@ func (s *Server) lastLogs(n int) string {
 // Describe reads back from docker inspect, the cgroup files and the server.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "container", SpecRedacted: s.SpecRedacted()}
-	v, datadir, err := native.ServerInfo(ctx, s.ep)
+	v, datadir, err := mysqldrv.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}

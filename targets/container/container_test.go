@@ -2,7 +2,6 @@ package container
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
-	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/dbduel/dbduel/targets/state"
 )
@@ -66,7 +66,7 @@ func start(t *testing.T, keys string) *Server {
 
 func variable(t *testing.T, s *Server, name string) string {
 	t.Helper()
-	db, err := sql.Open("mysql", s.Endpoint().DSN())
+	db, err := mysqldrv.SQLOpen(s.Endpoint())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ package local
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,10 +19,11 @@ import (
 	"syscall"
 	"time"
 
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/config"
-	"github.com/dbduel/dbduel/targets/native"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -262,7 +262,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 		for _, pw := range []string{"", s.ep.Password} {
 			ep := s.ep
 			ep.Password, ep.DB = pw, ""
-			if targets.Ping(ctx, ep, 2*time.Second) == nil {
+			if mysqldrv.Ping(ctx, ep, 2*time.Second) == nil {
 				return nil
 			}
 		}
@@ -284,7 +284,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 func (s *Server) secure(ctx context.Context) error {
 	ep := s.ep
 	ep.Password, ep.DB = "", ""
-	db, err := sql.Open("mysql", ep.DSN())
+	db, err := mysqldrv.SQLOpen(ep)
 	if err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func (s *Server) secure(ctx context.Context) error {
 // Describe reads the server's version and datadir back.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "local", SpecRedacted: s.spec}
-	v, datadir, err := native.ServerInfo(ctx, s.ep)
+	v, datadir, err := mysqldrv.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}

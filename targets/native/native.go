@@ -3,15 +3,14 @@ package native
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net"
 	"time"
 
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/go-sql-driver/mysql"
 )
 
 // Server is an existing server: dbduel connects to it and manages nothing.
@@ -22,9 +21,9 @@ type Server struct {
 
 // New parses a mysql:// SPEC.
 func New(name, spec string) (*Server, error) {
-	ep, err := targets.ParseMySQLURL(spec)
+	ep, err := mysqldrv.ParseURL(spec)
 	if err != nil {
-		return nil, err
+		return nil, &targets.UsageError{Msg: err.Error()}
 	}
 	return &Server{name: name, spec: spec, ep: ep}, nil
 }
@@ -46,13 +45,13 @@ func (s *Server) Start(ctx context.Context) error {
 func EnsureDatabase(ctx context.Context, ep targets.Endpoint) error {
 	admin := ep
 	admin.DB = ""
-	db, err := sql.Open("mysql", admin.DSN())
+	db, err := mysqldrv.SQLOpen(admin)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if err := db.PingContext(ctx); err != nil {
-		return fmt.Errorf("cannot connect to %s:%d as %s: %w", ep.Host, ep.Port, ep.User, cleanErr(err))
+		return fmt.Errorf("cannot connect to %s:%d as %s: %w", ep.Host, ep.Port, ep.User, mysqldrv.DialError(err))
 	}
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+ep.DB+"`"); err != nil {
 		return fmt.Errorf("create database %s: %w", ep.DB, err)
@@ -60,30 +59,10 @@ func EnsureDatabase(ctx context.Context, ep targets.Endpoint) error {
 	return nil
 }
 
-// errNoHandshake replaces the driver's bare "invalid connection" when the
-// peer accepted the connection but never completed a MySQL handshake.
-var errNoHandshake = errors.New("the connection closed without a MySQL handshake (not a MySQL/MariaDB port, or something in between cut it)")
-
-// cleanErr turns a dial error into its short form.
-func cleanErr(err error) error {
-	if errors.Is(err, mysql.ErrInvalidConn) {
-		return errNoHandshake
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		return oe.Err
-	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me
-	}
-	return err
-}
-
 // Describe reads the server's version and where it keeps data.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "native", SpecRedacted: s.SpecRedacted()}
-	v, datadir, err := ServerInfo(ctx, s.ep)
+	v, datadir, err := mysqldrv.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}
@@ -92,17 +71,6 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t.Described.Address = net.JoinHostPort(s.ep.Host, fmt.Sprint(s.ep.Port))
 	t.Described.Datadir = &result.Datadir{Kind: "dir", Path: datadir}
 	return t, nil
-}
-
-// ServerInfo reads VERSION() and @@datadir.
-func ServerInfo(ctx context.Context, ep targets.Endpoint) (version, datadir string, err error) {
-	db, err := sql.Open("mysql", ep.DSN())
-	if err != nil {
-		return "", "", err
-	}
-	defer db.Close()
-	err = db.QueryRowContext(ctx, "SELECT VERSION(), @@datadir").Scan(&version, &datadir)
-	return version, datadir, err
 }
 
 func (s *Server) Sample(context.Context) (targets.Sample, error) {

@@ -66,7 +66,7 @@ func (p *PlainPrinter) Result(r *result.Result) {
 	fmt.Fprint(p.W, "\n"+RunTable(r))
 }
 
-// RunTable is the layout of seed 000's table: a row per target and run, a
+// RunTable is a table of runs: a row per target and run, a
 // mean row per target, Δ% rows against the baseline with the CI, then the
 // verdict. Sweeps get one table per point and a curve table.
 func RunTable(r *result.Result) string {
@@ -91,7 +91,7 @@ func pointTable(r *result.Result, point int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", "target", "run", "queries", "qps", "tps", "avg ms", "p95 ms")
 	names := r.TargetNames()
-	means := map[string]result.Summary{}
+	partial := false
 	for _, name := range names {
 		var sum result.Summary
 		n := 0
@@ -100,7 +100,15 @@ func pointTable(r *result.Result, point int) string {
 				continue
 			}
 			s := run.Summary
-			fmt.Fprintf(&b, "%-14s %5d %12d %11.2f %10.2f %10.2f %10.2f\n", name, run.Index, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
+			label := fmt.Sprint(run.Index)
+			if !run.Complete {
+				label += "*" // cut short: shown, never averaged
+			}
+			fmt.Fprintf(&b, "%-14s %5s %12d %11.2f %10.2f %10.2f %10.2f\n", name, label, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
+			if !run.Complete {
+				partial = true
+				continue
+			}
 			sum.Queries += s.Queries
 			sum.QPS += s.QPS
 			sum.TPS += s.TPS
@@ -112,29 +120,28 @@ func pointTable(r *result.Result, point int) string {
 			f := float64(n)
 			fmt.Fprintf(&b, "%-14s %5s %12d %11.2f %10.2f %10.2f %10.2f\n", name, "mean", sum.Queries/uint64(n), sum.QPS/f, sum.TPS/f, sum.AvgUS/1000/f, sum.P95US/1000/f)
 		}
-		if n > 0 {
-			f := float64(n)
-			means[name] = result.Summary{QPS: sum.QPS / f, TPS: sum.TPS / f, AvgUS: sum.AvgUS / f, P95US: sum.P95US / f}
-		}
 	}
-	if len(names) > 1 {
-		base, ok := means[names[0]]
-		for _, name := range names[1:] {
-			m, ok2 := means[name]
-			if !ok || !ok2 {
+	if partial {
+		b.WriteString("* partial: the run was cut short; it is left out of the means, Δ% and verdicts\n")
+	}
+	// The Δ% row is the estimator whose CI is printed under it and that the
+	// verdict reads: the geometric mean of the per-block ratios.
+	for _, name := range names[1:] {
+		delta, ci := map[string]string{}, map[string]string{}
+		for _, c := range r.Comparisons {
+			if c.Target != name || c.Point != point {
 				continue
 			}
-			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "Δ%", "",
-				pct(m.QPS, base.QPS), pct(m.TPS, base.TPS), pct(m.AvgUS, base.AvgUS), pct(m.P95US, base.P95US))
-			ci := map[string]string{}
-			for _, c := range r.Comparisons {
-				if c.Target == name && c.Point == point && c.HasCI {
-					ci[c.Metric] = fmt.Sprintf("[%+.1f,%+.1f]", c.CILowPct, c.CIHighPct)
-				}
+			delta[c.Metric] = fmt.Sprintf("%+.2f%%", c.DeltaPct)
+			if c.HasCI {
+				ci[c.Metric] = fmt.Sprintf("[%+.1f,%+.1f]", c.CILowPct, c.CIHighPct)
 			}
-			if len(ci) > 0 {
-				fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "CI95", "", ci["qps"], ci["tps"], ci["avg"], ci["p95"])
-			}
+		}
+		if len(delta) > 0 {
+			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "Δ%", "", delta["qps"], delta["tps"], delta["avg"], delta["p95"])
+		}
+		if len(ci) > 0 {
+			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "CI95", "", ci["qps"], ci["tps"], ci["avg"], ci["p95"])
 		}
 	}
 	for _, c := range r.Comparisons {
@@ -145,8 +152,9 @@ func pointTable(r *result.Result, point int) string {
 	return b.String()
 }
 
-// CurveTable is a compact sweep summary: mean TPS per point and target,
-// with each target's ratio to the baseline.
+// CurveTable is a compact sweep summary: each point's mean TPS per target
+// and, for the other targets, the ratio to the baseline with its CI — the
+// geometric mean of per-block ratios that the verdicts use.
 func CurveTable(r *result.Result) string {
 	var b strings.Builder
 	names := r.TargetNames()
@@ -155,45 +163,50 @@ func CurveTable(r *result.Result) string {
 		if i == 0 {
 			fmt.Fprintf(&b, " %14s", n+" tps")
 		} else {
-			fmt.Fprintf(&b, " %22s", n+" tps (ratio)")
+			fmt.Fprintf(&b, " %30s", n+" tps (ratio [CI95])")
 		}
 	}
 	b.WriteString("\n")
 	for pi, pt := range r.Plan.Points {
 		fmt.Fprintf(&b, "%-8d %-11d", pt.Threads, pt.TableSize)
-		base := 0.0
 		for i, n := range names {
 			sum, k := 0.0, 0
 			for _, run := range r.Runs {
-				if run.Target == n && run.Point == pi && !run.Warmup {
+				if run.Target == n && run.Point == pi && !run.Warmup && run.Complete {
 					sum += run.Summary.TPS
 					k++
 				}
 			}
+			w := 30
+			if i == 0 {
+				w = 14
+			}
 			if k == 0 {
-				fmt.Fprintf(&b, " %14s", "-")
+				fmt.Fprintf(&b, " %*s", w, "-")
 				continue
 			}
-			mean := sum / float64(k)
-			if i == 0 {
-				base = mean
-				fmt.Fprintf(&b, " %14.2f", mean)
-			} else if base > 0 {
-				fmt.Fprintf(&b, " %22s", fmt.Sprintf("%.2f (%.2fx)", mean, mean/base))
-			} else {
-				fmt.Fprintf(&b, " %22.2f", mean)
+			cell := fmt.Sprintf("%.2f", sum/float64(k))
+			if c := findComparison(r, n, "tps", pi); i > 0 && c != nil {
+				cell += fmt.Sprintf(" (%.2fx", c.Ratio)
+				if c.HasCI {
+					cell += fmt.Sprintf(" [%.2f,%.2f]", 1+c.CILowPct/100, 1+c.CIHighPct/100)
+				}
+				cell += ")"
 			}
+			fmt.Fprintf(&b, " %*s", w, cell)
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
-func pct(v, base float64) string {
-	if base == 0 {
-		return "n/a"
+func findComparison(r *result.Result, target, metric string, point int) *result.Comparison {
+	for i, c := range r.Comparisons {
+		if c.Target == target && c.Metric == metric && c.Point == point {
+			return &r.Comparisons[i]
+		}
 	}
-	return fmt.Sprintf("%+.2f%%", (v-base)/base*100)
+	return nil
 }
 
 // Telemetry is an interval's resource figures in a few words ("" if none).

@@ -32,7 +32,6 @@ type Banner struct {
 type SysbenchPrinter struct {
 	W       io.Writer
 	Banner  Banner
-	Threads int
 	started bool
 }
 
@@ -75,7 +74,8 @@ func (p *SysbenchPrinter) Event(e engine.Event) {
 		if e.Interval.Warmup {
 			return // sysbench prints nothing during --warmup-time
 		}
-		fmt.Fprintln(p.W, SysbenchIntervalLine(e.Interval, p.Threads, p.Banner.Percentile))
+		// Each run's own thread count: a --threads sweep's later points differ.
+		fmt.Fprintln(p.W, SysbenchIntervalLine(e.Interval, e.Threads, p.Banner.Percentile))
 		if p.Banner.Rate > 0 {
 			fmt.Fprintf(p.W, "[ %.0fs ] queue length: %d, concurrency: %d\n", e.Interval.TS, e.Interval.QueueLen, e.Interval.Concurrency)
 		}

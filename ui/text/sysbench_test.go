@@ -1,11 +1,13 @@
 package text
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 )
 
 // A stalled second: no event completed, 40 queries ran, 8 errors. Rates come
@@ -37,5 +39,56 @@ func TestSysbenchHeaderMarksWarmupRuns(t *testing.T) {
 	out := b.String()
 	if !strings.Contains(out, "# dbduel target=n block=1 run=1 warmup=1\n") || !strings.Contains(out, "# dbduel target=n block=2 run=1\n") {
 		t.Fatalf("headers:\n%s", out)
+	}
+}
+
+// The table's Δ% row is the comparison's estimator (geometric mean of
+// per-block ratios), the one its CI and the verdict use: here the ratio of
+// arithmetic means is +1.00% while the paired estimate is -5.6%.
+func TestRunTableDeltaIsTheVerdictsEstimator(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "a"}, {Name: "b"}}, Plan: result.Plan{Points: []result.Point{{Threads: 1}}}}
+	for i, v := range [][2]float64{{300, 330}, {100, 90}, {100, 85}} {
+		r.Runs = append(r.Runs,
+			result.Run{Target: "a", Block: i + 1, Index: i + 1, Complete: true, Summary: result.Summary{TPS: v[0], QPS: v[0], AvgUS: 1000, P95US: 1000, P99US: 1000}},
+			result.Run{Target: "b", Block: i + 1, Index: i + 1, Complete: true, Summary: result.Summary{TPS: v[1], QPS: v[1], AvgUS: 1000, P95US: 1000, P99US: 1000}})
+	}
+	stats.Analyze(r)
+	var tps result.Comparison
+	for _, c := range r.Comparisons {
+		if c.Metric == "tps" {
+			tps = c
+		}
+	}
+	if tps.DeltaPct >= 0 {
+		t.Fatalf("fixture: paired estimate %+.2f%% should be negative", tps.DeltaPct)
+	}
+	table := RunTable(r)
+	want := fmt.Sprintf("%+.2f%%", tps.DeltaPct)
+	var deltaRow string
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, "b ") && strings.Contains(l, "Δ%") {
+			deltaRow = l
+		}
+	}
+	if !strings.Contains(deltaRow, want) || strings.Contains(table, "+1.00%") {
+		t.Fatalf("Δ%% row %q, want the paired estimate %s\n%s", deltaRow, want, table)
+	}
+	r.Plan.Points = append(r.Plan.Points, result.Point{Threads: 2})
+	if curve := CurveTable(r); !strings.Contains(curve, fmt.Sprintf("(%.2fx [", tps.Ratio)) {
+		t.Fatalf("curve table ratio is not the comparison's:\n%s", curve)
+	}
+}
+
+// A run cut short is shown, marked, and left out of the mean.
+func TestRunTableMarksPartialRuns(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "a"}}, Plan: result.Plan{Points: []result.Point{{Threads: 1}}}}
+	r.Runs = []result.Run{
+		{Target: "a", Block: 1, Index: 1, Complete: true, Summary: result.Summary{TPS: 100, Queries: 1000}},
+		{Target: "a", Block: 2, Index: 2, Complete: true, Summary: result.Summary{TPS: 200, Queries: 2000}},
+		{Target: "a", Block: 3, Index: 3, Complete: false, Summary: result.Summary{TPS: 10, Queries: 10}},
+	}
+	table := RunTable(r)
+	if !strings.Contains(table, "    3*") || !strings.Contains(table, "150.00") || !strings.Contains(table, "partial") {
+		t.Fatalf("table:\n%s", table)
 	}
 }

@@ -53,11 +53,6 @@ type card struct {
 // EventMsg carries one engine event into the model.
 type EventMsg engine.Event
 
-// DoneMsg says the engine finished, with its result.
-type DoneMsg struct {
-	Result *result.Result
-	Err    error
-}
 
 // Model is the Bubble Tea model.
 type Model struct {
@@ -71,13 +66,16 @@ type Model struct {
 	totalRuns int
 	eta       time.Duration
 	metric    int
+	point     int // the sweep point running now (its comparisons are shown)
+	threads   int // the running point's threads (0: Info's)
 	window    int // intervals shown in charts
 	synced    bool
 	paused    bool
 	frozen    []*card // cards as shown when paused
 	stopping  bool
 	done      bool
-	res       *result.Result
+	res       *result.Result // the final result, once the plan ended
+	latest    *result.Result // the newest snapshot (after each run)
 	err       error
 	width     int
 	height    int
@@ -88,7 +86,6 @@ type Model struct {
 	events    <-chan engine.Event
 	cancel    func()
 	export    func(*result.Result) (string, error)
-	latestRes func() *result.Result
 }
 
 // New builds the model. events is the engine's stream; cancel stops the
@@ -158,14 +155,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case EventMsg:
 		m.apply(engine.Event(msg))
 		return m, listen(m.events)
-	case DoneMsg:
-		m.done = true
-		m.res, m.err = msg.Result, msg.Err
-		m.phase = "done"
-		if msg.Result != nil && !msg.Result.Complete {
-			m.phase = "stopped"
-		}
-		return m, nil
 	case tickMsg:
 		m.now = time.Time(msg)
 		return m, tick()
@@ -214,8 +203,8 @@ func (m *Model) key(k string) (tea.Model, tea.Cmd) {
 	case actExport:
 		if m.export != nil {
 			r := m.res
-			if r == nil && m.latestRes != nil {
-				r = m.latestRes()
+			if r == nil {
+				r = m.latest // an immutable snapshot: safe while the engine runs on
 			}
 			path, err := m.export(r)
 			if err != nil {
@@ -227,9 +216,6 @@ func (m *Model) key(k string) (tea.Model, tea.Cmd) {
 	}
 	return m, nil
 }
-
-// SetLatest gives the model a way to get the result so far for `e`.
-func (m *Model) SetLatest(f func() *result.Result) { m.latestRes = f }
 
 func snapshot(cs []*card) []*card {
 	out := make([]*card, len(cs))
@@ -264,6 +250,7 @@ func (m *Model) apply(e engine.Event) {
 		}
 		c.phase = e.Phase
 		if e.Index > 0 {
+			m.point, m.threads = e.Point, e.Threads
 			c.running = true
 			c.cumEvents, c.cumQueries, c.cumSeconds = 0, 0, 0
 			c.history = [3][]float64{}
@@ -292,6 +279,9 @@ func (m *Model) apply(e engine.Event) {
 		c.phase = "run done"
 		r := *e.Run
 		c.lastRun = &r
+		if e.Snapshot != nil {
+			m.latest = e.Snapshot
+		}
 		if e.Total > 0 {
 			m.runsDone, m.totalRuns = e.Done, e.Total
 		} else {
@@ -299,5 +289,13 @@ func (m *Model) apply(e engine.Event) {
 		}
 	case engine.EventNotice:
 		m.message = e.Target + ": " + e.Message
+	case engine.EventFinished:
+		m.done = true
+		m.res, m.err = e.Result, e.Err
+		m.latest = e.Result
+		m.phase = "done"
+		if e.Result != nil && !e.Result.Complete {
+			m.phase = "stopped"
+		}
 	}
 }

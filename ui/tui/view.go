@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/ui/chart"
 	"github.com/dbduel/dbduel/ui/text"
 	"github.com/dbduel/dbduel/ui/theme"
@@ -79,8 +80,12 @@ func (m *Model) header() string {
 	if m.paused {
 		paused = "  [display paused]"
 	}
-	threads := fmt.Sprintf("%d threads", m.info.Threads)
-	if m.info.Threads == 1 {
+	n := m.info.Threads
+	if m.threads > 0 {
+		n = m.threads // the running sweep point's own
+	}
+	threads := fmt.Sprintf("%d threads", n)
+	if n == 1 {
 		threads = "1 thread"
 	}
 	line1 := fmt.Sprintf("dbduel · %s · %d×%d rows · %s%s · %s%s",
@@ -153,52 +158,49 @@ func (m *Model) cardsRow(cards []*card) string {
 	return lipgloss.JoinHorizontal(lipgloss.Top, boxes...)
 }
 
-// figures returns a card's TPS, QPS and p95 so far: the running run's
-// intervals, else its last completed run.
-func figures(c *card) (tps, qps, p95 float64, ok bool) {
-	if c.running && len(c.history[0]) > 0 {
-		return mean(c.history[0]), mean(c.history[1]), mean(c.history[2]), true
-	}
-	if c.lastRun != nil {
-		s := c.lastRun.Summary
-		return s.TPS, s.QPS, s.P95US / 1000, true
-	}
-	return 0, 0, 0, false
-}
-
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
+// comparisonLine shows each target against the baseline as the verdict
+// reads it: the geometric mean of per-block ratios with its CI, from the
+// newest snapshot's comparisons (measured runs only, never warm-up).
 func (m *Model) comparisonLine(cards []*card) string {
 	if len(cards) < 2 {
 		return ""
 	}
-	bt, bq, bp, ok := figures(cards[0])
-	if !ok {
-		return fmt.Sprintf("comparison vs %s: waiting for the baseline's first figures", cards[0].name)
-	}
+	r := m.latest
+	point := m.point
 	var parts []string
 	for i, c := range cards[1:] {
-		t, q, p, ok := figures(c)
-		if !ok {
-			parts = append(parts, c.name+": not measured yet")
+		tps, qps, p95 := findComparison(r, c.name, "tps", point), findComparison(r, c.name, "qps", point), findComparison(r, c.name, "p95", point)
+		if tps == nil {
+			parts = append(parts, c.name+": Δ% once a block has measured both")
 			continue
 		}
-		parts = append(parts, m.style(i+1).Render(fmt.Sprintf("%s: %s TPS, %s QPS, %s p95", c.name, delta(t, bt), delta(q, bq), delta(p, bp))))
+		s := fmt.Sprintf("%s: %s TPS", c.name, deltaCI(tps))
+		if qps != nil && p95 != nil {
+			s += fmt.Sprintf(", %s QPS, %s p95", deltaCI(qps), deltaCI(p95))
+		}
+		parts = append(parts, m.style(i+1).Render(s))
 	}
 	return "vs " + cards[0].name + ": " + strings.Join(parts, " · ")
 }
 
-func delta(v, base float64) string {
-	if base == 0 {
-		return "n/a"
+func findComparison(r *result.Result, target, metric string, point int) *result.Comparison {
+	if r == nil {
+		return nil
 	}
-	return fmt.Sprintf("%+.0f%%", (v-base)/base*100)
+	for i, c := range r.Comparisons {
+		if c.Target == target && c.Metric == metric && c.Point == point {
+			return &r.Comparisons[i]
+		}
+	}
+	return nil
+}
+
+// deltaCI is "−53.6% [−61.5, −44.0]", or "−53.6% (1 block)" without a CI.
+func deltaCI(c *result.Comparison) string {
+	if !c.HasCI {
+		return fmt.Sprintf("%+.1f%% (%d block, no CI)", c.DeltaPct, c.N)
+	}
+	return fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", c.DeltaPct, c.CILowPct, c.CIHighPct)
 }
 
 func (m *Model) charts(cards []*card, height int) string {

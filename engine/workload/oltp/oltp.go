@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	enginedriver "github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/engine/workload/sbrand"
 )
@@ -124,7 +125,42 @@ func (w *oltpWorkload) TableSizes() []int {
 	return w.o.TableSizes
 }
 
-func (w *oltpWorkload) Name() string            { return w.name }
+func (w *oltpWorkload) Name() string { return w.name }
+
+// Protocols: sysbench's OLTP scripts as dbduel runs them speak MySQL.
+func (w *oltpWorkload) Protocols() []string { return []string{"mysql"} }
+
+// Shape is the tables, rows and seed the script runs on.
+func (w *oltpWorkload) Shape() workload.Shape {
+	return workload.Shape{Tables: w.o.Tables, TableSize: w.o.TableSize, RandSeed: w.o.RandSeed}
+}
+
+// Check reports whether the target holds reusable tables.
+func (w *oltpWorkload) Check(ctx context.Context, db enginedriver.DB, threads int) (workload.TableState, error) {
+	sdb, err := enginedriver.SQLOf(db, w.name)
+	if err != nil {
+		return workload.TableState{}, err
+	}
+	return w.check(ctx, sdb, threads)
+}
+
+// Prepare creates and loads the tables.
+func (w *oltpWorkload) Prepare(ctx context.Context, db enginedriver.DB, threads int, progress func(workload.Progress)) error {
+	sdb, err := enginedriver.SQLOf(db, w.name)
+	if err != nil {
+		return err
+	}
+	return w.prepare(ctx, sdb, threads, progress)
+}
+
+// Cleanup drops the script's sbtestN tables, and only those of its shape.
+func (w *oltpWorkload) Cleanup(ctx context.Context, db enginedriver.DB, threads int) ([]string, error) {
+	sdb, err := enginedriver.SQLOf(db, w.name)
+	if err != nil {
+		return nil, err
+	}
+	return w.cleanup(ctx, sdb, threads)
+}
 func (w *oltpWorkload) Options() map[string]any { return w.o.asMap(w.name) }
 
 func (w *oltpWorkload) Validate(threads int) error {
@@ -183,7 +219,15 @@ func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, 
 }
 
 // NewWorker prepares the script's statements for one thread (thread_init()).
-func (w *oltpWorkload) NewWorker(ctx context.Context, conn *sql.Conn, thread, threads int, seed uint64) (workload.Worker, error) {
+func (w *oltpWorkload) NewWorker(ctx context.Context, dc enginedriver.Conn, thread, threads int, seed uint64) (workload.Worker, error) {
+	conn, err := enginedriver.SQLConnOf(dc, w.name)
+	if err != nil {
+		return nil, err
+	}
+	return w.newWorker(ctx, conn, thread, threads, seed)
+}
+
+func (w *oltpWorkload) newWorker(ctx context.Context, conn *sql.Conn, thread, threads int, seed uint64) (workload.Worker, error) {
 	wk := &worker{
 		w: w, conn: conn, thread: thread, threads: threads,
 		rng:    sbrand.New(w.o.Rand, seed),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	enginedriver "github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/internal/fakesql"
 	"github.com/spf13/pflag"
@@ -14,7 +15,7 @@ import (
 func newTestWorker(t testing.TB, name string, o Options, record bool) (workload.Worker, *fakesql.Log) {
 	t.Helper()
 	db, log := fakesql.Open(record)
-	conn, err := db.Conn(context.Background())
+	conn, err := (&enginedriver.SQLPool{DB: db, Protocol: "mysql"}).Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

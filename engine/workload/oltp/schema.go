@@ -149,7 +149,7 @@ func (w *oltpWorkload) shapeProblem(cols []column, idx map[string][]string) stri
 
 // Check decides whether existing tables can be reused: every table present
 // with sysbench's shape and the expected row count.
-func (w *oltpWorkload) Check(ctx context.Context, db *sql.DB, threads int) (workload.TableState, error) {
+func (w *oltpWorkload) check(ctx context.Context, db *sql.DB, threads int) (workload.TableState, error) {
 	n := w.tableCount(threads)
 	present := 0
 	for i := 1; i <= n; i++ {
@@ -205,7 +205,7 @@ func (w *oltpWorkload) sizeProblem(t string, rows uint64) string {
 
 // Prepare creates and loads the tables, tables spread across threads as
 // sysbench's parallel prepare does; rows go in 512 KiB multi-row INSERTs.
-func (w *oltpWorkload) Prepare(ctx context.Context, db *sql.DB, threads int, progress func(workload.Progress)) error {
+func (w *oltpWorkload) prepare(ctx context.Context, db *sql.DB, threads int, progress func(workload.Progress)) error {
 	if w.name == "bulk_insert" {
 		for i := 1; i <= threads; i++ {
 			if _, err := db.ExecContext(ctx, bulkCreateSQL(i)); err != nil {
@@ -310,7 +310,7 @@ func (w *oltpWorkload) loadTable(ctx context.Context, db *sql.DB, rng *sbrand.Ra
 
 // Cleanup drops the run's sbtestN tables that have the workload's shape and
 // leaves any other table alone, naming it.
-func (w *oltpWorkload) Cleanup(ctx context.Context, db *sql.DB, threads int) ([]string, error) {
+func (w *oltpWorkload) cleanup(ctx context.Context, db *sql.DB, threads int) ([]string, error) {
 	var dropped []string
 	var refused []string
 	for i := 1; i <= w.tableCount(threads); i++ {

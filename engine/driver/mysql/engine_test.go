@@ -1,4 +1,6 @@
-package engine
+// Tests of the engine over this driver against real servers: error
+// classes, reconnects and counting as sysbench's MySQL driver has them.
+package mysql_test
 
 import (
 	"context"
@@ -12,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/schedhint"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -19,13 +25,14 @@ import (
 	"github.com/dbduel/dbduel/internal/testdb"
 )
 
-func prepared(t *testing.T, srv *testdb.Server, name string, o oltp.Options) (workload.Workload, *sql.DB) {
+func prepared(t *testing.T, srv *testdb.Server, name string, o oltp.Options) (workload.Workload, *mysqldrv.DB) {
 	t.Helper()
 	w, err := oltp.New(name, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(srv.Endpoint().DSN(), 64)
+	def, _ := mysqldrv.ParseErrorSet(mysqldrv.DefaultIgnoreErrors)
+	db, err := mysqldrv.Open(srv.Endpoint(), 64, def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +48,10 @@ func TestOpenLoopCountsQueueTime(t *testing.T) {
 	o := oltp.DefaultOptions()
 	o.TableSize = 1000
 	w, db := prepared(t, srv, "oltp_point_select", o)
-	ignore, _ := ParseErrorSet(DefaultIgnoreErrors)
 	// Far more arrivals than one thread can serve: events queue up.
-	cfg := Config{Workload: w, Threads: 1, Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95,
-		IgnoreErrors: ignore, Rate: 50000, Seed: 1}
-	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	cfg := engine.Config{Workload: w, Threads: 1, Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95,
+		Rate: 50000, Seed: 1}
+	run, err := engine.RunOnce(context.Background(), cfg, "t", db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +64,7 @@ func TestOpenLoopCountsQueueTime(t *testing.T) {
 	}
 	// Below capacity the rate is met and the queue stays short.
 	cfg.Rate, cfg.Threads = 300, 2
-	run, err = RunOnce(context.Background(), cfg, "t", db, nil)
+	run, err = engine.RunOnce(context.Background(), cfg, "t", db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,15 +83,18 @@ type deadlocker struct {
 func (d *deadlocker) Name() string            { return "deadlocker" }
 func (d *deadlocker) Options() map[string]any { return nil }
 func (d *deadlocker) Validate(int) error      { return nil }
-func (d *deadlocker) Prepare(context.Context, *sql.DB, int, func(workload.Progress)) error {
+func (d *deadlocker) Protocols() []string     { return []string{mysqldrv.Protocol} }
+func (d *deadlocker) Shape() workload.Shape   { return workload.Shape{} }
+func (d *deadlocker) Prepare(context.Context, driver.DB, int, func(workload.Progress)) error {
 	return nil
 }
-func (d *deadlocker) Check(context.Context, *sql.DB, int) (workload.TableState, error) {
+func (d *deadlocker) Check(context.Context, driver.DB, int) (workload.TableState, error) {
 	return workload.TableState{Reusable: true}, nil
 }
-func (d *deadlocker) Cleanup(context.Context, *sql.DB, int) ([]string, error) { return nil, nil }
-func (d *deadlocker) NewWorker(_ context.Context, c *sql.Conn, thread, _ int, _ uint64) (workload.Worker, error) {
-	return &deadlockWorker{d: d, c: c, me: thread + 1, other: 2 - thread}, nil
+func (d *deadlocker) Cleanup(context.Context, driver.DB, int) ([]string, error) { return nil, nil }
+func (d *deadlocker) NewWorker(_ context.Context, c driver.Conn, thread, _ int, _ uint64) (workload.Worker, error) {
+	sc, err := driver.SQLConnOf(c, "deadlocker")
+	return &deadlockWorker{d: d, c: sc, me: thread + 1, other: 2 - thread}, err
 }
 
 type deadlockWorker struct {
@@ -124,15 +133,15 @@ func (w *deadlockWorker) Close(context.Context, *workload.Counts) error { return
 func TestRealDeadlockIsCountedAndRestarted(t *testing.T) {
 	srv := testdb.Start(t)
 	srv.Exec(t, "CREATE TABLE dl (id INT PRIMARY KEY, v INT) ENGINE=InnoDB", "INSERT INTO dl VALUES (1, 0), (2, 0)")
-	db, err := Open(srv.Endpoint().DSN(), 4)
+	def, _ := mysqldrv.ParseErrorSet(mysqldrv.DefaultIgnoreErrors)
+	db, err := mysqldrv.Open(srv.Endpoint(), 4, def)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	d := &deadlocker{}
 	d.barrier.Add(2)
-	ignore, _ := ParseErrorSet(DefaultIgnoreErrors)
-	run, err := RunOnce(context.Background(), Config{Workload: d, Threads: 2, Events: 10, Percentile: 95, IgnoreErrors: ignore}, "t", db, nil)
+	run, err := engine.RunOnce(context.Background(), engine.Config{Workload: d, Threads: 2, Events: 10, Percentile: 95}, "t", db, nil)
 	if err != nil {
 		t.Fatalf("a deadlock (1213) is ignored by default and must not end the run: %v", err)
 	}
@@ -141,15 +150,15 @@ func TestRealDeadlockIsCountedAndRestarted(t *testing.T) {
 		t.Fatalf("want the deadlock counted and all 10 events done, got errors=%d events=%d", run.Summary.Errors, run.Summary.Events)
 	}
 	var v1, v2 int
-	db.QueryRow("SELECT (SELECT v FROM dl WHERE id=1), (SELECT v FROM dl WHERE id=2)").Scan(&v1, &v2)
+	db.DB.QueryRow("SELECT (SELECT v FROM dl WHERE id=1), (SELECT v FROM dl WHERE id=2)").Scan(&v1, &v2)
 	if v1 != 10 || v2 != 10 {
 		t.Fatalf("every event commits both rows once: got %d, %d", v1, v2)
 	}
 	// Not ignored: the run ends with the error named.
 	d2 := &deadlocker{}
 	d2.barrier.Add(2)
-	none, _ := ParseErrorSet("none")
-	_, err = RunOnce(context.Background(), Config{Workload: d2, Threads: 2, Events: 10, Percentile: 95, IgnoreErrors: none}, "t", db, nil)
+	setIgnore(db, "none")
+	_, err = engine.RunOnce(context.Background(), engine.Config{Workload: d2, Threads: 2, Events: 10, Percentile: 95}, "t", db, nil)
 	if err == nil || !strings.Contains(err.Error(), "1213") {
 		t.Fatalf("want the deadlock to end the run, got %v", err)
 	}
@@ -160,15 +169,15 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	o := oltp.DefaultOptions()
 	o.TableSize = 1000
 	w, db := prepared(t, srv, "oltp_point_select", o)
-	all, _ := ParseErrorSet("all")
-	cfg := Config{Workload: w, Threads: 2, Time: 6 * time.Second, ReportInterval: time.Second, Percentile: 95, IgnoreErrors: all}
+	setIgnore(db, "all")
+	cfg := engine.Config{Workload: w, Threads: 2, Time: 6 * time.Second, ReportInterval: time.Second, Percentile: 95}
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
 		if err := srv.Restart(context.Background()); err != nil {
 			t.Errorf("restart: %v", err)
 		}
 	}()
-	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	run, err := engine.RunOnce(context.Background(), cfg, "t", db, nil)
 	if err != nil {
 		t.Fatalf("with lost-connection errors ignored the run must survive a restart: %v", err)
 	}
@@ -180,14 +189,13 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 		t.Fatal("no events after the restart")
 	}
 
-	def, _ := ParseErrorSet(DefaultIgnoreErrors)
-	cfg.IgnoreErrors = def
+	setIgnore(db, mysqldrv.DefaultIgnoreErrors)
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
 		srv.Restart(context.Background())
 	}()
 	start := time.Now()
-	_, err = RunOnce(context.Background(), cfg, "t", db, nil)
+	_, err = engine.RunOnce(context.Background(), cfg, "t", db, nil)
 	if err == nil || !strings.Contains(err.Error(), "lost the connection") || !strings.Contains(err.Error(), "--mysql-ignore-errors") {
 		t.Fatalf("without ignoring, a restart must end the run with a clear message, got %v", err)
 	}
@@ -201,9 +209,8 @@ func TestWarmupIsRunButNotCounted(t *testing.T) {
 	o := oltp.DefaultOptions()
 	o.TableSize = 1000
 	w, db := prepared(t, srv, "oltp_point_select", o)
-	ignore, _ := ParseErrorSet(DefaultIgnoreErrors)
-	cfg := Config{Workload: w, Threads: 2, Time: 2 * time.Second, Warmup: time.Second, ReportInterval: time.Second, Percentile: 95, IgnoreErrors: ignore}
-	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	cfg := engine.Config{Workload: w, Threads: 2, Time: 2 * time.Second, Warmup: time.Second, ReportInterval: time.Second, Percentile: 95}
+	run, err := engine.RunOnce(context.Background(), cfg, "t", db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +240,8 @@ func TestIntervalCountMatchesSysbench(t *testing.T) {
 	o := oltp.DefaultOptions()
 	o.TableSize = 500
 	w, db := prepared(t, srv, "oltp_point_select", o)
-	ignore, _ := ParseErrorSet(DefaultIgnoreErrors)
 	for i := 0; i < 3; i++ {
-		run, err := RunOnce(context.Background(), Config{Workload: w, Threads: 1, Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95, IgnoreErrors: ignore}, "t", db, nil)
+		run, err := engine.RunOnce(context.Background(), engine.Config{Workload: w, Threads: 1, Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95}, "t", db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +259,7 @@ func TestCancelledRunIsIncomplete(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	start := time.Now()
-	run, err := RunOnce(ctx, Config{Workload: w, Threads: 2, Time: 30 * time.Second, ReportInterval: time.Second, Percentile: 95}, "t", db, nil)
+	run, err := engine.RunOnce(ctx, engine.Config{Workload: w, Threads: 2, Time: 30 * time.Second, ReportInterval: time.Second, Percentile: 95}, "t", db, nil)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
@@ -271,9 +277,9 @@ func TestNoSchedulingHintByDefault(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	before := schedhint.Slice(syscall.Gettid())       // the kernel's base slice
-	schedHintOnce = sync.Once{}                       // make this Open decide again
-	db, err := Open("u:p@tcp(127.0.0.1:1)/sbtest", 1) // no connection is made
+	before := schedhint.Slice(syscall.Gettid())                                                              // the kernel's base slice
+	mysqldrv.ResetSchedHint()                                                                                // make this Open decide again
+	db, err := mysqldrv.Open(driver.Endpoint{Host: "127.0.0.1", Port: 1, User: "u"}, 1, mysqldrv.ErrorSet{}) // no connection is made
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,4 +287,12 @@ func TestNoSchedulingHintByDefault(t *testing.T) {
 	if after := schedhint.Slice(syscall.Gettid()); after != before {
 		t.Fatalf("thread slice %v after Open, was %v: a hint was applied without DBDUEL_SCHED_SLICE", after, before)
 	}
+}
+
+func setIgnore(db *mysqldrv.DB, spec string) {
+	e, err := mysqldrv.ParseErrorSet(spec)
+	if err != nil {
+		panic(err)
+	}
+	db.SetIgnore(e)
 }

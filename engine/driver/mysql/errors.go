@@ -1,4 +1,4 @@
-package engine
+package mysql
 
 import (
 	"database/sql/driver"
@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
+	mysql "github.com/go-sql-driver/mysql"
 )
 
 // ErrorSet is --mysql-ignore-errors: server error codes that restart the
@@ -98,5 +98,13 @@ func isConnectionLost(code uint16, err error) bool {
 	return isBrokenConn(err)
 }
 
-// driverBadConn tells database/sql to drop a connection from its pool.
-var driverBadConn = driver.ErrBadConn
+// describeError names the error and the way to ignore it.
+func describeError(code uint16, err error) error {
+	if code == 0 {
+		return err
+	}
+	if isConnectionLost(code, err) {
+		return fmt.Errorf("lost the connection to the server (error %d: %v); add %d to --mysql-ignore-errors to reconnect instead", code, err, code)
+	}
+	return fmt.Errorf("error %d: %v (not in --mysql-ignore-errors)", code, err)
+}

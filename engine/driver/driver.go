@@ -1,0 +1,132 @@
+// Package driver is the seam between the engine and database protocols.
+// The engine drives load, classifies failures, checks its counts against the
+// server's own and reads nothing protocol-specific: each protocol (mysql/,
+// and later postgres/, mongo/) implements DB and Conn in a package of its
+// own, and a workload reaches the protocol's client through them.
+package driver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+)
+
+// Action is what the engine does after an event failed.
+type Action int
+
+const (
+	Fatal     Action = iota // end the run with the failure's message
+	Restart                 // an ignored error: run the same event again
+	Reconnect               // the connection is gone: replace it, then restart the event
+)
+
+// Failure is a driver's reading of an error an event returned.
+type Failure struct {
+	Action Action
+	Code   string // the server's or client's code ("1213", "40P01"), "" when none
+	// Err says what failed and the next step, for Fatal failures.
+	Err error
+}
+
+// OpCount is the server's own count of the operations it served: the
+// honesty check compares its delta over a run with the client's count.
+type OpCount struct {
+	Counter string // e.g. "Questions"
+	N       uint64
+	// Self is how many operations each reading adds to the counter itself.
+	Self uint64
+	Note string // what else the counter includes
+}
+
+// ErrNoOpCount says a server exposes no operation counter.
+var ErrNoOpCount = errors.New("the server reports no operation count")
+
+// DB is a pool of connections to one target.
+type DB interface {
+	Conn(ctx context.Context) (Conn, error)
+	Classify(err error) Failure
+	OpCount(ctx context.Context) (OpCount, error)
+	// Unblock shuts down every connection's socket, so that threads stuck
+	// in a statement return after an interruption.
+	Unblock()
+	Close() error
+}
+
+// Conn is one dedicated connection (one per thread).
+type Conn interface {
+	// Discard drops a broken connection instead of returning it to the pool.
+	Discard()
+	Close() error
+}
+
+// Opener opens a pool of at most maxConns connections to one target.
+type Opener func(ctx context.Context, maxConns int) (DB, error)
+
+// SQLDB is a DB of an SQL protocol: SQL workloads reach database/sql
+// through it.
+type SQLDB interface {
+	DB
+	SQL() *sql.DB
+	Dialect() string // "mysql", "postgres"
+}
+
+// SQLConn is a Conn of an SQL protocol.
+type SQLConn interface {
+	Conn
+	SQL() *sql.Conn
+}
+
+// Endpoint is how to reach a server.
+type Endpoint struct {
+	Protocol string // "mysql"
+	Host     string
+	Port     int
+	User     string
+	Password string
+	DB       string
+}
+
+// URL is the endpoint as protocol://user:pass@host:port/db.
+func (e Endpoint) URL() string {
+	u := url.URL{Scheme: e.Protocol, Host: net.JoinHostPort(e.Host, strconv.Itoa(e.Port)), Path: "/" + e.DB}
+	if e.Password != "" {
+		u.User = url.UserPassword(e.User, e.Password)
+	} else if e.User != "" {
+		u.User = url.User(e.User)
+	}
+	return u.String()
+}
+
+// Redacted is the URL with the password replaced: the only form that may
+// appear in output, logs, reports or errors.
+func (e Endpoint) Redacted() string {
+	if e.Password != "" {
+		e.Password = "***"
+	}
+	return e.URL()
+}
+
+// Addr is host:port.
+func (e Endpoint) Addr() string { return net.JoinHostPort(e.Host, strconv.Itoa(e.Port)) }
+
+// SQLOf returns db's database/sql pool, or an error naming the mismatch.
+func SQLOf(db DB, workload string) (*sql.DB, error) {
+	s, ok := db.(SQLDB)
+	if !ok {
+		return nil, fmt.Errorf("workload %s speaks SQL; this target's protocol does not", workload)
+	}
+	return s.SQL(), nil
+}
+
+// SQLConnOf returns conn's database/sql connection.
+func SQLConnOf(conn Conn, workload string) (*sql.Conn, error) {
+	s, ok := conn.(SQLConn)
+	if !ok {
+		return nil, fmt.Errorf("workload %s speaks SQL; this target's protocol does not", workload)
+	}
+	return s.SQL(), nil
+}

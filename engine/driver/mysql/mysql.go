@@ -1,0 +1,265 @@
+// Package mysql is the MySQL/MariaDB protocol behind the engine's driver
+// seam, on go-sql-driver/mysql: connections on blocking sockets, sysbench's
+// error rules (--mysql-ignore-errors), the server's Questions counter for
+// the honesty check, and the version and variables for parity.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/netconn"
+	"github.com/dbduel/dbduel/engine/schedhint"
+)
+
+// Protocol is this driver's name in endpoints and workloads.
+const Protocol = "mysql"
+
+// quietLogger drops the driver's log lines: lost connections and refused
+// handshakes while a server starts reach the caller as errors anyway.
+type quietLogger struct{}
+
+func (quietLogger) Print(...any) {}
+
+func init() { _ = gomysql.SetLogger(quietLogger{}) }
+
+func config(ep driver.Endpoint) *gomysql.Config {
+	c := gomysql.NewConfig()
+	c.User, c.Passwd = ep.User, ep.Password
+	c.Net, c.Addr = "tcp", ep.Addr()
+	c.DBName = ep.DB
+	c.Timeout = 10 * time.Second
+	c.Logger = quietLogger{}
+	return c
+}
+
+// SQLOpen opens a plain database/sql pool to ep: the one way targets and
+// tests open an administrative connection.
+func SQLOpen(ep driver.Endpoint) (*sql.DB, error) {
+	conn, err := gomysql.NewConnector(config(ep))
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(conn), nil
+}
+
+// Ping tries one connection to ep within timeout.
+func Ping(ctx context.Context, ep driver.Endpoint, timeout time.Duration) error {
+	c := config(ep)
+	c.Timeout = timeout
+	conn, err := gomysql.NewConnector(c)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return db.PingContext(pctx)
+}
+
+// errNoHandshake replaces the driver's bare "invalid connection" when the
+// peer accepted the connection but never completed a MySQL handshake.
+var errNoHandshake = errors.New("the connection closed without a MySQL handshake (not a MySQL/MariaDB port, or something in between cut it)")
+
+// DialError turns a connection error into its short form, naming the cause.
+func DialError(err error) error {
+	if errors.Is(err, gomysql.ErrInvalidConn) {
+		return errNoHandshake
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Err
+	}
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me
+	}
+	return err
+}
+
+// DB is a pool to one MySQL/MariaDB server.
+type DB struct {
+	driver.SQLPool
+	ignore ErrorSet
+	dialer *netconn.Dialer // nil with DBDUEL_NET=go
+}
+
+// Opener returns the engine's opener for ep with the ignore rules of
+// --mysql-ignore-errors.
+func Opener(ep driver.Endpoint, ignore ErrorSet) driver.Opener {
+	return func(_ context.Context, maxConns int) (driver.DB, error) { return Open(ep, maxConns, ignore) }
+}
+
+// Open connects to ep with the settings the engine needs.
+func Open(ep driver.Endpoint, maxConns int, ignore ErrorSet) (*DB, error) {
+	cfg := config(ep)
+	// Text-mode statements (--db-ps-mode=disable, oltp_insert) are sent
+	// with their parameters inlined, one round trip, as sysbench does.
+	cfg.InterpolateParams = true
+	schedHintOnce.Do(applySchedHint)
+	d := &DB{ignore: ignore}
+	if os.Getenv("DBDUEL_NET") != "go" { // DBDUEL_NET=go keeps Go's poller path (for A/B measurements)
+		d.dialer = netconn.NewDialer(netconn.ModeFromEnv())
+		cfg.DialFunc = d.dialer.Dial
+	}
+	conn, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	db.SetConnMaxLifetime(0)
+	d.SQLPool = driver.SQLPool{DB: db, Protocol: Protocol}
+	return d, nil
+}
+
+// Unblock shuts down every connection's socket.
+func (d *DB) Unblock() {
+	if d.dialer != nil {
+		d.dialer.ShutdownAll()
+	}
+}
+
+// Classify applies sysbench's MySQL driver rules: an error whose code is in
+// --mysql-ignore-errors restarts the event, and a lost connection among
+// them reconnects first; anything else ends the run.
+func (d *DB) Classify(err error) driver.Failure {
+	code := errorCode(err)
+	if !d.ignore.Has(code) {
+		return driver.Failure{Action: driver.Fatal, Code: codeString(code), Err: describeError(code, err)}
+	}
+	if isConnectionLost(code, err) {
+		return driver.Failure{Action: driver.Reconnect, Code: codeString(code)}
+	}
+	return driver.Failure{Action: driver.Restart, Code: codeString(code)}
+}
+
+func codeString(code uint16) string {
+	if code == 0 {
+		return ""
+	}
+	return strconv.Itoa(int(code))
+}
+
+// OpCount reads the global Questions counter: it counts text queries and
+// prepared-statement executions alike (over a sysbench run its delta
+// equals sysbench's own query count).
+func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
+	var name string
+	var n uint64
+	if err := d.DB.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Questions'").Scan(&name, &n); err != nil {
+		return driver.OpCount{}, err
+	}
+	return driver.OpCount{Counter: "Questions", N: n, Self: 1,
+		Note: "the server counter includes any other client of this server"}, nil
+}
+
+// ServerInfo reads VERSION() and @@datadir.
+func ServerInfo(ctx context.Context, ep driver.Endpoint) (version, datadir string, err error) {
+	db, err := SQLOpen(ep)
+	if err != nil {
+		return "", "", err
+	}
+	defer db.Close()
+	err = db.QueryRowContext(ctx, "SELECT VERSION(), @@datadir").Scan(&version, &datadir)
+	return version, datadir, err
+}
+
+// Variables reads SHOW GLOBAL VARIABLES (names in lower case).
+func Variables(ctx context.Context, ep driver.Endpoint) (map[string]string, error) {
+	db, err := SQLOpen(ep)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	vars := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		vars[strings.ToLower(k)] = v
+	}
+	return vars, rows.Err()
+}
+
+// ParseURL parses mysql://user:pass@host:port/db (db defaults to sbtest,
+// user to root); errors never contain the password.
+func ParseURL(spec string) (driver.Endpoint, error) {
+	u, err := url.Parse(spec)
+	if err != nil {
+		return driver.Endpoint{}, fmt.Errorf("bad mysql:// SPEC %q: %s", Redact(spec), Redact(err.Error()))
+	}
+	if u.Scheme != "mysql" || u.Host == "" {
+		return driver.Endpoint{}, fmt.Errorf("bad SPEC %q: want mysql://user:pass@host:port/db", Redact(spec))
+	}
+	e := driver.Endpoint{Protocol: Protocol, Host: u.Hostname(), Port: 3306, DB: "sbtest"}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return driver.Endpoint{}, fmt.Errorf("bad port %q in SPEC %q", p, Redact(spec))
+		}
+		e.Port = n
+	}
+	if u.User != nil {
+		e.User = u.User.Username()
+		e.Password, _ = u.User.Password()
+	}
+	if e.User == "" {
+		e.User = "root"
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		e.DB = db
+	}
+	if len(u.Query()) > 0 {
+		return driver.Endpoint{}, fmt.Errorf("SPEC %q: query parameters are not supported", Redact(spec))
+	}
+	return e, nil
+}
+
+var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
+
+// Redact hides a password in a URL or a message that quotes one.
+func Redact(s string) string { return passwordRE.ReplaceAllString(s, "${1}***@") }
+
+// schedHintOnce applies the client's scheduling hint once per process, when
+// the first target is opened: before the workers' threads exist, so the ones
+// the runtime creates for them inherit it.
+var schedHintOnce sync.Once
+
+// applySchedHint asks for short slices for dbduel's threads when
+// DBDUEL_SCHED_SLICE sets one (see schedhint for why it is off by default);
+// a kernel that refuses leaves the run as it was, with a note on stderr.
+func applySchedHint() {
+	d, err := schedhint.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dbduel:", err)
+		return
+	}
+	if d == 0 {
+		return
+	}
+	if _, err := schedhint.Apply(d); err != nil {
+		fmt.Fprintln(os.Stderr, "dbduel: scheduling hint not applied:", err)
+	}
+}

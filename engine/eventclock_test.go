@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	sqldriver "database/sql/driver"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/internal/fakesql"
+)
+
+// scripted is a workload whose events sleep and fail as told, on any
+// connection: it tests the engine's clocks and counting without a server.
+type scripted struct {
+	sleep time.Duration
+	// fail returns the error for attempt n (1-based, over all threads) or nil.
+	fail     func(n int64) error
+	attempts atomic.Int64
+}
+
+func (s *scripted) Name() string            { return "scripted" }
+func (s *scripted) Protocols() []string     { return []string{"fake"} }
+func (s *scripted) Shape() workload.Shape   { return workload.Shape{} }
+func (s *scripted) Options() map[string]any { return nil }
+func (s *scripted) Validate(int) error      { return nil }
+func (s *scripted) Prepare(context.Context, driver.DB, int, func(workload.Progress)) error {
+	return nil
+}
+func (s *scripted) Check(context.Context, driver.DB, int) (workload.TableState, error) {
+	return workload.TableState{Reusable: true}, nil
+}
+func (s *scripted) Cleanup(context.Context, driver.DB, int) ([]string, error) { return nil, nil }
+func (s *scripted) NewWorker(context.Context, driver.Conn, int, int, uint64) (workload.Worker, error) {
+	return scriptedWorker{s}, nil
+}
+
+type scriptedWorker struct{ s *scripted }
+
+func (w scriptedWorker) Event(_ context.Context, c *workload.Counts) error {
+	n := w.s.attempts.Add(1)
+	if w.s.sleep > 0 {
+		time.Sleep(w.s.sleep)
+	}
+	c.Reads++
+	if w.s.fail != nil {
+		return w.s.fail(n)
+	}
+	return nil
+}
+func (scriptedWorker) Close(context.Context, *workload.Counts) error { return nil }
+
+func runScripted(t *testing.T, w *scripted, cfg Config) (*scripted, Config) {
+	t.Helper()
+	cfg.Workload = w
+	if cfg.Threads == 0 {
+		cfg.Threads = 1
+	}
+	cfg.Percentile = 95
+	return w, cfg
+}
+
+// classifying is a fake pool whose driver reads errors as told: lock
+// waits restart the event, bad connections reconnect.
+type classifying struct {
+	*driver.SQLPool
+}
+
+func (classifying) Classify(err error) driver.Failure {
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me) && me.Number == 1205:
+		return driver.Failure{Action: driver.Restart, Code: "1205"}
+	case errors.Is(err, sqldriver.ErrBadConn):
+		return driver.Failure{Action: driver.Reconnect, Code: "2013"}
+	}
+	return driver.Failure{Action: driver.Fatal, Err: err}
+}
+
+func fakeDB(t *testing.T) driver.DB {
+	db, _ := fakesql.Open(false)
+	t.Cleanup(func() { db.Close() })
+	return classifying{&driver.SQLPool{DB: db, Protocol: "fake"}}
+}
+
+// A lock-wait timeout on the first attempt, then success: the event's
+// latency runs from the first attempt, as sysbench's event timer does.
+func TestRetriedEventKeepsItsClock(t *testing.T) {
+	w, cfg := runScripted(t, &scripted{sleep: 20 * time.Millisecond, fail: func(n int64) error {
+		if n == 1 {
+			return &mysql.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}
+		}
+		return nil
+	}}, Config{Events: 3, ReportInterval: 0})
+	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Summary
+	if s.Events != 3 || s.Errors != 1 || w.attempts.Load() != 4 {
+		t.Fatalf("events %d errors %d attempts %d, want 3, 1, 4", s.Events, s.Errors, w.attempts.Load())
+	}
+	if s.MaxUS < 40000 {
+		t.Fatalf("max latency %.0f µs: the retried event's first attempt (20 ms) was not counted", s.MaxUS)
+	}
+}
+
+// A lost connection that is reconnected counts as a reconnect only, as in
+// sysbench, not also as an error.
+func TestReconnectIsNotAnError(t *testing.T) {
+	_, cfg := runScripted(t, &scripted{fail: func(n int64) error {
+		if n == 2 {
+			return sqldriver.ErrBadConn
+		}
+		return nil
+	}}, Config{Events: 5})
+	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := run.Summary; s.Reconnects != 1 || s.Errors != 0 || s.Events != 5 {
+		t.Fatalf("reconnects %d errors %d events %d, want 1, 0, 5", s.Reconnects, s.Errors, s.Events)
+	}
+}
+
+// --events with --warmup-time: the warm-up does not spend the budget.
+func TestWarmupSpendsNoEventBudget(t *testing.T) {
+	_, cfg := runScripted(t, &scripted{sleep: time.Millisecond}, Config{Threads: 2, Events: 200, Warmup: 300 * time.Millisecond})
+	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Events in flight when the warm-up ends finish in the measured part:
+	// at most one per thread beyond the budget.
+	if e := run.Summary.Events; e < 200 || e > 202 {
+		t.Fatalf("measured %d events, want the 200 of --events (+ at most 2 in flight)", e)
+	}
+}
+
+// Open loop on an idle "server": threads wake on time for their arrivals,
+// so latency exceeds service time by little, and the lateness is reported.
+func TestOpenLoopWakesOnTime(t *testing.T) {
+	_, cfg := runScripted(t, &scripted{sleep: 200 * time.Microsecond}, Config{Threads: 2, Time: 2 * time.Second, Rate: 100, Seed: 3})
+	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Summary
+	gap := s.AvgUS - s.ServiceAvgUS
+	t.Logf("events %d avg %.0f µs service %.0f µs gap %.0f µs wake late %.1f µs unserved %d", s.Events, s.AvgUS, s.ServiceAvgUS, gap, s.WakeLateAvgUS, s.UnservedEvents)
+	if s.Events < 100 || s.WakeLateAvgUS <= 0 {
+		t.Fatalf("events %d, wake lateness %.1f µs: want ~200 events and a measured lateness", s.Events, s.WakeLateAvgUS)
+	}
+	if gap > 300 {
+		t.Fatalf("latency exceeds service time by %.0f µs on an idle server (timer lateness counted as queueing)", gap)
+	}
+}
+
+// Overload: the queue length is counted, and arrivals never served by the
+// end of the run are reported.
+func TestOpenLoopCountsUnservedArrivals(t *testing.T) {
+	_, cfg := runScripted(t, &scripted{sleep: 10 * time.Millisecond}, Config{Threads: 1, Time: time.Second, ReportInterval: 500 * time.Millisecond, Rate: 1000, Seed: 5})
+	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Summary
+	// ~1000 arrivals in 1 s, ~100 served: about 900 never started.
+	if s.UnservedEvents < 700 || s.UnservedEvents > 1100 || s.UnservedMaxWaitUS < 500000 {
+		t.Fatalf("unserved %d (oldest waited %.0f µs), want about 900 waiting up to ~1 s", s.UnservedEvents, s.UnservedMaxWaitUS)
+	}
+	last := run.Intervals[len(run.Intervals)-1]
+	if last.QueueLen < 600 {
+		t.Fatalf("queue length %d at the last interval, want the ~900 arrivals waiting", last.QueueLen)
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/dbduel/dbduel/engine"
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+	"github.com/dbduel/dbduel/engine/plan"
+	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// runConfig is what the flags of run, prepare and cleanup resolve to,
+// checked before anything starts.
+type runConfig struct {
+	verb       string
+	workload   workload.Workload
+	engine     engine.Config
+	ignore     mysqldrv.ErrorSet // --mysql-ignore-errors
+	threads    []int             // the --threads sweep
+	sizes      []int             // the --table-size sweep
+	thresholds []stats.Threshold
+	seed       int64 // plan order
+	runID      string
+}
+
+// newRunConfig resolves the flags (pure but for the clock that seeds an
+// unseeded run): every input error is a usage error.
+func newRunConfig(verb, wlName string, o *runOptions) (*runConfig, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	wl, err := o.newWorkload(wlName)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	rc := &runConfig{verb: verb, workload: wl, seed: o.seed}
+	if rc.threads, err = plan.ParseList("threads", o.threads); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	rc.sizes = []int{wl.Shape().TableSize}
+	if sw, ok := wl.(workload.Sweepable); ok {
+		rc.sizes = sw.TableSizes()
+	}
+	if rc.ignore, err = mysqldrv.ParseErrorSet(o.ignoreErrors); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	for _, f := range o.failIf {
+		th, err := stats.ParseThreshold(f)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		rc.thresholds = append(rc.thresholds, th)
+	}
+	rc.engine = engine.Config{
+		Workload: wl, Threads: rc.threads[0],
+		Time:           seconds(o.timeS),
+		Events:         o.events,
+		ReportInterval: seconds(o.reportInterval),
+		Percentile:     float64(o.percentile),
+		Rate:           o.rate,
+		Warmup:         seconds(o.warmupTime),
+		Seed:           uint64(time.Now().UnixNano()),
+	}
+	if rs := wl.Shape().RandSeed; rs != 0 {
+		rc.engine.Seed = rs
+	}
+	if err := rc.engine.Validate(); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if o.out != "" {
+		if err := checkWritable(o.out); err != nil {
+			return nil, usageErr("--out %s: %v", o.out, err)
+		}
+	}
+	if rc.seed == 0 {
+		rc.seed = time.Now().UnixNano() % 1_000_000_000
+	}
+	rc.runID = state.NewRunID()
+	if id := os.Getenv("DBDUEL_RUN_ID"); id != "" {
+		rc.runID = id // lets tests and scripts find what this run created
+	}
+	return rc, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// session builds the engine's plan: every sweep point, interleaved blocks.
+func (rc *runConfig) session(o *runOptions, names []string) engine.Session {
+	points := plan.Sweep(rc.threads, rc.sizes)
+	sess := engine.Session{Config: rc.engine, Plan: plan.New(names, points, o.runs, o.warmupRuns, rc.seed),
+		Reprepare: o.reprepare, Cleanup: o.cleanup, Cooldown: seconds(o.cooldown)}
+	if len(rc.sizes) > 1 {
+		wl, first := rc.workload, rc.sizes[0]
+		sw := wl.(workload.Sweepable)
+		sess.WorkloadFor = func(n int) (workload.Workload, error) {
+			if n == first {
+				return wl, nil
+			}
+			return sw.WithTableSize(n)
+		}
+	}
+	return sess
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+)
+
+// runVerb is run, prepare and cleanup: resolve the flags, start the
+// targets, do the verb, stop the targets, and turn the outcome into an
+// exit code.
+func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, stderr io.Writer) error {
+	rc, err := newRunConfig(verb, wlName, o)
+	if err != nil {
+		return err
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	ts, err := buildTargets(o.targets, rc.runID)
+	if err != nil {
+		return err
+	}
+	// Managed targets are removed on every exit path unless --keep.
+	defer stopTargets(ctx, ts, o.keep, stderr)
+	st, err := startTargets(ctx, ts, rc.ignore, stderr)
+	if err != nil {
+		return err
+	}
+	if o.strictParity && st.differ() {
+		return &exitError{code: exitParity, err: errors.New("--strict-parity: the targets differ in version or configuration (see above); nothing was run")}
+	}
+	switch verb {
+	case "prepare":
+		return prepareAll(ctx, rc, st.engine, o.reprepare, stderr)
+	case "cleanup":
+		return cleanupAll(ctx, rc, st.engine, stderr)
+	}
+	return measure(ctx, rc, o, st, stdout, stderr)
+}
+
+// measure runs the plan with the TUI or headless and finishes the run.
+func measure(ctx context.Context, rc *runConfig, o *runOptions, st *startedTargets, stdout, stderr io.Writer) error {
+	sess := rc.session(o, targetNames(st.all))
+	if o.restartBetween {
+		sess.BeforeRun = restarter(st)
+	}
+	if sess.Plan.TotalRuns() > len(st.all) {
+		fmt.Fprintf(stderr, "dbduel: plan: %d point(s) × %d block(s) of %d target(s); seed %d (repeat the order with --seed %d)\n",
+			len(sess.Plan.Points), o.runs+o.warmupRuns, len(st.all), rc.seed, rc.seed)
+	}
+	sess.Annotate = st.annotate
+	if o.out != "" {
+		sess.OnSnapshot = func(r *result.Result) {
+			if err := result.WriteFile(o.out, r); err != nil {
+				fmt.Fprintf(stderr, "dbduel: %v\n", err)
+			}
+		}
+	}
+	events := make(chan engine.Event, 64)
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	go engine.Run(runCtx, sess, st.engine, events) // its last event carries the result
+	var out outcome
+	if o.format == "" && !o.noTUI && isTerminal(stdout) {
+		out = runTUI(ctx, rc, o, st, sess, events, cancelRun, stdout, stderr)
+	} else {
+		out = runHeadless(ctx, rc, o, events, stdout, stderr)
+	}
+	return finish(out, rc, o, stderr)
+}
+
+// outcome is how a plan ended: the final result, the error that ended it
+// early, and whether the user stopped it.
+type outcome struct {
+	res         *result.Result
+	err         error
+	userStopped bool
+}
+
+// finish writes --out and maps the outcome to an exit code.
+func finish(out outcome, rc *runConfig, o *runOptions, stderr io.Writer) error {
+	res := out.res
+	if o.out != "" {
+		if err := result.WriteFile(o.out, res); err != nil {
+			return err
+		}
+		if !res.Complete {
+			fmt.Fprintf(stderr, "dbduel: partial result (complete: false) written to %s\n", o.out)
+		}
+	}
+	var refused *engine.ErrTablesRefused
+	switch {
+	case errors.As(out.err, &refused):
+		return &exitError{code: exitFailed, err: out.err}
+	case out.userStopped && !res.Complete:
+		return &exitError{code: exitInterrupted, err: errors.New("stopped before the plan finished")}
+	case out.err != nil:
+		return out.err
+	}
+	return checkThresholds(rc.thresholds, res.Comparisons, stderr)
+}
+
+func restarter(st *startedTargets) func(context.Context, string) error {
+	return func(ctx context.Context, name string) error {
+		for _, t := range st.all {
+			if t.Name() == name && t.Kind() != "native" {
+				return t.Restart(ctx)
+			}
+		}
+		return nil // an existing server is not dbduel's to restart
+	}
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageErr("--cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// checkThresholds turns --fail-if conditions into exit code 3.
+func checkThresholds(ths []stats.Threshold, cs []result.Comparison, stderr io.Writer) error {
+	var crossed []string
+	for _, th := range ths {
+		c, unjudged := th.Crossed(cs)
+		for _, u := range unjudged {
+			fmt.Fprintf(stderr, "dbduel: --fail-if %s: %s has no confidence interval (use --runs 2 or more); not judged\n", th.Text, u.Target)
+		}
+		for _, x := range c {
+			crossed = append(crossed, fmt.Sprintf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] crosses %s", x.Target, x.Metric, x.DeltaPct, x.CILowPct, x.CIHighPct, th.Text))
+		}
+	}
+	if len(crossed) > 0 {
+		return &exitError{code: exitThreshold, err: fmt.Errorf("--fail-if: %s", strings.Join(crossed, "; "))}
+	}
+	return nil
+}
+
+// checkWritable fails early when --out cannot be written, without leaving a file.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return errors.New("is a directory")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".dbduel-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

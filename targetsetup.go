@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/dbduel/dbduel/engine"
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/targets"
+)
+
+// startedTargets are the run's targets once they accept connections:
+// what each really is (read back) and how the engine reaches it.
+type startedTargets struct {
+	all       []targets.Target
+	described []result.Target
+	engine    []engine.Target
+	warnings  []string
+	parity    *result.Parity
+}
+
+// startTargets starts every target in order and reads each back. The
+// caller stops them (stopTargets) on every exit path, also after an error.
+func startTargets(ctx context.Context, ts []targets.Target, ignore mysqldrv.ErrorSet, stderr io.Writer) (*startedTargets, error) {
+	st := &startedTargets{all: ts}
+	for _, t := range ts {
+		fmt.Fprintf(stderr, "dbduel: starting %s (%s)\n", t.Name(), t.SpecRedacted())
+		if err := t.Start(ctx); err != nil {
+			return st, fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+		d, err := t.Describe(ctx)
+		if err != nil {
+			return st, fmt.Errorf("target %s: describe: %w", t.Name(), err)
+		}
+		st.described = append(st.described, d)
+		st.engine = append(st.engine, engine.Target{Name: t.Name(), Open: mysqldrv.Opener(t.Endpoint(), ignore), Telemetry: telemetry(ctx, t)})
+	}
+	st.warnings = versionWarnings(st.described)
+	for _, w := range st.warnings {
+		fmt.Fprintf(stderr, "dbduel: warning: %s\n", w)
+	}
+	var err error
+	if st.parity, err = readParity(ctx, ts, st.described); err != nil {
+		return st, err
+	}
+	if p := st.parity; p != nil && len(p.VariablesDiff) > 0 {
+		var names []string
+		for _, d := range p.VariablesDiff {
+			names = append(names, d.Name)
+		}
+		if len(names) > 8 {
+			names = append(names[:8], fmt.Sprintf("and %d more", len(p.VariablesDiff)-8))
+		}
+		fmt.Fprintf(stderr, "dbduel: parity: %d server variable(s) differ between targets: %s\n", len(p.VariablesDiff), strings.Join(names, ", "))
+	}
+	return st, nil
+}
+
+// differ says whether the targets differ in version or configuration.
+func (st *startedTargets) differ() bool {
+	return len(st.warnings) > 0 || (st.parity != nil && len(st.parity.VariablesDiff) > 0)
+}
+
+// annotate adds what the engine does not know to a result (once per
+// snapshot, once at the end): the targets as read back, parity, analysis.
+func (st *startedTargets) annotate(r *result.Result) {
+	r.DbduelVersion = version
+	r.Targets = st.described
+	r.Warnings = append(r.Warnings[:0], st.warnings...)
+	r.Parity = st.parity
+	stats.Analyze(r)
+}
+
+// stopTargets removes what the managed targets created (unless keep).
+func stopTargets(ctx context.Context, ts []targets.Target, keep bool, stderr io.Writer) {
+	if keep {
+		return
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	defer cancel()
+	for _, t := range ts {
+		if err := t.Stop(stopCtx); err != nil {
+			fmt.Fprintf(stderr, "dbduel: stopping %s: %v\n", t.Name(), err)
+		}
+	}
+}
+
+// telemetry turns a target's cumulative samples into per-interval figures:
+// server CPU in cores, memory, and the docker-proxy's CPU when there is one.
+// Targets that cannot be sampled (an existing server) give nil.
+func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
+	prev, err := t.Sample(ctx)
+	if err != nil {
+		return nil
+	}
+	return func() map[string]any {
+		cur, err := t.Sample(ctx)
+		if err != nil {
+			return nil
+		}
+		dt := cur.At.Sub(prev.At).Seconds()
+		m := map[string]any{"server_mem_bytes": cur.MemBytes}
+		if dt > 0 && cur.CPUNS >= prev.CPUNS {
+			m["server_cpu_cores"] = math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000) / 1000
+		}
+		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
+			m["proxy_cpu_cores"] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
+		}
+		prev = cur
+		return m
+	}
+}
+
+// readParity reads every target's global variables and lists the
+// differences (nil with a single target).
+func readParity(ctx context.Context, ts []targets.Target, described []result.Target) (*result.Parity, error) {
+	if len(ts) < 2 {
+		return nil, nil
+	}
+	versions := map[string]string{}
+	vars := map[string]map[string]string{}
+	for i, t := range ts {
+		versions[t.Name()] = described[i].ServerVersion
+		v, err := mysqldrv.Variables(ctx, t.Endpoint())
+		if err != nil {
+			return nil, fmt.Errorf("target %s: read variables: %w", t.Name(), err)
+		}
+		vars[t.Name()] = v
+	}
+	return targets.Parity(targetNames(ts), versions, vars), nil
+}
+
+func targetNames(ts []targets.Target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// versionWarnings says when targets run different server versions: a
+// comparison across versions measures the versions, not the environment.
+func versionWarnings(ts []result.Target) []string {
+	if len(ts) < 2 {
+		return nil
+	}
+	base := ts[0]
+	var out []string
+	for _, t := range ts[1:] {
+		if t.ServerVersion != base.ServerVersion {
+			out = append(out, fmt.Sprintf("server versions differ: %s runs %s, %s runs %s; the comparison includes the version difference",
+				base.Name, base.ServerVersion, t.Name, t.ServerVersion))
+		}
+	}
+	return out
+}
