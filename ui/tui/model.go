@@ -53,7 +53,6 @@ type card struct {
 // EventMsg carries one engine event into the model.
 type EventMsg engine.Event
 
-
 // Model is the Bubble Tea model.
 type Model struct {
 	info      Info
