@@ -99,13 +99,20 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "%-14s %-6s %9s %20s %5s  %s\n", "target", "metric", "Δ%", "95% CI", "n", "method")
+			if len(ths) > 0 {
+				for _, c := range cs {
+					if c.N < 2 || c.NBaseline < 2 {
+						return usageErr("--fail-if needs 2 or more runs per target in both files: %s has %d in BASE and %d in NEW", c.Target, c.NBaseline, c.N)
+					}
+				}
+			}
+			fmt.Fprintf(stdout, "%-14s %-6s %9s %20s %9s  %s\n", "target", "metric", "Δ%", "95% CI", "n base/new", "method")
 			for _, c := range cs {
 				ci := "-"
 				if c.HasCI {
 					ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", c.CILowPct, c.CIHighPct)
 				}
-				fmt.Fprintf(stdout, "%-14s %-6s %+8.1f%% %20s %5d  %s\n", c.Target, c.Metric, c.DeltaPct, ci, c.N, c.Method)
+				fmt.Fprintf(stdout, "%-14s %-6s %+8.1f%% %20s %9s  %s\n", c.Target, c.Metric, c.DeltaPct, ci, fmt.Sprintf("%d/%d", c.NBaseline, c.N), c.Method)
 			}
 			for _, c := range cs {
 				if c.Metric == "tps" {

@@ -79,3 +79,30 @@ func TestCompareFilesCLI(t *testing.T) {
 		t.Fatalf("mismatch: exit %d %s", code, stderr)
 	}
 }
+
+// compare --fail-if with a single run on a side cannot judge: exit 2.
+func TestCompareFailIfNeedsRunsOnBothSides(t *testing.T) {
+	base := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}}, 100)
+	one := writeResult(t, map[string][]float64{"native": {800}}, 100)
+	_, stderr, code := cli(t, "compare", base, one, "--fail-if", "tps<-5%")
+	if code != 2 || !strings.Contains(stderr, "--fail-if needs 2 or more runs per target in both files: native has 3 in BASE and 1 in NEW") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out, _, code := cli(t, "compare", base, base)
+	if code != 0 || !strings.Contains(out, "3/3") {
+		t.Fatalf("n column shows both sides: exit %d\n%s", code, out)
+	}
+}
+
+// run --fail-if that could never be judged is refused before anything starts.
+func TestRunFailIfRefusedUpFront(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--target", "a=mysql://u@127.0.0.1:1/x", "--target", "b=mysql://u@127.0.0.1:1/x", "--fail-if", "tps<-5%"},
+		{"run", "--target", "a=mysql://u@127.0.0.1:1/x", "--runs", "3", "--fail-if", "tps<-5%"},
+	} {
+		_, stderr, code := cli(t, args...)
+		if code != 2 || !strings.Contains(stderr, "--fail-if needs") || strings.Contains(stderr, "starting") {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}

@@ -105,7 +105,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 	res.Plan = result.Plan{
 		Runs: p.Runs, WarmupRuns: p.WarmupRuns, Seed: p.Seed, Blocks: p.Orders(),
 		Threads: cfg.Threads, TimeS: cfg.Time.Seconds(), Events: cfg.Events,
-		Interval: cfg.ReportInterval.Seconds(), Rate: cfg.Rate, WarmupS: cfg.Warmup.Seconds(),
+		Interval: cfg.ReportInterval.Seconds(), Rate: cfg.Rate, WarmupS: cfg.Warmup.Seconds(), Percentile: cfg.Percentile,
 	}
 	for _, pt := range p.Points {
 		res.Plan.Points = append(res.Plan.Points, result.Point{Threads: pt.Threads, TableSize: pt.TableSize})

@@ -50,6 +50,7 @@ type Plan struct {
 	Events     uint64     `json:"events"`
 	Rate       float64    `json:"rate,omitempty"`
 	WarmupS    float64    `json:"warmup_s,omitempty"`
+	Percentile float64    `json:"percentile"`
 	Interval   float64    `json:"report_interval_s"`
 }
 
@@ -224,6 +225,7 @@ type Comparison struct {
 	CIHighPct float64 `json:"ci_high_pct"`
 	HasCI     bool    `json:"has_ci"`
 	N         int     `json:"n"`
+	NBaseline int     `json:"n_baseline,omitempty"` // compare: the BASE file's runs (N is NEW's)
 	Method    string  `json:"method"`
 	Verdict   string  `json:"verdict"`
 }

@@ -2,8 +2,11 @@ package stats
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -21,21 +24,8 @@ func (e *MismatchError) Error() string { return "results are not comparable: " +
 // on log values when both sides have two runs or more (unpaired: the runs
 // were not interleaved).
 func CompareFiles(base, cur *result.Result) ([]result.Comparison, error) {
-	if base.Workload.Name != cur.Workload.Name {
-		return nil, &MismatchError{fmt.Sprintf("workload %s vs %s", base.Workload.Name, cur.Workload.Name)}
-	}
-	for _, k := range []string{"tables", "table_size", "range_size", "db_ps_mode", "skip_trx"} {
-		if fmt.Sprint(base.Workload.Options[k]) != fmt.Sprint(cur.Workload.Options[k]) {
-			return nil, &MismatchError{fmt.Sprintf("option %s is %v vs %v", k, base.Workload.Options[k], cur.Workload.Options[k])}
-		}
-	}
-	if len(base.Plan.Points) != len(cur.Plan.Points) {
-		return nil, &MismatchError{"different sweep points"}
-	}
-	for i := range base.Plan.Points {
-		if base.Plan.Points[i] != cur.Plan.Points[i] {
-			return nil, &MismatchError{fmt.Sprintf("point %d is %+v vs %+v", i+1, base.Plan.Points[i], cur.Plan.Points[i])}
-		}
+	if err := sameMeasurement(base, cur); err != nil {
+		return nil, err
 	}
 	collect := func(r *result.Result) map[string]map[int][]result.Summary {
 		m := map[string]map[int][]result.Summary{}
@@ -59,7 +49,8 @@ func CompareFiles(base, cur *result.Result) ([]result.Comparison, error) {
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return nil, &MismatchError{"no target name is measured in both files"}
+		return nil, &MismatchError{fmt.Sprintf("no target name is measured in both files (BASE has %s; NEW has %s); compare matches targets by name",
+			strings.Join(sortedKeys(b), ", "), strings.Join(sortedKeys(c), ", "))}
 	}
 	var out []result.Comparison
 	for _, n := range names {
@@ -78,7 +69,7 @@ func CompareFiles(base, cur *result.Result) ([]result.Comparison, error) {
 				}
 				p := compareUnpaired(cv, bv)
 				comp := result.Comparison{Target: n, Baseline: n + " (base)", Metric: m.name, Point: pt,
-					Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100, N: p.N, Method: p.Method, HasCI: p.HasCI}
+					Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100, N: len(cv), NBaseline: len(bv), Method: p.Method, HasCI: p.HasCI}
 				if p.HasCI {
 					comp.CILowPct, comp.CIHighPct = (p.Low-1)*100, (p.High-1)*100
 				}
@@ -89,6 +80,80 @@ func CompareFiles(base, cur *result.Result) ([]result.Comparison, error) {
 	}
 	return out, nil
 }
+
+// measuredOptions lists the workload options that do not change what is
+// measured; every other option must be equal on both sides.
+var unmeasuredOptions = map[string]bool{
+	"rand_seed": true, // another seed draws other rows from the same distribution
+}
+
+// sameMeasurement refuses two results that did not measure the same thing:
+// the workload, every option that shapes it, the plan's loop, time, events,
+// warm-up and percentile, and the sweep points.
+func sameMeasurement(base, cur *result.Result) error {
+	if base.Workload.Name != cur.Workload.Name {
+		return &MismatchError{fmt.Sprintf("workload %s vs %s", base.Workload.Name, cur.Workload.Name)}
+	}
+	keys := map[string]bool{}
+	for k := range base.Workload.Options {
+		keys[k] = true
+	}
+	for k := range cur.Workload.Options {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		bv, bok := base.Workload.Options[k]
+		cv, cok := cur.Workload.Options[k]
+		if unmeasuredOptions[k] || (bok && cok && fmt.Sprint(bv) == fmt.Sprint(cv)) {
+			continue
+		}
+		return &MismatchError{fmt.Sprintf("option --%s differs: %s vs %s", strings.ReplaceAll(k, "_", "-"), optionValue(bv, bok), optionValue(cv, cok))}
+	}
+	bp, cp := base.Plan, cur.Plan
+	loop := func(rate float64) string {
+		if rate == 0 {
+			return "0 (closed loop)"
+		}
+		return fmt.Sprintf("%g/s (open loop)", rate)
+	}
+	for _, d := range []struct {
+		name      string
+		base, cur string
+	}{
+		{"--rate", loop(bp.Rate), loop(cp.Rate)},
+		{"--time", fmt.Sprintf("%g s", bp.TimeS), fmt.Sprintf("%g s", cp.TimeS)},
+		{"--events", fmt.Sprint(bp.Events), fmt.Sprint(cp.Events)},
+		{"--warmup-time", fmt.Sprintf("%g s", bp.WarmupS), fmt.Sprintf("%g s", cp.WarmupS)},
+		{"--warmup-runs", fmt.Sprint(bp.WarmupRuns), fmt.Sprint(cp.WarmupRuns)},
+		{"--percentile", fmt.Sprint(bp.Percentile), fmt.Sprint(cp.Percentile)},
+	} {
+		if d.base != d.cur {
+			return &MismatchError{fmt.Sprintf("%s differs: %s vs %s", d.name, d.base, d.cur)}
+		}
+	}
+	if len(bp.Points) != len(cp.Points) {
+		return &MismatchError{fmt.Sprintf("BASE has %d sweep point(s), NEW %d", len(bp.Points), len(cp.Points))}
+	}
+	for i := range bp.Points {
+		b, c := bp.Points[i], cp.Points[i]
+		if b.Threads != c.Threads {
+			return &MismatchError{fmt.Sprintf("threads differ: %d vs %d; compare is for changes to the targets — sweep threads in one run with --threads %d,%d", b.Threads, c.Threads, b.Threads, c.Threads)}
+		}
+		if b.TableSize != c.TableSize {
+			return &MismatchError{fmt.Sprintf("table sizes differ: %d vs %d rows; sweep sizes in one run with --table-size %d,%d", b.TableSize, c.TableSize, b.TableSize, c.TableSize)}
+		}
+	}
+	return nil
+}
+
+func optionValue(v any, ok bool) string {
+	if !ok {
+		return "(not set)"
+	}
+	return fmt.Sprint(v)
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // compareUnpaired is the ratio of geometric means with a Welch t CI on logs.
 func compareUnpaired(cur, base []float64) Paired {

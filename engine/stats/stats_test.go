@@ -320,3 +320,46 @@ func TestAnalyzeWarnsWhenServerCounterDisagrees(t *testing.T) {
 		t.Fatalf("warnings: %q", r.Warnings)
 	}
 }
+
+// compare refuses results that measured different things, naming the option.
+func TestCompareFilesRefusesDifferentMeasurements(t *testing.T) {
+	mk := func(edit func(*result.Result)) *result.Result {
+		r := &result.Result{Workload: result.Workload{Name: "oltp_read_only", Options: map[string]any{"tables": 1, "rand_type": "special", "point_selects": 10, "rand_seed": 0}},
+			Plan: result.Plan{TimeS: 10, Percentile: 95, Points: []result.Point{{Threads: 2, TableSize: 100}}}}
+		for i := range 2 {
+			r.Runs = append(r.Runs, result.Run{Target: "n", Block: i + 1, Complete: true, Summary: result.Summary{TPS: 100, QPS: 100, AvgUS: 1, P95US: 1, P99US: 1}})
+		}
+		if edit != nil {
+			edit(r)
+		}
+		return r
+	}
+	base := mk(nil)
+	cases := map[string]func(*result.Result){
+		"--rate differs: 0 (closed loop) vs 100/s (open loop)": func(r *result.Result) { r.Plan.Rate = 100 },
+		"option --rand-type differs: special vs uniform":       func(r *result.Result) { r.Workload.Options["rand_type"] = "uniform" },
+		"option --point-selects differs: 10 vs 5":              func(r *result.Result) { r.Workload.Options["point_selects"] = 5 },
+		"--time differs: 10 s vs 20 s":                         func(r *result.Result) { r.Plan.TimeS = 20 },
+		"--warmup-time differs: 0 s vs 5 s":                    func(r *result.Result) { r.Plan.WarmupS = 5 },
+		"--percentile differs: 95 vs 99":                       func(r *result.Result) { r.Plan.Percentile = 99 },
+		"threads differ: 2 vs 4; compare is for changes to the targets — sweep threads in one run with --threads 2,4": func(r *result.Result) { r.Plan.Points[0].Threads = 4 },
+	}
+	for want, edit := range cases {
+		_, err := CompareFiles(base, mk(edit))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q, got %v", want, err)
+		}
+	}
+	// Another --rand-seed measures the same thing.
+	if cs, err := CompareFiles(base, mk(func(r *result.Result) { r.Workload.Options["rand_seed"] = 7 })); err != nil || len(cs) == 0 || cs[0].N != 2 || cs[0].NBaseline != 2 {
+		t.Fatalf("rand_seed alone: %v %+v", err, cs)
+	}
+	renamed := mk(func(r *result.Result) {
+		for i := range r.Runs {
+			r.Runs[i].Target = "m"
+		}
+	})
+	if _, err := CompareFiles(base, renamed); err == nil || !strings.Contains(err.Error(), "BASE has n; NEW has m") {
+		t.Fatalf("target names: %v", err)
+	}
+}
