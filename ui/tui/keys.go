@@ -1,8 +1,11 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
-// action is what a key asks for; keyAction maps keys to actions (pure).
+// action is what a key asks for.
 type action int
 
 const (
@@ -19,51 +22,56 @@ const (
 	actHelp
 )
 
+// keyMap is the one list of keys: help is rendered from it and keyAction
+// matches against it, so what help says and what a key does cannot drift.
 type keyMap struct {
-	Quit, Pause, Metric, Window, Sync, Export, Help key.Binding
+	Quit, Pause, NextMetric, PrevMetric, Wider, Narrower, Sync, Export, Help key.Binding
 }
 
 var keys = keyMap{
-	Quit:   key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "stop / quit")),
-	Pause:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause display")),
-	Metric: key.NewBinding(key.WithKeys("tab", "[", "]"), key.WithHelp("tab/[/]", "metric")),
-	Window: key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+/-", "time window")),
-	Sync:   key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "sync Y scale")),
-	Export: key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export JSON")),
-	Help:   key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+	Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "stop / quit")),
+	Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause display")),
+	NextMetric: key.NewBinding(key.WithKeys("tab", "]"), key.WithHelp("tab/]", "next metric")),
+	PrevMetric: key.NewBinding(key.WithKeys("shift+tab", "["), key.WithHelp("shift+tab/[", "previous metric")),
+	Wider:      key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/=", "wider time window")),
+	Narrower:   key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "narrower time window")),
+	Sync:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "sync Y scale")),
+	Export:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export JSON")),
+	Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 }
 
-func (k keyMap) ShortHelp() []key.Binding { return []key.Binding{k.Quit, k.Pause, k.Metric, k.Help} }
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Quit, k.Pause, k.NextMetric, k.Help}
+}
+
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Quit, k.Pause, k.Metric}, {k.Window, k.Sync, k.Export, k.Help}}
+	return [][]key.Binding{{k.Quit, k.Pause, k.NextMetric, k.PrevMetric, k.Export}, {k.Wider, k.Narrower, k.Sync, k.Help}}
 }
 
 // keyAction maps a key to an action; stopping says a stop was already asked
 // for, so a second ctrl+c quits at once.
-func keyAction(k string, stopping bool) action {
-	switch k {
-	case "ctrl+c":
-		if stopping {
+func keyAction(msg tea.KeyMsg, stopping bool) action {
+	switch {
+	case key.Matches(msg, keys.Quit):
+		if stopping && msg.String() == "ctrl+c" {
 			return actForceQuit
 		}
 		return actQuit
-	case "q":
-		return actQuit
-	case "p":
+	case key.Matches(msg, keys.Pause):
 		return actPause
-	case "tab", "]":
+	case key.Matches(msg, keys.NextMetric):
 		return actNextMetric
-	case "[", "shift+tab":
+	case key.Matches(msg, keys.PrevMetric):
 		return actPrevMetric
-	case "+", "=":
+	case key.Matches(msg, keys.Wider):
 		return actWiderWindow
-	case "-":
+	case key.Matches(msg, keys.Narrower):
 		return actNarrowerWindow
-	case "y":
+	case key.Matches(msg, keys.Sync):
 		return actToggleSync
-	case "e":
+	case key.Matches(msg, keys.Export):
 		return actExport
-	case "?":
+	case key.Matches(msg, keys.Help):
 		return actHelp
 	}
 	return actNone

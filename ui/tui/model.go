@@ -162,12 +162,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.help.Width = msg.Width
 		return m, nil
 	case tea.KeyMsg:
-		return m.key(msg.String())
+		return m.key(msg)
 	}
 	return m, nil
 }
 
-func (m *Model) key(k string) (tea.Model, tea.Cmd) {
+func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch keyAction(k, m.stopping) {
 	case actForceQuit:
 		return m, tea.Quit

@@ -2,11 +2,13 @@ package tui
 
 import (
 	"fmt"
-	xgolden "github.com/charmbracelet/x/exp/golden"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	xgolden "github.com/charmbracelet/x/exp/golden"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
@@ -133,6 +135,8 @@ func TestKeys(t *testing.T) {
 			msg = tea.KeyMsg{Type: tea.KeyCtrlC}
 		case "tab":
 			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "shift+tab":
+			msg = tea.KeyMsg{Type: tea.KeyShiftTab}
 		default:
 			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 		}
@@ -148,10 +152,20 @@ func TestKeys(t *testing.T) {
 	if m.metric != 1 {
 		t.Fatalf("]/[: metric %d", m.metric)
 	}
+	press("shift+tab")
+	if m.metric != 0 {
+		t.Fatalf("shift+tab: metric %d", m.metric)
+	}
+	press("tab")
 	press("+")
 	if m.window != 120 {
 		t.Fatalf("+: window %d", m.window)
 	}
+	press("=")
+	if m.window != 240 {
+		t.Fatalf("=: window %d", m.window)
+	}
+	press("-")
 	press("-")
 	press("-")
 	if m.window != 30 {
@@ -220,5 +234,24 @@ func BenchmarkView(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = m.View()
+	}
+}
+
+// Every key the model acts on is in the help, and every key in the help
+// acts: both come from the one keymap.
+func TestHelpListsEveryKey(t *testing.T) {
+	m := testModel(nil, func() {})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	m.fullHelp = true
+	help := ansi.ReplaceAllString(m.footer(), "")
+	for _, b := range []key.Binding{keys.Quit, keys.Pause, keys.NextMetric, keys.PrevMetric, keys.Wider, keys.Narrower, keys.Sync, keys.Export, keys.Help} {
+		if !strings.Contains(help, b.Help().Key) {
+			t.Errorf("help lacks %q:\n%s", b.Help().Key, help)
+		}
+		for _, k := range b.Keys() {
+			if !strings.Contains(b.Help().Key, strings.TrimPrefix(k, "ctrl+")) && k != "ctrl+c" {
+				t.Errorf("key %q is not named in its help %q", k, b.Help().Key)
+			}
+		}
 	}
 }
