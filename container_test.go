@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbduel/dbduel/internal/integration"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
@@ -24,6 +26,7 @@ import (
 // testImage is the test image matching the host's MariaDB; CI builds it.
 func testImage(t *testing.T) string {
 	t.Helper()
+	integration.Require(t, "Docker and the test image")
 	v, err := hostServerVersion()
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +62,7 @@ func leftovers(t *testing.T, runID string) int {
 }
 
 func TestNativeVsContainerJSON(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
 	runID := "test-" + state.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -109,6 +113,7 @@ func TestNativeVsContainerJSON(t *testing.T) {
 }
 
 func TestVersionMismatchNotice(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
 	older := "dbduel-test/mariadb:10.11.18"
 	_, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "old=docker:"+older,
 		"--time", "1", "--table-size", "500", "--format", "text")
@@ -121,6 +126,7 @@ func TestVersionMismatchNotice(t *testing.T) {
 }
 
 func TestPullNeverOnMissingImage(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
 	_, stderr, code := cli(t, "run", "--target", "c=docker:dbduel-test/absent:0", "--time", "1")
 	if code != 1 || !strings.Contains(stderr, "dbduel-test/absent:0") || !strings.Contains(stderr, "build-test-image.sh") {
 		t.Fatalf("exit %d, %q", code, stderr)
@@ -151,6 +157,7 @@ func buildBinary(t *testing.T) string {
 }
 
 func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
 	bin := buildBinary(t)
 	runID := "test-" + state.NewRunID()
 	privateStateDir(t)
@@ -195,6 +202,7 @@ func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 }
 
 func TestCleanAfterSIGKILL(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
 	bin := buildBinary(t)
 	runID := "test-" + state.NewRunID()
 	privateStateDir(t)
@@ -253,6 +261,7 @@ func stateFiles(t *testing.T) []string {
 }
 
 func TestSIGINTDuringPrepare(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
 	bin := buildBinary(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "oltp_read_only", "--target", "native=local:mariadbd", "--table-size", "400000",
@@ -286,6 +295,7 @@ func TestSIGINTDuringPrepare(t *testing.T) {
 }
 
 func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
 	out := filepath.Join(t.TempDir(), "r.json")
 	// The container (through docker-proxy) is usually far slower here, so
 	// tps<-5% is usually crossed; either way the exit code must agree with the
@@ -330,6 +340,7 @@ func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 }
 
 func TestThreadsSweepGivesTwoCurves(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "other=local:mariadbd", "--threads", "1,2", "--time", "1", "--table-size", "500", "--cooldown", "0",

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dbduel/dbduel/internal/integration"
+
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/internal/testdb"
@@ -75,6 +77,7 @@ func maskFromFirstInterval(out string) (lines []string, intervals int) {
 }
 
 func TestSysbenchLayoutMatchesRealSysbench(t *testing.T) {
+	integration.Require(t, "mariadbd and sysbench")
 	srv := testdb.Start(t)
 	url := srv.URL("")
 	if _, stderr, code := cli(t, "prepare", "oltp_read_write", "--target", "native="+url, "--tables", "2", "--table-size", "2000"); code != 0 {
@@ -116,6 +119,7 @@ var perEvent = map[string]struct{ reads, writes, other float64 }{
 }
 
 func TestEveryWorkloadPreparesRunsAndCleansUp(t *testing.T) {
+	integration.Require(t, "mariadbd")
 	srv := testdb.Start(t)
 	url := srv.URL("")
 	srv.Exec(t, "CREATE TABLE users_keep (id INT PRIMARY KEY, name TEXT)", "INSERT INTO users_keep VALUES (1, 'alice')")
@@ -178,6 +182,7 @@ func TestEveryWorkloadPreparesRunsAndCleansUp(t *testing.T) {
 }
 
 func TestForeignShapedTableIsRefusedAndKept(t *testing.T) {
+	integration.Require(t, "mariadbd")
 	srv := testdb.Start(t)
 	srv.Exec(t, "CREATE TABLE sbtest1 (id INT PRIMARY KEY, payload TEXT)", "INSERT INTO sbtest1 VALUES (7, 'precious')")
 	args := []string{"--target", "native=" + srv.URL(""), "--time", "1", "--format", "text"}
@@ -202,6 +207,7 @@ func TestForeignShapedTableIsRefusedAndKept(t *testing.T) {
 }
 
 func TestReusesSysbenchPreparedTablesAndRefusesSizeMismatch(t *testing.T) {
+	integration.Require(t, "mariadbd and sysbench")
 	srv := testdb.Start(t)
 	runSysbench(t, srv, "oltp_read_only", "--tables=2", "--table-size=500", "--auto_inc=off", "--create_secondary=off", "prepare")
 	args := []string{"--target", "native=" + srv.URL(""), "--tables", "2", "--time", "1", "--format", "json"}
@@ -278,6 +284,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestParityAndStrictParity(t *testing.T) {
+	integration.Require(t, "mariadbd")
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := cli(t, "run", "oltp_point_select", "--target", "a=local:mariadbd", "--target", "b=local:mariadbd",
 		"--time", "1", "--table-size", "200", "--format", "text", "--strict-parity", "-o", out)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbduel/dbduel/internal/integration"
+
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 
 	"github.com/dbduel/dbduel/targets/local"
@@ -28,6 +30,7 @@ type Server struct {
 // Start starts a mariadbd for the test and stops it when the test ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	integration.Require(tb, "mariadbd")
 	if os.Getenv("DBDUEL_STATE_DIR") == "" {
 		os.Setenv("DBDUEL_STATE_DIR", os.TempDir()+"/dbduel-test-state")
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbduel/dbduel/internal/integration"
+
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 
 	"github.com/docker/docker/api/types/filters"
@@ -20,6 +22,7 @@ import (
 
 func testImage(t *testing.T) string {
 	t.Helper()
+	integration.Require(t, "Docker and the test image")
 	out, err := exec.Command("mariadbd", "--version").Output()
 	if err != nil {
 		out, err = exec.Command("/usr/sbin/mariadbd", "--version").Output()
