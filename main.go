@@ -23,7 +23,7 @@ import (
 // version is dbduel's version, stamped into every result.
 var version = "0.1.0"
 
-// Exit codes (DESIGN.md).
+// Exit codes (docs/exit-codes.md).
 const (
 	exitOK          = 0
 	exitFailed      = 1
@@ -63,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	code := exitCode(ctx, err)
-	fmt.Fprintf(stderr, "dbduel: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(stderr, "dbduel: %s\n", targets.OneLine(err.Error()))
 	return code
 }
 
@@ -81,11 +81,6 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage
 	}
 	return exitFailed
-}
-
-func oneLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {

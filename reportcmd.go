@@ -75,13 +75,9 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 		Short: "Compare two result files target by target (e.g. before and after a tuning change)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var ths []stats.Threshold
-			for _, f := range failIf {
-				th, err := stats.ParseThreshold(f)
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				ths = append(ths, th)
+			ths, err := stats.ParseThresholds(failIf)
+			if err != nil {
+				return usageErr("%v", err)
 			}
 			base, err := readResult(args[0])
 			if err != nil {

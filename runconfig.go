@@ -47,12 +47,8 @@ func newRunConfig(verb, wlName string, o *runOptions) (*runConfig, error) {
 	if rc.ignore, err = mysqldrv.ParseErrorSet(o.ignoreErrors); err != nil {
 		return nil, usageErr("%v", err)
 	}
-	for _, f := range o.failIf {
-		th, err := stats.ParseThreshold(f)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		rc.thresholds = append(rc.thresholds, th)
+	if rc.thresholds, err = stats.ParseThresholds(o.failIf); err != nil {
+		return nil, usageErr("%v", err)
 	}
 	rc.engine = engine.Config{
 		Workload: wl, Threads: rc.threads[0],

@@ -229,12 +229,15 @@ loop:
 			collect(now, inWarmup)
 		case now := <-warmupEnd:
 			// Warm-up events ran but do not count (sysbench 1.1's --warmup-time).
+			// Events started from here on spend the --events budget; the flag
+			// flips right before the swap, so that only the events in flight
+			// (one per thread at most) straddle the boundary.
+			s.warm.Store(false)
 			collect(now, true)
 			for _, r := range s.recs {
 				r.ResetTotals()
 			}
 			inWarmup = false
-			s.warm.Store(false)
 			measuredStart, lastTick = now, now
 			if ticker != nil {
 				ticker.Reset(cfg.ReportInterval)

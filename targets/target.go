@@ -84,7 +84,7 @@ var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 func SplitTargetFlag(s string) (name, spec string, err error) {
 	name, spec, ok := strings.Cut(s, "=")
 	if !ok || spec == "" {
-		return "", "", usagef("--target %q: want NAME=SPEC, e.g. native=mysql://root:pw@127.0.0.1:3306/sbtest", redactSpec(s))
+		return "", "", usagef("--target %q: want NAME=SPEC, e.g. native=mysql://root:pw@127.0.0.1:3306/sbtest", RedactSpec(s))
 	}
 	if !nameRE.MatchString(name) {
 		return "", "", usagef("--target name %q: want [a-z][a-z0-9_-]*", name)
@@ -92,10 +92,9 @@ func SplitTargetFlag(s string) (name, spec string, err error) {
 	return name, spec, nil
 }
 
-var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
-
-// redactSpec hides a password in a SPEC.
-func redactSpec(s string) string { return passwordRE.ReplaceAllString(s, "${1}***@") }
-
 // RedactSpec hides a password in a SPEC (for messages).
-func RedactSpec(s string) string { return redactSpec(s) }
+func RedactSpec(s string) string { return driver.RedactURL(s) }
+
+// OneLine folds a multi-line message (a server's start-up error, a Docker
+// error) into one line, whole: dbduel's errors are one line each.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

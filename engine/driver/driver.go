@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 )
 
@@ -112,6 +113,12 @@ func (e Endpoint) Redacted() string {
 
 // Addr is host:port.
 func (e Endpoint) Addr() string { return net.JoinHostPort(e.Host, strconv.Itoa(e.Port)) }
+
+var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
+
+// RedactURL hides the password of any URL in s (a SPEC, or a message that
+// quotes one).
+func RedactURL(s string) string { return passwordRE.ReplaceAllString(s, "${1}***@") }
 
 // SQLOf returns db's database/sql pool, or an error naming the mismatch.
 func SQLOf(db DB, workload string) (*sql.DB, error) {

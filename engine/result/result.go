@@ -1,4 +1,4 @@
-// Package result is dbduel's result document: the schema of DESIGN.md, its
+// Package result is dbduel's result document (docs/schema.md), its
 // JSON file (written atomically) and the NDJSON stream of --format json.
 package result
 

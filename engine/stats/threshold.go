@@ -45,3 +45,16 @@ func (t Threshold) Crossed(cs []result.Comparison) (crossed []result.Comparison,
 	}
 	return crossed, unjudged
 }
+
+// ParseThresholds parses every --fail-if condition.
+func ParseThresholds(specs []string) ([]Threshold, error) {
+	var out []Threshold
+	for _, s := range specs {
+		th, err := ParseThreshold(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, th)
+	}
+	return out, nil
+}

@@ -247,11 +247,11 @@ func (s *Server) ensureImage(ctx context.Context) error {
 	defer cancel()
 	rc, err := s.cli.ImagePull(pctx, s.o.Image, image.PullOptions{})
 	if err != nil {
-		return fmt.Errorf("pull %s: %v", s.o.Image, oneLine(err))
+		return fmt.Errorf("pull %s: %v", s.o.Image, targets.OneLine(err.Error()))
 	}
 	defer rc.Close()
 	if err := showPullProgress(rc, s.progress); err != nil {
-		return fmt.Errorf("pull %s: %v", s.o.Image, oneLine(err))
+		return fmt.Errorf("pull %s: %v", s.o.Image, targets.OneLine(err.Error()))
 	}
 	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err != nil {
 		return fmt.Errorf("pull %s: image still missing after pull", s.o.Image)
@@ -282,11 +282,6 @@ func showPullProgress(r io.Reader, out io.Writer) error {
 			fmt.Fprintf(out, "dbduel: pull %s %s\n", m.ID, m.Status)
 		}
 	}
-}
-
-func oneLine(err error) string {
-	first, _, _ := strings.Cut(err.Error(), "\n")
-	return first
 }
 
 // waitReady connects until the server answers; a container that exits or a

@@ -62,7 +62,7 @@ func describe(t result.Target) string {
 	return strings.Join(parts, ", ")
 }
 
-// Markdown is the run table of seed 000, the verdicts and what each target was.
+// Markdown is the run table, the verdicts and what each target was.
 func Markdown(r *result.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# dbduel: %s\n\n", r.Workload.Name)

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,10 +236,8 @@ func ParseURL(spec string) (driver.Endpoint, error) {
 	return e, nil
 }
 
-var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
-
 // Redact hides a password in a URL or a message that quotes one.
-func Redact(s string) string { return passwordRE.ReplaceAllString(s, "${1}***@") }
+func Redact(s string) string { return driver.RedactURL(s) }
 
 // schedHintOnce applies the client's scheduling hint once per process, when
 // the first target is opened: before the workers' threads exist, so the ones
