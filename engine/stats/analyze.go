@@ -42,6 +42,10 @@ func Analyze(r *result.Result) {
 		if msg := HonestyWarning(run); msg != "" {
 			r.Warnings = append(r.Warnings, msg)
 		}
+		if n := run.Summary.UnservedEvents; n > 0 && !run.Warmup {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s run %d: %d arrivals were still queued when the run stopped and are not in its latency (the oldest had waited %.0f ms): the threads could not keep up with --rate",
+				run.Target, run.Index, n, run.Summary.UnservedMaxWaitUS/1000))
+		}
 	}
 	sweep := len(r.Plan.Points) > 1
 	for pi := 0; pi < max(len(r.Plan.Points), 1); pi++ {

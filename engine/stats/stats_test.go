@@ -363,3 +363,12 @@ func TestCompareFilesRefusesDifferentMeasurements(t *testing.T) {
 		t.Fatalf("target names: %v", err)
 	}
 }
+
+func TestAnalyzeWarnsOfUnservedArrivals(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "a"}}, Runs: []result.Run{
+		{Target: "a", Index: 1, Complete: true, Summary: result.Summary{TPS: 10, UnservedEvents: 900, UnservedMaxWaitUS: 950000}}}}
+	Analyze(r)
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "900 arrivals were still queued") || !strings.Contains(r.Warnings[0], "950 ms") {
+		t.Fatalf("warnings: %q", r.Warnings)
+	}
+}

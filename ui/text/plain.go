@@ -44,7 +44,11 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
 			e.Target, e.Index, s.Events, s.Queries, s.DurationS, s.TPS, s.QPS, s.AvgUS/1000, s.P95US/1000)
 		if s.ServiceAvgUS > 0 {
-			fmt.Fprintf(p.W, "   open loop: latency includes queue wait; service time avg %.2f ms, p95 %.2f ms\n", s.ServiceAvgUS/1000, s.ServiceP95US/1000)
+			fmt.Fprintf(p.W, "   open loop: latency includes queue wait; service time avg %.2f ms, p95 %.2f ms; threads woke %.0f µs late on average\n",
+				s.ServiceAvgUS/1000, s.ServiceP95US/1000, s.WakeLateAvgUS)
+		}
+		if s.UnservedEvents > 0 {
+			fmt.Fprintf(p.W, "   open loop: %d arrivals were never served (the oldest had waited %.2f ms when the run stopped)\n", s.UnservedEvents, s.UnservedMaxWaitUS/1000)
 		}
 		if h := e.Run.Honesty; h != nil {
 			fmt.Fprintf(p.W, "   server counter %s: %d queries (dbduel counted %d, %+.2f%%)\n", h.Counter, h.ServerQueries, h.DbduelQueries, h.DiffPct)
