@@ -382,3 +382,51 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// `dbduel run ... | head -1`: when stdout's reader goes away, dbduel stops
+// as on SIGINT (exit 130) and removes its server process and container
+// instead of dying of SIGPIPE with them still running.
+func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
+	bin := buildBinary(t)
+	runID := "test-" + state.NewRunID()
+	privateStateDir(t)
+	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+		"--target", "container=docker:"+testImage(t), "--time", "30", "--table-size", "1000", "--format", "text")
+	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Read until the first interval line, then close the pipe (head -1).
+	buf := make([]byte, 4096)
+	var seen strings.Builder
+	deadline := time.Now().Add(120 * time.Second)
+	for !strings.Contains(seen.String(), "tps") && time.Now().Before(deadline) {
+		n, err := stdout.Read(buf)
+		seen.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	stdout.Close()
+	start := time.Now()
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130 after stdout closed, got %v (stderr: %s)", err, stderr.String())
+	}
+	if time.Since(start) > 25*time.Second {
+		t.Fatalf("dbduel kept running %s after its stdout closed", time.Since(start))
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left after stdout closed", n, runID)
+	}
+	if files := stateFiles(t); len(files) != 0 {
+		t.Fatalf("files of run %s left in the state directory after stdout closed: %v", runID, files)
+	}
+}

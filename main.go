@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/spf13/cobra"
 
 	_ "github.com/dbduel/dbduel/engine/workload/oltp" // registers sysbench's OLTP scripts
@@ -47,15 +45,22 @@ func usageErr(format string, args ...any) error {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// run executes the CLI and returns the exit code; it never panics on bad input.
-func run(args []string, stdout, stderr io.Writer) int {
-	// The driver logs dropped handshakes while a container starts; errors reach the user as errors.
-	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// A closed stdout or stderr is an exit path like SIGINT (see brokenPipe).
+	ctx, cancel := context.WithCancelCause(ctx)
+	pipes := newBrokenPipe(func() { cancel(errStdioClosed) })
+	code := run(ctx, os.Args[1:], pipes.guard(os.Stdout), pipes.guard(os.Stderr))
+	stop()
+	os.Exit(code)
+}
+
+// errStdioClosed is why a run stops when its output's reader went away.
+var errStdioClosed = errors.New("stdout or stderr was closed")
+
+// run executes the CLI and returns the exit code; it never panics on bad
+// input. ctx ends on SIGINT, SIGTERM, SIGHUP and a closed stdout/stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

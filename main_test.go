@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -23,7 +24,7 @@ import (
 func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = run(args, &o, &e)
+	code = run(context.Background(), args, &o, &e)
 	return o.String(), e.String(), code
 }
 

@@ -30,7 +30,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		}
 		defer stop()
 	}
-	ts, err := buildTargets(o.targets, rc.runID)
+	ts, err := buildTargets(o.targets, rc.runID, stderr)
 	if err != nil {
 		return err
 	}

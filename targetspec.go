@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"io"
 	"strings"
 
 	"github.com/dbduel/dbduel/targets"
@@ -11,7 +11,7 @@ import (
 )
 
 // buildTargets parses every --target NAME=SPEC; names must be unique.
-func buildTargets(flags []string, runID string) ([]targets.Target, error) {
+func buildTargets(flags []string, runID string, stderr io.Writer) ([]targets.Target, error) {
 	seen := map[string]bool{}
 	var out []targets.Target
 	for _, f := range flags {
@@ -23,7 +23,7 @@ func buildTargets(flags []string, runID string) ([]targets.Target, error) {
 			return nil, usageErr("--target name %q is used twice", name)
 		}
 		seen[name] = true
-		t, err := newTarget(name, spec, runID)
+		t, err := newTarget(name, spec, runID, stderr)
 		if err != nil {
 			return nil, err
 		}
@@ -32,7 +32,7 @@ func buildTargets(flags []string, runID string) ([]targets.Target, error) {
 	return out, nil
 }
 
-func newTarget(name, spec, runID string) (targets.Target, error) {
+func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, error) {
 	switch {
 	case strings.HasPrefix(spec, "mysql://"):
 		n, err := native.New(name, spec)
@@ -45,7 +45,7 @@ func newTarget(name, spec, runID string) (targets.Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.SetProgress(os.Stderr)
+		c.SetProgress(stderr)
 		return c, nil
 	case strings.HasPrefix(spec, "local:"):
 		l, err := local.New(name, strings.TrimPrefix(spec, "local:"), runID)

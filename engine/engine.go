@@ -139,6 +139,13 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A panic in a thread (a workload's bug) ends the run like any
+			// failure: the caller still stops its targets and writes the result.
+			defer func() {
+				if r := recover(); r != nil {
+					s.fail(fmt.Errorf("thread %d: internal error: %v", i, r))
+				}
+			}()
 			s.work(ctx, i, conns, workers)
 		}()
 	}

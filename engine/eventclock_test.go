@@ -4,6 +4,7 @@ import (
 	"context"
 	sqldriver "database/sql/driver"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -177,5 +178,19 @@ func TestOpenLoopCountsUnservedArrivals(t *testing.T) {
 	last := run.Intervals[len(run.Intervals)-1]
 	if last.QueueLen < 600 {
 		t.Fatalf("queue length %d at the last interval, want the ~900 arrivals waiting", last.QueueLen)
+	}
+}
+
+// A panic in a workload's event ends the run with an error, not the process.
+func TestPanicInAThreadEndsTheRunWithAnError(t *testing.T) {
+	_, cfg := runScripted(t, &scripted{fail: func(n int64) error {
+		if n == 3 {
+			panic("workload bug")
+		}
+		return nil
+	}}, Config{Events: 10})
+	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	if err == nil || !strings.Contains(err.Error(), "internal error: workload bug") || run.Complete {
+		t.Fatalf("err %v, complete %v", err, run.Complete)
 	}
 }

@@ -79,7 +79,7 @@ type Session struct {
 // EventFinished, before the channel is closed. It also returns it.
 func Run(ctx context.Context, s Session, targets []Target, events chan<- Event) (*result.Result, error) {
 	defer close(events)
-	res, err := execute(ctx, s, targets, events)
+	res, err := executeSafely(ctx, s, targets, events)
 	res.FinishedAt = time.Now().UTC()
 	if err != nil {
 		res.Error = err.Error()
@@ -93,14 +93,21 @@ func Run(ctx context.Context, s Session, targets []Target, events chan<- Event) 
 	return res, err
 }
 
-func execute(ctx context.Context, s Session, targets []Target, events chan<- Event) (*result.Result, error) {
+// executeSafely runs the plan; a panic becomes the plan's error, so the
+// caller's clean-up (stopping targets, writing the result) still happens.
+func executeSafely(ctx context.Context, s Session, targets []Target, events chan<- Event) (res *result.Result, err error) {
+	res = &result.Result{SchemaVersion: result.SchemaVersion, StartedAt: time.Now().UTC(), Stats: map[string]result.TargetStats{}}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return execute(ctx, s, targets, events, res)
+}
+
+func execute(ctx context.Context, s Session, targets []Target, events chan<- Event, res *result.Result) (*result.Result, error) {
 	cfg := s.Config
-	res := &result.Result{
-		SchemaVersion: result.SchemaVersion,
-		StartedAt:     time.Now().UTC(),
-		Workload:      result.Workload{Name: cfg.Workload.Name(), Options: cfg.Workload.Options()},
-		Stats:         map[string]result.TargetStats{},
-	}
+	res.Workload = result.Workload{Name: cfg.Workload.Name(), Options: cfg.Workload.Options()}
 	p := s.Plan
 	res.Plan = result.Plan{
 		Runs: p.Runs, WarmupRuns: p.WarmupRuns, Seed: p.Seed, Blocks: p.Orders(),
