@@ -326,3 +326,20 @@ func TestCheckThresholdsExitCode(t *testing.T) {
 		t.Fatalf("no CI: %v, %q", err, msgs.String())
 	}
 }
+
+// Inputs that were silently ignored or failed with an empty reason now name
+// the target and the cause.
+func TestSpecInputsNameTargetAndCause(t *testing.T) {
+	cases := map[string]string{
+		"n=local:mariadbd,cnf=examples":   "--target n: local: cnf=examples is a directory",
+		"n=local:mariadbd,cpuset=99":      "--target n: local: cpuset=99: CPU 99 does not exist; this machine's CPUs are",
+		"c=docker:img,cnf=/no/such.cnf":   "--target c: docker: cnf=/no/such.cnf",
+		"c=docker:img,cpuset=0,cpuset=99": "given twice",
+	}
+	for spec, want := range cases {
+		_, stderr, code := cli(t, "run", "--target", spec)
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, %q; want %q", spec, code, stderr, want)
+		}
+	}
+}

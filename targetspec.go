@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -25,7 +27,7 @@ func buildTargets(flags []string, runID string, stderr io.Writer) ([]targets.Tar
 		seen[name] = true
 		t, err := newTarget(name, spec, runID, stderr)
 		if err != nil {
-			return nil, err
+			return nil, namedTargetErr(name, err)
 		}
 		out = append(out, t)
 	}
@@ -55,4 +57,14 @@ func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, erro
 		return l, nil
 	}
 	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
+}
+
+// namedTargetErr puts the target's name in front of a SPEC error, keeping
+// its kind (a usage error stays exit code 2).
+func namedTargetErr(name string, err error) error {
+	var ue *targets.UsageError
+	if errors.As(err, &ue) {
+		return &targets.UsageError{Msg: "--target " + name + ": " + ue.Msg}
+	}
+	return fmt.Errorf("--target %s: %w", name, err)
 }

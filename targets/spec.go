@@ -1,6 +1,10 @@
 package targets
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,23 +78,83 @@ func CheckKeys(kind string, kvs []KV, allowed map[string]bool, repeatable map[st
 	return nil
 }
 
-// ValidCpuset accepts CPU lists such as 0, 0-1 or 0,2 (taskset and Docker syntax).
-func ValidCpuset(s string) bool {
-	if s == "" {
-		return false
+// ParseCPUList parses CPU lists such as 0, 0-1 or 0,2 (taskset, Docker
+// and /sys/devices/system/cpu/online syntax).
+func ParseCPUList(s string) ([]int, bool) {
+	if strings.TrimSpace(s) == "" {
+		return nil, false
 	}
-	for _, part := range strings.Split(s, ",") {
+	var cpus []int
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
-		if _, err := strconv.Atoi(lo); err != nil {
-			return false
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, false
 		}
+		b := a
 		if isRange {
-			if _, err := strconv.Atoi(hi); err != nil {
-				return false
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, false
 			}
 		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
 	}
-	return true
+	return cpus, true
+}
+
+// onlineCPUs is this machine's online CPU list ("0-1"); a variable so tests
+// can pretend another machine.
+var onlineCPUs = func() string {
+	data, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return fmt.Sprintf("0-%d", runtime.NumCPU()-1)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// CheckCpuset checks a cpuset= value's syntax and that every CPU it names
+// exists here (taskset and Docker would fail later, with less to go on).
+func CheckCpuset(s string) error {
+	cpus, ok := ParseCPUList(s)
+	if !ok {
+		return fmt.Errorf("cpuset=%q: want CPU numbers such as 0, 0-1 or 0,2", s)
+	}
+	online := onlineCPUs()
+	have, _ := ParseCPUList(online)
+	exists := map[int]bool{}
+	for _, c := range have {
+		exists[c] = true
+	}
+	for _, c := range cpus {
+		if !exists[c] {
+			return fmt.Errorf("cpuset=%s: CPU %d does not exist; this machine's CPUs are %s", s, c, online)
+		}
+	}
+	return nil
+}
+
+// CheckCnf checks that a cnf= value is a readable file and returns its
+// absolute path (a directory or an unreadable file must not be ignored).
+func CheckCnf(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("cnf=%s: %v", path, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("cnf=%s: %v", path, err)
+	}
+	if st.IsDir() {
+		return "", fmt.Errorf("cnf=%s is a directory: want a MySQL option file such as examples/tuned.cnf", path)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", fmt.Errorf("cnf=%s: %v", path, err)
+	}
+	f.Close()
+	return abs, nil
 }
 
 // FSTypeAt is the filesystem type of the longest mount point holding path,

@@ -2,8 +2,6 @@ package container
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -64,8 +62,8 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.CPUs = f
 		case "cpuset":
-			if !targets.ValidCpuset(v) {
-				return bad("cpuset=%q: want CPU numbers such as 0, 0-1 or 0,2", v)
+			if err := targets.CheckCpuset(v); err != nil {
+				return bad("%v", err)
 			}
 			o.Cpuset = v
 		case "network":
@@ -94,12 +92,9 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Env = append(o.Env, v)
 		case "cnf":
-			abs, err := filepath.Abs(v)
-			if err == nil {
-				_, err = os.Stat(abs)
-			}
+			abs, err := targets.CheckCnf(v)
 			if err != nil {
-				return bad("cnf=%s: %v", v, err)
+				return bad("%v", err)
 			}
 			o.Cnf = abs
 		}

@@ -96,17 +96,12 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Args = append(o.Args, kv.Value)
 		case "cnf":
-			abs, err := filepath.Abs(kv.Value)
-			if err != nil {
-				return o, err
+			if o.Cnf, err = targets.CheckCnf(kv.Value); err != nil {
+				return o, &targets.UsageError{Msg: "local: " + err.Error()}
 			}
-			if _, err := os.Stat(abs); err != nil {
-				return o, &targets.UsageError{Msg: fmt.Sprintf("local: cnf=%s: %v", kv.Value, err)}
-			}
-			o.Cnf = abs
 		case "cpuset":
-			if !targets.ValidCpuset(kv.Value) {
-				return o, &targets.UsageError{Msg: fmt.Sprintf("local: cpuset=%q: want CPU numbers such as 0 or 0-1 or 0,2", kv.Value)}
+			if err := targets.CheckCpuset(kv.Value); err != nil {
+				return o, &targets.UsageError{Msg: "local: " + err.Error()}
 			}
 			o.Cpuset = kv.Value
 		}
@@ -127,6 +122,7 @@ type Server struct {
 	mu                sync.Mutex
 	cmd               *exec.Cmd
 	exited            chan struct{}
+	output            *tailBuffer // the process's own stdout and stderr
 	logPath           string
 }
 
@@ -268,7 +264,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("server exited during start-up: %s", lastLines(readFile(s.logPath), 3))
+			return fmt.Errorf("server exited during start-up (%s)", s.exitReason())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -387,12 +383,16 @@ func (s *Server) spawn(name string, argv []string) error {
 	cmd := exec.Command(name, argv...)
 	// Own process group: a ^C at the terminal reaches dbduel, which stops the server in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	// What the process prints itself (taskset's refusal, a crash before
+	// the error log opens) is part of why it exited.
+	out := &tailBuffer{max: 4096}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.binary, err)
 	}
 	exited := make(chan struct{})
 	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
+	s.cmd, s.exited, s.output = cmd, exited, out
 	s.mu.Unlock()
 	go func() { cmd.Wait(); close(exited) }()
 	_ = state.Record(state.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: s.binary, Dir: s.dir, Started: time.Now()})
@@ -449,6 +449,51 @@ func errorLines(s string, n int) string {
 		picked = picked[:n]
 	}
 	return strings.Join(picked, " | ")
+}
+
+// exitReason says how the exited server process ended and why, as far as
+// its status, its own output and its error log tell.
+func (s *Server) exitReason() string {
+	s.mu.Lock()
+	cmd, out := s.cmd, s.output
+	s.mu.Unlock()
+	reason := "it exited"
+	if cmd != nil && cmd.ProcessState != nil {
+		reason = cmd.ProcessState.String() // "exit status 1", "signal: killed"
+	}
+	if o := strings.TrimSpace(out.String()); o != "" {
+		reason += ": " + targets.OneLine(o)
+	}
+	if errs := errorLines(readFile(s.logPath), 5); errs != "" {
+		reason += "; error log: " + errs
+	}
+	return reason
+}
+
+// tailBuffer keeps the last max bytes written to it (safe for concurrent use).
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.max {
+		b.buf = b.buf[len(b.buf)-b.max:]
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	if b == nil {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
 
 func lastLines(s string, n int) string {
