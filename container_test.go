@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 
 	"github.com/dbduel/dbduel/engine/result"
 	tcontainer "github.com/dbduel/dbduel/targets/container"
@@ -285,7 +286,7 @@ func TestSIGINTDuringPrepare(t *testing.T) {
 	if d := time.Since(sent); d > 15*time.Second {
 		t.Fatalf("took %s to stop after SIGINT", d)
 	}
-	if !strings.Contains(stderr.String(), "interrupted during native preparing") {
+	if !strings.Contains(stderr.String(), "stopped by a signal during prepare of target native") {
 		t.Fatalf("should say where it was: %s", stderr.String())
 	}
 	r, err := result.ReadFile(out)
@@ -429,4 +430,52 @@ func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 	if files := stateFiles(t); len(files) != 0 {
 		t.Fatalf("files of run %s left in the state directory after stdout closed: %v", runID, files)
 	}
+}
+
+// A managed container that dies mid-run is reported as what it is (exited,
+// with its code), not only as the client's lost connection.
+func TestContainerKilledMidRunIsNamed(t *testing.T) {
+	integration.Require(t, "Docker and the test image")
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	privateStateDir(t)
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	image := testImage(t)
+	go func() {
+		done <- run(context.Background(), []string{"run", "oltp_point_select", "--target", "c=docker:" + image,
+			"--time", "30", "--table-size", "1000", "--threads", "2", "--format", "text"}, &stdout, &stderr)
+	}()
+	// Kill the container once its run has started.
+	cli, err := tcontainer.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(120 * time.Second)
+	for !strings.Contains(stdout.String(), "tps") || !containerRunning(t, cli, runID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not start: %s", stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
+	cs, _ := cli.ContainerList(context.Background(), container.ListOptions{Filters: f})
+	for _, c := range cs {
+		_ = cli.ContainerKill(context.Background(), c.ID, "KILL")
+	}
+	code := <-done
+	msg := stderr.String()
+	if code != 1 || !strings.Contains(msg, "target c, run 1 of 1: the container exited with code 137 (killed by SIGKILL)") || !strings.Contains(msg, "the client saw") {
+		t.Fatalf("exit %d:\n%s", code, msg)
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things left", n)
+	}
+}
+
+func containerRunning(t *testing.T, cli *client.Client, runID string) bool {
+	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
+	cs, err := cli.ContainerList(context.Background(), container.ListOptions{Filters: f})
+	return err == nil && len(cs) > 0
 }

@@ -343,3 +343,17 @@ func TestSpecInputsNameTargetAndCause(t *testing.T) {
 		}
 	}
 }
+
+// A DSN naming a database that does not exist: dbduel creates it and says
+// so, once.
+func TestCreatedDatabaseIsAnnounced(t *testing.T) {
+	srv := testdb.Start(t)
+	args := []string{"prepare", "oltp_point_select", "--target", "n=" + srv.URL("typo_db"), "--table-size", "100"}
+	_, stderr, code := cli(t, args...)
+	if code != 0 || !strings.Contains(stderr, "n: created database typo_db (it did not exist") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, stderr, _ = cli(t, args...); strings.Contains(stderr, "created database") {
+		t.Fatalf("announced again: %s", stderr)
+	}
+}

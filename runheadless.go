@@ -19,28 +19,22 @@ import (
 
 // runHeadless prints the event stream in the chosen format until the
 // engine's last event, which carries the result.
-func runHeadless(ctx context.Context, rc *runConfig, o *runOptions, events <-chan engine.Event, stdout, stderr io.Writer) outcome {
+func runHeadless(ctx context.Context, rc *runConfig, o *runOptions, st *startedTargets, events <-chan engine.Event, stdout, stderr io.Writer) outcome {
 	printer := pickPrinter(o, stdout, rc)
-	where := "start-up"
 	progress := newProgressPrinter(stderr)
 	var out outcome
 	for e := range events {
 		switch e.Kind {
-		case engine.EventPhase:
-			where = e.Target + " " + e.Phase
-			printer.Event(e)
 		case engine.EventProgress:
 			progress.print(e)
 		case engine.EventNotice:
 			fmt.Fprintf(stderr, "dbduel: %s: %s\n", e.Target, e.Message)
 		case engine.EventFinished:
 			out.res, out.err = e.Result, e.Err
+			out.diagnosis = diagnose(ctx, e.Err, st)
 		default:
 			printer.Event(e)
 		}
-	}
-	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "dbduel: interrupted during %s\n", where)
 	}
 	if out.err == nil || len(out.res.Runs) > 0 {
 		printer.Result(out.res)
@@ -64,7 +58,11 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 		defer close(tap)
 		for e := range events {
 			if e.Kind == engine.EventFinished {
-				finished <- outcome{res: e.Result, err: e.Err}
+				// The summary screen needs only the result: stop the managed
+				// servers and containers now, not when the user quits.
+				diag := diagnose(ctx, e.Err, st)
+				stopTargets(ctx, st.all, o.keep, io.Discard)
+				finished <- outcome{res: e.Result, err: e.Err, diagnosis: diag}
 			}
 			select {
 			case tap <- e:

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/targets"
 )
 
 // runVerb is run, prepare and cleanup: resolve the flags, start the
@@ -78,17 +80,61 @@ func measure(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarge
 	if o.format == "" && !o.noTUI && isTerminal(stdout) {
 		out = runTUI(ctx, rc, o, st, sess, events, cancelRun, stdout, stderr)
 	} else {
-		out = runHeadless(ctx, rc, o, events, stdout, stderr)
+		out = runHeadless(ctx, rc, o, st, events, stdout, stderr)
 	}
+	out.err = explainFailure(ctx, out, st)
 	return finish(out, rc, o, stderr)
 }
 
+// explainFailure turns how a plan ended into words that name the cause: who
+// stopped it and where, or what became of a managed server that failed
+// (a container that exited or was OOM-killed, a process that died), instead
+// of only what the client saw ("lost the connection").
+func explainFailure(ctx context.Context, out outcome, st *startedTargets) error {
+	var te *engine.TargetError
+	if !errors.As(out.err, &te) {
+		return out.err
+	}
+	if errors.Is(out.err, context.Canceled) {
+		who := "by the user (q)"
+		switch {
+		case errors.Is(context.Cause(ctx), errStdioClosed):
+			who = "because stdout or stderr was closed"
+		case !out.userStopped:
+			who = "by a signal"
+		}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("stopped %s during %s of target %s; that run is partial and left out of the verdict", who, te.Where, te.Target)}
+	}
+	if out.diagnosis != "" {
+		return fmt.Errorf("target %s, %s: %s (the client saw: %v)", te.Target, te.Where, out.diagnosis, te.Err)
+	}
+	return out.err
+}
+
 // outcome is how a plan ended: the final result, the error that ended it
-// early, and whether the user stopped it.
+// early, whether the user stopped it, and what became of the failed target.
 type outcome struct {
 	res         *result.Result
 	err         error
 	userStopped bool
+	diagnosis   string
+}
+
+// diagnose asks the target a failure names what became of it (while it
+// still exists: before the targets are stopped).
+func diagnose(ctx context.Context, err error, st *startedTargets) string {
+	var te *engine.TargetError
+	if !errors.As(err, &te) || errors.Is(err, context.Canceled) {
+		return ""
+	}
+	for _, t := range st.all {
+		if d, ok := t.(targets.Diagnoser); ok && t.Name() == te.Target {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			return d.Diagnose(dctx)
+		}
+	}
+	return ""
 }
 
 // finish writes --out and maps the outcome to an exit code.
@@ -106,8 +152,8 @@ func finish(out outcome, rc *runConfig, o *runOptions, stderr io.Writer) error {
 	switch {
 	case errors.As(out.err, &refused):
 		return &exitError{code: exitFailed, err: out.err}
-	case out.userStopped && !res.Complete:
-		return &exitError{code: exitInterrupted, err: errors.New("stopped before the plan finished")}
+	case out.userStopped && !res.Complete && out.err == nil:
+		return &exitError{code: exitInterrupted, err: errors.New("stopped by the user before the plan finished")}
 	case out.err != nil:
 		return out.err
 	}

@@ -41,6 +41,7 @@ func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, erro
 		if err != nil {
 			return nil, err
 		}
+		n.SetNotices(stderr)
 		return n, nil
 	case strings.HasPrefix(spec, "docker:"):
 		c, err := container.New(name, strings.TrimPrefix(spec, "docker:"), runID)

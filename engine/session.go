@@ -53,6 +53,19 @@ type Event struct {
 	Message  string
 }
 
+// TargetError is a failure of one target, and where in the plan it happened.
+type TargetError struct {
+	Target string
+	Where  string // "prepare", "run 2 of 3", ...
+	Err    error
+}
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("target %s, %s: %v", e.Target, e.Where, e.Err)
+}
+
+func (e *TargetError) Unwrap() error { return e.Err }
+
 // Session is a whole invocation: targets, the plan, and table handling.
 type Session struct {
 	Config Config // Threads and Workload are the defaults of every point
@@ -140,7 +153,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 	for _, t := range targets {
 		db, err := t.Open(ctx, maxThreads+2)
 		if err != nil {
-			return res, fmt.Errorf("target %s: %w", t.Name, err)
+			return res, &TargetError{Target: t.Name, Where: "connecting", Err: err}
 		}
 		dbs[t.Name] = db
 	}
@@ -165,7 +178,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 			sweep := preparedSize >= 0
 			for _, t := range targets {
 				if err := ensureTables(ctx, wl, pt.Threads, s.Reprepare || sweep, t.Name, dbs[t.Name], send); err != nil {
-					return res, fmt.Errorf("target %s: %w", t.Name, err)
+					return res, &TargetError{Target: t.Name, Where: "prepare", Err: err}
 				}
 			}
 			preparedSize = pt.TableSize
@@ -181,7 +194,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 			if s.BeforeRun != nil {
 				send(Event{Kind: EventPhase, Target: name, Phase: "restarting"})
 				if err := s.BeforeRun(ctx, name); err != nil {
-					return res, fmt.Errorf("target %s: %w", name, err)
+					return res, &TargetError{Target: name, Where: "restart", Err: err}
 				}
 			}
 			phase := fmt.Sprintf("run %d of %d", b.Index, p.Runs)
@@ -227,10 +240,10 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 			send(Event{Kind: EventRunDone, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup,
 				Threads: pt.Threads, TableSize: pt.TableSize, Run: &r, Done: done, Total: total, Snapshot: snap})
 			if err != nil {
-				return res, fmt.Errorf("target %s: %w", name, err)
+				return res, &TargetError{Target: name, Where: phase, Err: err}
 			}
 			if !run.Complete {
-				return res, ctx.Err()
+				return res, &TargetError{Target: name, Where: phase, Err: ctx.Err()}
 			}
 		}
 	}
@@ -239,7 +252,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 		for _, t := range targets {
 			send(Event{Kind: EventPhase, Target: t.Name, Phase: "cleanup"})
 			if _, err := wl.Cleanup(ctx, dbs[t.Name], maxThreads); err != nil {
-				return res, fmt.Errorf("target %s: cleanup: %w", t.Name, err)
+				return res, &TargetError{Target: t.Name, Where: "cleanup", Err: err}
 			}
 		}
 	}

@@ -71,6 +71,12 @@ type Target interface {
 	Stop(ctx context.Context) error
 }
 
+// Diagnoser is a target that can say what became of its server after a
+// failure (a managed container or process): "" when it looks fine.
+type Diagnoser interface {
+	Diagnose(ctx context.Context) string
+}
+
 // UsageError is a SPEC or flag the user got wrong (exit code 2).
 type UsageError struct{ Msg string }
 

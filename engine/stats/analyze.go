@@ -137,6 +137,10 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 				bv = append(bv, m.get(byTarget[base][b]))
 			}
 			p := ComparePaired(tv, bv)
+			if !p.HasCI && r.Plan.Runs > 1 {
+				// Not a "single run": more were planned, and some were cut short.
+				p.Method = fmt.Sprintf("%d complete block(s) of the %d planned (the others were cut short): no confidence interval", p.N, r.Plan.Runs)
+			}
 			c := result.Comparison{
 				Target: t, Baseline: base, Metric: m.name, Point: point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
 				N: p.N, Method: p.Method, HasCI: p.HasCI, Verdict: Verdict(t, base, m.name, p, m.higherIsBetter) + label,

@@ -372,3 +372,25 @@ func TestAnalyzeWarnsOfUnservedArrivals(t *testing.T) {
 		t.Fatalf("warnings: %q", r.Warnings)
 	}
 }
+
+// --runs 2 with the second block cut short: the verdict does not claim a
+// single-run plan, and the partial run is not averaged.
+func TestCutBlockIsNotASingleRunPlan(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "n"}, {Name: "c"}}, Plan: result.Plan{Runs: 2}}
+	r.Runs = []result.Run{
+		{Target: "n", Block: 1, Complete: true, Summary: result.Summary{TPS: 100, QPS: 100, AvgUS: 1, P95US: 1, P99US: 1}},
+		{Target: "c", Block: 1, Complete: true, Summary: result.Summary{TPS: 50, QPS: 50, AvgUS: 2, P95US: 2, P99US: 2}},
+		{Target: "n", Block: 2, Complete: false, Summary: result.Summary{TPS: 10, QPS: 10, AvgUS: 1, P95US: 1, P99US: 1}},
+	}
+	Analyze(r)
+	for _, c := range r.Comparisons {
+		if c.Metric == "tps" {
+			if strings.Contains(c.Verdict, "single run") || !strings.Contains(c.Verdict, "1 complete block(s) of the 2 planned") || c.N != 1 {
+				t.Fatalf("verdict: %q", c.Verdict)
+			}
+		}
+	}
+	if d := r.Stats["n"].TPS; d.N != 1 || d.Mean != 100 {
+		t.Fatalf("the cut run was averaged: %+v", d)
+	}
+}

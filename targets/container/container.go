@@ -559,3 +559,40 @@ func removeHostDirs(runID string) ([]Leftover, error) {
 	}
 	return out, errors.Join(errs...)
 }
+
+// Diagnose says what became of the container when a run failed: exited
+// (with its code and whether it was OOM-killed), paused, restarting, or ""
+// when it is running normally.
+func (s *Server) Diagnose(ctx context.Context) string {
+	if s.cli == nil || s.id == "" {
+		return ""
+	}
+	insp, err := s.cli.ContainerInspect(ctx, s.id)
+	if err != nil {
+		return "the container is gone (" + targets.OneLine(err.Error()) + ")"
+	}
+	return describeState(insp.State)
+}
+
+func describeState(st *container.State) string {
+	switch {
+	case st == nil:
+		return ""
+	case st.OOMKilled:
+		return fmt.Sprintf("the container was OOM-killed (exit code %d): its memory limit is too small for the server", st.ExitCode)
+	case st.Paused:
+		return "the container is paused (docker unpause it, or stop whoever paused it)"
+	case st.Restarting:
+		return "the container is restarting"
+	case !st.Running:
+		msg := fmt.Sprintf("the container exited with code %d", st.ExitCode)
+		if st.ExitCode == 137 {
+			msg += " (killed by SIGKILL)"
+		}
+		if st.Error != "" {
+			msg += ": " + st.Error
+		}
+		return msg
+	}
+	return ""
+}

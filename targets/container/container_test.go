@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+
 	"github.com/dbduel/dbduel/internal/integration"
 
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
@@ -251,6 +253,25 @@ func TestParseSpec(t *testing.T) {
 	for _, bad := range []string{"img,memory=lots", "img,network=weird", "img,x=1", "img,pull=always", "img,env=noequals", ",memory=1g", "img,memory=1g,memory=2g"} {
 		if _, err := ParseSpec(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestDescribeStateNamesTheCause(t *testing.T) {
+	cases := []struct {
+		st   container.State
+		want string
+	}{
+		{container.State{Running: true}, ""},
+		{container.State{OOMKilled: true, ExitCode: 137}, "the container was OOM-killed (exit code 137)"},
+		{container.State{Running: true, Paused: true}, "the container is paused"},
+		{container.State{ExitCode: 137}, "the container exited with code 137 (killed by SIGKILL)"},
+		{container.State{ExitCode: 1}, "the container exited with code 1"},
+	}
+	for _, c := range cases {
+		st := c.st
+		if got := describeState(&st); !strings.HasPrefix(got, c.want) || (c.want == "" && got != "") {
+			t.Errorf("%+v: %q, want %q", c.st, got, c.want)
 		}
 	}
 }

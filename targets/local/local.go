@@ -506,3 +506,20 @@ func lastLines(s string, n int) string {
 
 // FSType is the filesystem type of the mount holding path on this host.
 func FSType(path string) string { return targets.FSTypeAt(readFile("/proc/self/mountinfo"), path) }
+
+// Diagnose says what became of the server process when a run failed: how it
+// exited (status or signal, and why), or "" while it is running.
+func (s *Server) Diagnose(context.Context) string {
+	s.mu.Lock()
+	exited := s.exited
+	s.mu.Unlock()
+	if exited == nil {
+		return ""
+	}
+	select {
+	case <-exited:
+		return "the server process ended (" + s.exitReason() + ")"
+	default:
+		return ""
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strings"
 	"time"
 
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
@@ -17,7 +19,12 @@ import (
 type Server struct {
 	name, spec string
 	ep         targets.Endpoint
+	notices    io.Writer // where to say what dbduel did to the server (nil: nowhere)
 }
+
+// SetNotices says where to tell the user what dbduel did on the server
+// (creating the database).
+func (s *Server) SetNotices(w io.Writer) { s.notices = w }
 
 // New parses a mysql:// SPEC.
 func New(name, spec string) (*Server, error) {
@@ -38,25 +45,38 @@ func (s *Server) Endpoint() targets.Endpoint { return s.ep }
 func (s *Server) Start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return EnsureDatabase(ctx, s.ep)
+	created, err := EnsureDatabase(ctx, s.ep)
+	if created && s.notices != nil {
+		// A typo in the DSN must not leave an unannounced database behind.
+		fmt.Fprintf(s.notices, "dbduel: %s: created database %s (it did not exist; drop it when done if it was a typo)\n", s.name, s.ep.DB)
+	}
+	return err
 }
 
-// EnsureDatabase connects without a default database and creates ep.DB if missing.
-func EnsureDatabase(ctx context.Context, ep targets.Endpoint) error {
+// EnsureDatabase connects without a default database and creates ep.DB if
+// missing; created says it did.
+func EnsureDatabase(ctx context.Context, ep targets.Endpoint) (created bool, err error) {
 	admin := ep
 	admin.DB = ""
 	db, err := mysqldrv.SQLOpen(admin)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer db.Close()
 	if err := db.PingContext(ctx); err != nil {
-		return fmt.Errorf("cannot connect to %s:%d as %s: %w", ep.Host, ep.Port, ep.User, mysqldrv.DialError(err))
+		return false, fmt.Errorf("cannot connect to %s:%d as %s: %w", ep.Host, ep.Port, ep.User, mysqldrv.DialError(err))
 	}
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+ep.DB+"`"); err != nil {
-		return fmt.Errorf("create database %s: %w", ep.DB, err)
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", ep.DB).Scan(&n); err != nil {
+		return false, fmt.Errorf("look for database %s: %w", ep.DB, err)
 	}
-	return nil
+	if n > 0 {
+		return false, nil
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(ep.DB, "`", "``")+"`"); err != nil {
+		return false, fmt.Errorf("create database %s: %w", ep.DB, err)
+	}
+	return true, nil
 }
 
 // Describe reads the server's version and where it keeps data.
