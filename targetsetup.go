@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,17 +51,39 @@ func startTargets(ctx context.Context, ts []targets.Target, ignore mysqldrv.Erro
 	if st.parity, err = readParity(ctx, ts, st.described); err != nil {
 		return st, err
 	}
-	if p := st.parity; p != nil && len(p.VariablesDiff) > 0 {
-		var names []string
-		for _, d := range p.VariablesDiff {
-			names = append(names, d.Name)
-		}
-		if len(names) > 8 {
-			names = append(names[:8], fmt.Sprintf("and %d more", len(p.VariablesDiff)-8))
-		}
-		fmt.Fprintf(stderr, "dbduel: parity: %d server variable(s) differ between targets: %s\n", len(p.VariablesDiff), strings.Join(names, ", "))
+	if p := st.parity; p != nil {
+		printParity(p, stderr)
 	}
 	return st, nil
+}
+
+// printParity names the configuration differences most likely to move
+// performance first, with their values (the result keeps all of them), and
+// the build differences apart.
+func printParity(p *result.Parity, stderr io.Writer) {
+	const shown = 6
+	if n := len(p.VariablesDiff); n > 0 {
+		var parts []string
+		for _, d := range p.VariablesDiff[:min(n, shown)] {
+			var vals []string
+			for _, t := range slices.Sorted(maps.Keys(d.Values)) {
+				vals = append(vals, t+"="+d.Values[t])
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", d.Name, strings.Join(vals, ", ")))
+		}
+		more := ""
+		if n > shown {
+			more = fmt.Sprintf("; %d more in the result's parity.variables_diff", n-shown)
+		}
+		fmt.Fprintf(stderr, "dbduel: parity: %d server variable(s) differ between targets, likeliest to matter first: %s%s\n", n, strings.Join(parts, "; "), more)
+	}
+	if len(p.BuildDiff) > 0 {
+		var names []string
+		for _, d := range p.BuildDiff {
+			names = append(names, d.Name)
+		}
+		fmt.Fprintf(stderr, "dbduel: parity: the servers were built differently (not a configuration difference): %s\n", strings.Join(names, ", "))
+	}
 }
 
 // differ says whether the targets differ in version or configuration.

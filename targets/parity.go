@@ -2,6 +2,7 @@ package targets
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/dbduel/dbduel/engine/result"
 )
@@ -37,7 +38,15 @@ func Parity(names []string, versions map[string]string, vars map[string]map[stri
 			sorted = append(sorted, k)
 		}
 	}
-	sort.Strings(sorted)
+	// The ones most likely to move performance first, so that a screen
+	// showing a few shows those; alphabetical within a rank.
+	sort.Slice(sorted, func(i, j int) bool {
+		ri, rj := EffectRank(sorted[i]), EffectRank(sorted[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return sorted[i] < sorted[j]
+	})
 	for _, k := range sorted {
 		values := map[string]string{}
 		distinct := map[string]bool{}
@@ -49,9 +58,51 @@ func Parity(names []string, versions map[string]string, vars map[string]map[stri
 			values[n] = v
 			distinct[v] = true
 		}
-		if len(distinct) > 1 {
-			p.VariablesDiff = append(p.VariablesDiff, result.VariableDiff{Name: k, Values: values})
+		if len(distinct) <= 1 {
+			continue
+		}
+		d := result.VariableDiff{Name: k, Values: values}
+		if IsBuildVariable(k) {
+			p.BuildDiff = append(p.BuildDiff, d)
+		} else {
+			p.VariablesDiff = append(p.VariablesDiff, d)
 		}
 	}
 	return p
+}
+
+// IsBuildVariable says a variable describes how the server was built (its
+// TLS library, compiler, malloc), not how it is configured: a difference
+// there is a build difference, reported apart.
+func IsBuildVariable(name string) bool {
+	return strings.HasPrefix(name, "version") || strings.HasPrefix(name, "have_")
+}
+
+// EffectRank orders configuration variables by their likely effect on a
+// benchmark: 0 memory and log sizes, 1 flushing, durability and I/O
+// methods, 2 concurrency and caches, 3 everything else, 4 character sets,
+// collations and other text-shaping settings.
+func EffectRank(name string) int {
+	contains := func(parts ...string) bool {
+		for _, p := range parts {
+			if strings.Contains(name, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case contains("buffer_pool_size", "log_file_size", "log_buffer_size", "buffer_pool_instances", "key_buffer_size",
+		"tmp_table_size", "max_heap_table_size", "innodb_log_file_buffering", "innodb_log_write_ahead_size"):
+		return 0
+	case contains("flush", "sync_binlog", "doublewrite", "io_capacity", "io_threads", "native_aio", "use_native_aio",
+		"log_bin", "binlog_format", "durab", "innodb_log_", "fsync", "direct", "checksum"):
+		return 1
+	case contains("thread", "max_connections", "table_open_cache", "table_definition_cache", "query_cache",
+		"performance_schema", "adaptive", "_cache_size", "buffer_size", "concurrency", "spin"):
+		return 2
+	case contains("character_set", "collation", "lc_", "time_zone", "sql_mode", "date_format", "time_format"):
+		return 4
+	}
+	return 3
 }

@@ -233,8 +233,10 @@ type Comparison struct {
 // Parity records what differs between targets besides the thing compared.
 type Parity struct {
 	Versions      map[string]string `json:"versions"`
-	VariablesDiff []VariableDiff    `json:"variables_diff"`
-	Environment   map[string]any    `json:"environment,omitempty"`
+	VariablesDiff []VariableDiff    `json:"variables_diff"` // most likely to move performance first
+	// BuildDiff are build facts that differ (TLS library, compiler, malloc).
+	BuildDiff   []VariableDiff `json:"build_diff,omitempty"`
+	Environment map[string]any `json:"environment,omitempty"`
 }
 
 // VariableDiff is a server variable with different values across targets.
