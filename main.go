@@ -101,9 +101,7 @@ a verdict: repeated runs, confidence intervals, and the cause of the gap.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: err}
-	})
+	root.SetFlagErrorFunc(suggestFlag)
 	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"),
 		newDemoCmd(stdout, stderr), newCleanCmd(stdout, stderr),
 		newReportCmd(stdout), newCompareCmd(stdout))

@@ -357,3 +357,30 @@ func TestCreatedDatabaseIsAnnounced(t *testing.T) {
 		t.Fatalf("announced again: %s", stderr)
 	}
 }
+
+func TestHelpAndFlagSuggestions(t *testing.T) {
+	_, stderr, code := cli(t, "run", "--thread", "4")
+	if code != 2 || !strings.Contains(stderr, "unknown flag: --thread; did you mean --threads?") {
+		t.Fatalf("exit %d: %q", code, stderr)
+	}
+	if _, stderr, _ := cli(t, "run", "--zzz"); strings.Contains(stderr, "did you mean") {
+		t.Fatalf("no flag is near --zzz: %q", stderr)
+	}
+	help, _, code := cli(t, "run", "--help")
+	if code != 0 {
+		t.Fatalf("help: exit %d", code)
+	}
+	for _, want := range []string{"--threads N[,N...]", "--cooldown auto|SECONDS", "each run lasts (per run, not in total", "docker:IMAGE[,memory=2g]", "local:BIN[,args=--flag]"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	for _, line := range strings.Split(help, "\n") {
+		if strings.Count(line, "default") > 1 {
+			t.Errorf("a flag shows two defaults: %s", line)
+		}
+	}
+	if _, stderr, code := cli(t, "run", "--target", "a=mysql://u@127.0.0.1:1/x", "--cooldown", "soon"); code != 2 || !strings.Contains(stderr, "--cooldown") {
+		t.Fatalf("bad cooldown: exit %d %q", code, stderr)
+	}
+}

@@ -87,7 +87,8 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func (rc *runConfig) session(o *runOptions, names []string) engine.Session {
 	points := plan.Sweep(rc.threads, rc.sizes)
 	sess := engine.Session{Config: rc.engine, Plan: plan.New(names, points, o.runs, o.warmupRuns, rc.seed),
-		Reprepare: o.reprepare, Cleanup: o.cleanup, Cooldown: seconds(o.cooldown)}
+		Reprepare: o.reprepare, Cleanup: o.cleanup}
+	sess.Cooldown, _ = o.cooldownDuration() // checked by validate
 	if len(rc.sizes) > 1 {
 		wl, first := rc.workload, rc.sizes[0]
 		sw := wl.(workload.Sweepable)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -16,7 +18,7 @@ type runOptions struct {
 	targets        []string
 	threads        string
 	warmupRuns     int
-	cooldown       float64
+	cooldown       string
 	restartBetween bool
 	timeS          float64
 	events         uint64
@@ -40,27 +42,32 @@ type runOptions struct {
 }
 
 func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
-	fs.StringArrayVar(&o.targets, "target", nil, "NAME=SPEC, repeatable; the first is the baseline (SPEC: mysql://user:pass@host:port/db, local:BIN[,k=v], docker:IMAGE[,k=v])")
-	fs.StringVar(&o.threads, "threads", "1", "number of threads to use; a comma-separated list sweeps (e.g. 10,32,64,128)")
-	fs.IntVar(&o.warmupRuns, "warmup-runs", 0, "runs per target made first and discarded (cold caches)")
-	fs.Float64Var(&o.cooldown, "cooldown", -1, "seconds to pause between runs (default: until the host is idle, at most 10 s)")
+	fs.StringArrayVar(&o.targets, "target", nil, "`NAME=SPEC`, repeatable; the first is the baseline. SPEC is one of:\n"+
+		"  mysql://user:pass@host:port/db   an existing server\n"+
+		"  local:BIN[,args=--flag][,cnf=PATH][,cpuset=0-1]   a managed mariadbd/mysqld\n"+
+		"  docker:IMAGE[,memory=2g][,cpus=1.5][,cpuset=0][,network=bridge|host][,datadir=volume|bind|overlay]\n"+
+		"        [,pull=never|missing][,args=--flag][,env=K=V][,cnf=PATH]   a managed container\n"+
+		"(docs/targets.md)")
+	fs.StringVar(&o.threads, "threads", "1", "`N[,N...]` threads per run; a comma-separated list sweeps (e.g. 10,32,64,128)")
+	fs.IntVar(&o.warmupRuns, "warmup-runs", 0, "`N` runs per target made first and discarded (cold caches)")
+	fs.StringVar(&o.cooldown, "cooldown", "auto", "`auto|SECONDS` to pause between runs; auto waits until the host is idle, at most 10 s")
 	fs.BoolVar(&o.restartBetween, "restart-between-runs", false, "restart managed servers before every run (a fresh server per run)")
-	fs.Float64Var(&o.timeS, "time", 10, "limit for total execution time in seconds (0: no limit)")
-	fs.Uint64Var(&o.events, "events", 0, "limit for total number of events (0: no limit)")
-	fs.Float64Var(&o.reportInterval, "report-interval", 1, "periodically report intermediate statistics with a specified interval in seconds (0 disables)")
-	fs.IntVar(&o.percentile, "percentile", 95, "percentile to calculate in latency statistics (1-100, 0 disables)")
-	fs.StringVar(&o.ignoreErrors, "mysql-ignore-errors", mysqldrv.DefaultIgnoreErrors, "list of errors to ignore, or \"all\"")
-	fs.IntVar(&o.runs, "runs", 1, "measured runs per target, interleaved in blocks")
-	fs.Int64Var(&o.seed, "seed", 0, "seed of the plan's run order (0: from the clock; printed)")
-	fs.Float64Var(&o.warmupTime, "warmup-time", 0, "seconds of each run executed but not counted")
-	fs.Float64Var(&o.rate, "rate", 0, "average transactions rate (0: unlimited)")
+	fs.Float64Var(&o.timeS, "time", 10, "`SECONDS` each run lasts (per run, not in total; 0: no limit, then --events ends it)")
+	fs.Uint64Var(&o.events, "events", 0, "`N` events each run makes at most (0: no limit)")
+	fs.Float64Var(&o.reportInterval, "report-interval", 1, "`SECONDS` between intermediate reports (0 disables)")
+	fs.IntVar(&o.percentile, "percentile", 95, "report latency percentile `P` (1-100, 0 disables)")
+	fs.StringVar(&o.ignoreErrors, "mysql-ignore-errors", mysqldrv.DefaultIgnoreErrors, "error `CODES` that restart the event instead of ending the run (comma-separated, \"all\" or \"none\")")
+	fs.IntVar(&o.runs, "runs", 1, "`N` measured runs per target, interleaved in blocks (2 or more give a confidence interval)")
+	fs.Int64Var(&o.seed, "seed", 0, "seed `N` of the plan's run order (0: from the clock; printed)")
+	fs.Float64Var(&o.warmupTime, "warmup-time", 0, "`SECONDS` at the start of each run executed but not counted")
+	fs.Float64Var(&o.rate, "rate", 0, "`N` events per second, Poisson arrivals (open loop; 0: as fast as possible)")
 	fs.BoolVar(&o.noTUI, "no-tui", false, "headless output even on a terminal")
-	fs.StringVar(&o.format, "format", "", "headless output format: text|sysbench|json (implies --no-tui)")
-	fs.StringVarP(&o.out, "out", "o", "", "write the result JSON to this file (rewritten after every run)")
+	fs.StringVar(&o.format, "format", "", "headless output format `text|sysbench|json` (implies --no-tui)")
+	fs.StringVarP(&o.out, "out", "o", "", "write the result to `FILE.json` (rewritten after every run)")
 	fs.BoolVar(&o.reprepare, "reprepare", false, "drop and re-create sbtestN tables whose count or size does not match")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "drop the run's sbtestN tables at the end")
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run")
-	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI lies past this change vs the baseline, e.g. 'tps<-5%' or 'p95>+10%' (repeatable)")
+	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI vs the baseline lies past `METRIC<PCT%`, e.g. 'tps<-5%' or 'p95>+10%' (repeatable; needs --runs 2 or more)")
 	fs.BoolVar(&o.strictParity, "strict-parity", false, "refuse to run (exit 4) when targets differ in server version or any configuration variable")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for dbduel's own speed work)")
 	_ = fs.MarkHidden("cpuprofile")
@@ -115,6 +122,9 @@ func (o *runOptions) validate() error {
 	if o.percentile < 0 || o.percentile > 100 {
 		return usageErr("--percentile must be within 0..100")
 	}
+	if _, err := o.cooldownDuration(); err != nil {
+		return err
+	}
 	if o.warmupRuns < 0 {
 		return usageErr("--warmup-runs must not be negative")
 	}
@@ -126,4 +136,17 @@ func (o *runOptions) validate() error {
 		return usageErr("--fail-if needs a second --target to compare with the baseline")
 	}
 	return nil
+}
+
+// cooldownDuration is --cooldown: a negative duration means "until the host
+// is idle" (auto).
+func (o *runOptions) cooldownDuration() (time.Duration, error) {
+	if o.cooldown == "auto" || o.cooldown == "" {
+		return -1, nil
+	}
+	v, err := strconv.ParseFloat(o.cooldown, 64)
+	if err != nil || v < 0 {
+		return 0, usageErr("invalid --cooldown %q: want auto or a number of seconds", o.cooldown)
+	}
+	return seconds(v), nil
 }
