@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -37,6 +39,10 @@ type runOptions struct {
 	keep           bool
 	failIf         []string
 	newWorkload    workload.Factory
+	file           string   // -f scenario.yaml
+	compose        string   // --compose FILE
+	services       []string // --service a,b
+	dryRun         bool
 	cpuProfile     string
 	strictParity   bool
 }
@@ -69,6 +75,10 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run")
 	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI vs the baseline lies past `METRIC<PCT%`, e.g. 'tps<-5%' or 'p95>+10%' (repeatable; needs --runs 2 or more)")
 	fs.BoolVar(&o.strictParity, "strict-parity", false, "refuse to run (exit 4) when targets differ in server version or any configuration variable")
+	fs.StringVarP(&o.file, "file", "f", "", "read targets, workload, options and plan from a scenario `FILE.yaml` (flags given here override it; examples/)")
+	fs.StringVar(&o.compose, "compose", "", "turn the services of a compose `FILE` into container targets (with --target: added after those)")
+	fs.StringSliceVar(&o.services, "service", nil, "with --compose: the services to run, in this order (default: all, in the file's order)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resolved targets, workload and plan, and exit without running")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for dbduel's own speed work)")
 	_ = fs.MarkHidden("cpuprofile")
 	o.newWorkload = workload.BindFlags(fs)
@@ -90,9 +100,16 @@ func newRunCmd(stdout, stderr io.Writer, verb string) *cobra.Command {
 		Short: short,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := "oltp_read_write"
+			name := ""
 			if len(args) == 1 {
 				name = args[0]
+			}
+			name, err := o.loadFiles(cmd.Context(), cmd.Flags(), name, stderr)
+			if err != nil {
+				return err
+			}
+			if o.dryRun {
+				return dryRun(verb, name, o, stdout)
 			}
 			return runVerb(cmd.Context(), verb, name, o, stdout, stderr)
 		},
@@ -149,4 +166,50 @@ func (o *runOptions) cooldownDuration() (time.Duration, error) {
 		return 0, usageErr("invalid --cooldown %q: want auto or a number of seconds", o.cooldown)
 	}
 	return seconds(v), nil
+}
+
+// loadFiles applies -f and --compose to the flags the command line left
+// unset, and returns the workload (the command line's, else the file's,
+// else sysbench's default).
+func (o *runOptions) loadFiles(ctx context.Context, fs *pflag.FlagSet, workload string, stderr io.Writer) (string, error) {
+	if o.file != "" {
+		sc, err := loadScenario(o.file, fs)
+		if err != nil {
+			return "", err
+		}
+		if err := sc.apply(fs); err != nil {
+			return "", err
+		}
+		if workload == "" {
+			workload = sc.workload
+		}
+		if !fs.Changed("target") {
+			o.targets = sc.targets
+		}
+	}
+	if o.compose != "" {
+		ci, err := loadCompose(ctx, o.compose, o.services, fs)
+		if err != nil {
+			return "", err
+		}
+		for _, n := range ci.notes {
+			fmt.Fprintf(stderr, "dbduel: %s: %s\n", o.compose, n)
+		}
+		// --target ones (e.g. a native server) first: the first is the baseline.
+		o.targets = append(o.targets, ci.targets...)
+		if ci.scenario != nil {
+			if err := ci.scenario.apply(fs); err != nil {
+				return "", err
+			}
+			if workload == "" {
+				workload = ci.scenario.workload
+			}
+		}
+	} else if len(o.services) > 0 {
+		return "", usageErr("--service needs --compose FILE")
+	}
+	if workload == "" {
+		workload = "oltp_read_write"
+	}
+	return workload, nil
 }

@@ -85,14 +85,18 @@ func Markdown(r *result.Result) string {
 				continue
 			}
 			s := run.Summary
-			fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f | %.2f |\n", run.Target, run.Index, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
+			label := strconv.Itoa(run.Index)
+			if !run.Complete {
+				label += " (partial: cut short, not in the comparison)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f | %.2f | %.2f |\n", run.Target, label, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
 		}
 		var verdicts []string
 		for _, c := range r.Comparisons {
 			if c.Point != pi {
 				continue
 			}
-			ci := "no CI (single run)"
+			ci := "no CI"
 			if c.HasCI {
 				ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", c.CILowPct, c.CIHighPct)
 			}
@@ -136,7 +140,7 @@ func Markdown(r *result.Result) string {
 // CSV is one row per run.
 func CSV(w io.Writer, r *result.Result) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"target", "point", "threads", "table_size", "block", "run", "warmup", "duration_s", "events", "queries",
+	_ = cw.Write([]string{"target", "point", "threads", "table_size", "block", "run", "warmup", "complete", "duration_s", "events", "queries",
 		"reads", "writes", "other", "errors", "reconnects", "tps", "qps", "avg_us", "p50_us", "p95_us", "p99_us", "max_us"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
@@ -147,7 +151,7 @@ func CSV(w io.Writer, r *result.Result) error {
 			threads, size = strconv.Itoa(r.Plan.Points[run.Point].Threads), strconv.Itoa(r.Plan.Points[run.Point].TableSize)
 		}
 		_ = cw.Write([]string{run.Target, strconv.Itoa(run.Point), threads, size, strconv.Itoa(run.Block), strconv.Itoa(run.Index),
-			strconv.FormatBool(run.Warmup), f(s.DurationS), u(s.Events), u(s.Queries), u(s.Reads), u(s.Writes), u(s.Other),
+			strconv.FormatBool(run.Warmup), strconv.FormatBool(run.Complete), f(s.DurationS), u(s.Events), u(s.Queries), u(s.Reads), u(s.Writes), u(s.Other),
 			u(s.Errors), u(s.Reconnects), f(s.TPS), f(s.QPS), f(s.AvgUS), f(s.P50US), f(s.P95US), f(s.P99US), f(s.MaxUS)})
 	}
 	cw.Flush()
