@@ -6,7 +6,10 @@ package targets
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"regexp"
 	"strconv"
@@ -104,3 +107,20 @@ func RedactSpec(s string) string { return driver.RedactURL(s) }
 // OneLine folds a multi-line message (a server's start-up error, a Docker
 // error) into one line, whole: dbduel's errors are one line each.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// NewPassword returns a random password for a generated account.
+func NewPassword() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -33,7 +33,6 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/config"
-	"github.com/dbduel/dbduel/targets/local"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -165,11 +164,11 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 
-	port, err := local.FreePort()
+	port, err := targets.FreePort()
 	if err != nil {
 		return err
 	}
-	password := local.NewPassword()
+	password := targets.NewPassword()
 	s.ep = targets.Endpoint{Host: "127.0.0.1", Port: port, User: "root", Password: password, DB: "sbtest"}
 
 	cmd := []string{"--defaults-file=" + configDir + "/dbduel.cnf"}

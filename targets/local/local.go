@@ -5,8 +5,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -160,23 +158,6 @@ func resolveBinary(b string) (string, error) {
 	return "", fmt.Errorf("server binary %q not found: install it (apt-get install mariadb-server) or give an absolute path", b)
 }
 
-// FreePort asks the kernel for a free TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// NewPassword returns a random password for the generated root account.
-func NewPassword() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // Start initialises the datadir and starts the server, waiting until it accepts connections.
 func (s *Server) Start(ctx context.Context) error {
 	bin, err := resolveBinary(s.o.Binary)
@@ -219,7 +200,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if initErr != nil {
 		return initErr
 	}
-	port, err := FreePort()
+	port, err := targets.FreePort()
 	if err != nil {
 		return err
 	}
@@ -243,7 +224,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 
-	s.ep = targets.Endpoint{Host: "127.0.0.1", Port: port, User: "root", Password: NewPassword(), DB: "sbtest"}
+	s.ep = targets.Endpoint{Host: "127.0.0.1", Port: port, User: "root", Password: targets.NewPassword(), DB: "sbtest"}
 	if err := s.waitReady(ctx, 60*time.Second); err != nil {
 		return err
 	}
