@@ -41,7 +41,7 @@ func startTargets(ctx context.Context, ts []targets.Target, ignore mysqldrv.Erro
 			return st, fmt.Errorf("target %s: describe: %w", t.Name(), err)
 		}
 		st.described = append(st.described, d)
-		st.engine = append(st.engine, engine.Target{Name: t.Name(), Open: mysqldrv.Opener(t.Endpoint(), ignore), Telemetry: telemetry(ctx, t)})
+		st.engine = append(st.engine, engine.Target{Name: t.Name(), Open: targets.Opener(t.Endpoint(), ignore), Telemetry: telemetry(ctx, t)})
 	}
 	st.warnings = versionWarnings(st.described)
 	for _, w := range st.warnings {
@@ -151,7 +151,7 @@ func readParity(ctx context.Context, ts []targets.Target, described []result.Tar
 	vars := map[string]map[string]string{}
 	for i, t := range ts {
 		versions[t.Name()] = described[i].ServerVersion
-		v, err := mysqldrv.Variables(ctx, t.Endpoint())
+		v, err := targets.Variables(ctx, t.Endpoint())
 		if err != nil {
 			return nil, fmt.Errorf("target %s: read variables: %w", t.Name(), err)
 		}

@@ -36,7 +36,7 @@ func buildTargets(flags []string, runID string, stderr io.Writer) ([]targets.Tar
 
 func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, error) {
 	switch {
-	case strings.HasPrefix(spec, "mysql://"):
+	case strings.HasPrefix(spec, "mysql://"), strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		n, err := native.New(name, spec)
 		if err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, erro
 		}
 		return l, nil
 	}
-	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
+	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
 }
 
 // namedTargetErr puts the target's name in front of a SPEC error, keeping

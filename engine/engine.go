@@ -46,6 +46,12 @@ type Config struct {
 	// Telemetry, if set, is read at every interval (the target's resource
 	// use: server CPU, memory, proxy CPU) into the interval's telemetry.
 	Telemetry func() map[string]any
+	// AtReady and AtEnd, if set, bracket the events exactly: after every
+	// thread has connected and prepared its statements, and after the last
+	// event, before the statements close. The honesty check reads the
+	// server's counter there, so set-up work (PostgreSQL counts a prepare
+	// as a transaction) stays out of the comparison.
+	AtReady, AtEnd func()
 }
 
 // Validate rejects settings that cannot run.
@@ -130,6 +136,9 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 		s.recs = append(s.recs, stats.NewRecorder(openLoop))
 	}
 
+	if cfg.AtReady != nil {
+		cfg.AtReady() // every thread connected and prepared; no event yet
+	}
 	start := time.Now()
 	if openLoop {
 		s.sched = newSchedule(start, cfg.Rate, cfg.Seed)
@@ -201,6 +210,7 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 		iv.Warmup = warm
 		if warm {
 			run.WarmupQueries += c.Queries()
+			run.WarmupEvents += c.Events
 			iv.TS = math.Round(now.Sub(start).Seconds()*1000) / 1000
 		} else {
 			total.Add(c)
@@ -277,6 +287,9 @@ loop:
 		stoppedAt = time.Now()
 	}
 	elapsed := time.Since(measuredStart)
+	if cfg.AtEnd != nil {
+		cfg.AtEnd() // every event done; statements not closed yet
+	}
 	// The tail after the last full interval counts in the totals, as in sysbench.
 	var tail stats.Counters
 	tailHist, tailSvc := stats.NewHistogram(), stats.NewHistogram()
@@ -481,6 +494,12 @@ func (s *runState) work(ctx context.Context, i int, conns []driver.Conn, workers
 		retry = true // the same event again, on its budget and its clock
 		if f.Action == driver.Restart {
 			rec.RecordError()
+			if r, ok := conns[i].(driver.Recoverer); ok {
+				if err := r.Recover(context.Background()); err != nil {
+					s.fail(fmt.Errorf("thread %d: after %v: %w", i, f.Err, err))
+					return
+				}
+			}
 			continue
 		}
 		// Reconnect and re-prepare (sysbench's before_restart_event hook).

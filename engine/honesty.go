@@ -1,19 +1,12 @@
 package engine
 
 import (
-	"context"
 	"math"
 
 	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
 )
-
-// readCount reads the server's own operation counter (ok false when the
-// protocol or server has none, or the read failed).
-func readCount(ctx context.Context, db driver.DB) (driver.OpCount, bool) {
-	c, err := db.OpCount(ctx)
-	return c, err == nil
-}
 
 // honesty compares the server counter's delta (less the checker's own
 // reading) with the operations dbduel counted.
@@ -22,9 +15,35 @@ func honesty(before, after driver.OpCount, counted uint64) *result.Honesty {
 		return nil
 	}
 	server := after.N - before.N - after.Self // the second reading counts itself
-	h := &result.Honesty{Counter: after.Counter, ServerQueries: server, DbduelQueries: counted, Note: after.Note}
+	unit := "statements"
+	if after.Unit == driver.Transactions {
+		unit = "transactions"
+	}
+	h := &result.Honesty{Counter: after.Counter, ServerQueries: server, DbduelQueries: counted, Unit: unit, Note: after.Note}
 	if server > 0 {
 		h.DiffPct = math.Round((float64(counted)-float64(server))/float64(server)*10000) / 100
 	}
 	return h
+}
+
+// clientCount is what dbduel counted of what the server's counter counts:
+// statements (less BEGIN and COMMIT where the counter leaves them out: one
+// pair per event of a workload in transactions, and a BEGIN per ignored
+// error), or transactions (one per event in explicit transactions plus one
+// rolled back per ignored error; otherwise every statement is its own).
+func clientCount(c driver.OpCount, wl workload.Workload, run result.Run) uint64 {
+	queries := run.Summary.Queries + run.WarmupQueries
+	t, ok := wl.(workload.Transactional)
+	inTxn := ok && t.UsesTransactions()
+	events := run.Summary.Events + run.WarmupEvents
+	switch {
+	case c.Unit == driver.Transactions && inTxn:
+		return events + run.Summary.Errors
+	case c.Unit == driver.Transactions:
+		return queries
+	case c.NoTxnControl && inTxn:
+		control := 2*events + run.Summary.Errors
+		return queries - min(control, queries)
+	}
+	return queries
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -214,18 +215,26 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 			rc.Workload, rc.Threads = wl, pt.Threads
 			rc.Telemetry = byName[name].Telemetry
 			rc.Seed = cfg.Seed + uint64(b.Seq)*7919
-			before, counted := readCount(ctx, dbs[name])
+			var before, after driver.OpCount
+			var beforeErr, afterErr error
+			var ready, ended bool
+			rc.AtReady = func() { before, beforeErr = dbs[name].OpCount(ctx); ready = true }
+			rc.AtEnd = func() { after, afterErr = dbs[name].OpCount(context.WithoutCancel(ctx)); ended = true }
 			run, err := RunOnce(ctx, rc, name, dbs[name], func(iv result.Interval, h *hdrhistogram.Histogram) {
 				merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup,
 					Threads: pt.Threads, TableSize: pt.TableSize, Interval: iv}, h)
 			})
 			merge.flush(ctx)
 			run.Block, run.Index, run.Point, run.Warmup = b.Seq, b.Index, b.Point, b.Warmup
-			if after, ok := readCount(context.WithoutCancel(ctx), dbs[name]); counted && ok {
-				run.Honesty = honesty(before, after, run.Summary.Queries+run.WarmupQueries)
+			switch {
+			case ready && ended && beforeErr == nil && afterErr == nil:
+				run.Honesty = honesty(before, after, clientCount(after, wl, run))
 				if msg := stats.HonestyWarning(run); msg != "" {
 					send(Event{Kind: EventNotice, Target: name, Message: "warning: " + msg})
 				}
+			case errors.Is(beforeErr, driver.ErrNoOpCount):
+				// Never a silent pass: the result says the check could not run, and why.
+				run.Honesty = &result.Honesty{Note: "not checked: " + beforeErr.Error()}
 			}
 			res.Runs = append(res.Runs, run)
 			done++

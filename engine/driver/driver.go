@@ -33,14 +33,26 @@ type Failure struct {
 	Err error
 }
 
+// Unit is what a server counter counts.
+type Unit int
+
+const (
+	Statements   Unit = iota // every statement (MySQL's Questions)
+	Transactions             // transactions, implicit ones included (PostgreSQL's xact counters)
+)
+
 // OpCount is the server's own count of the operations it served: the
 // honesty check compares its delta over a run with the client's count.
 type OpCount struct {
 	Counter string // e.g. "Questions"
 	N       uint64
+	Unit    Unit
 	// Self is how many operations each reading adds to the counter itself.
 	Self uint64
-	Note string // what else the counter includes
+	// NoTxnControl says prepared BEGIN and COMMIT are not counted
+	// (pg_stat_statements leaves them out).
+	NoTxnControl bool
+	Note         string // what else the counter includes
 }
 
 // ErrNoOpCount says a server exposes no operation counter.
@@ -64,6 +76,20 @@ type Conn interface {
 	Close() error
 }
 
+// Recoverer is a Conn that must be set right after an ignored error before
+// its event restarts (PostgreSQL: roll back the aborted transaction).
+type Recoverer interface {
+	Recover(ctx context.Context) error
+}
+
+// RowSource yields rows for a bulk load; ok false ends them.
+type RowSource func() (row []any, ok bool)
+
+// BulkLoader is a DB with a bulk load path faster than INSERTs (COPY).
+type BulkLoader interface {
+	CopyRows(ctx context.Context, table string, columns []string, rows RowSource) (int64, error)
+}
+
 // Opener opens a pool of at most maxConns connections to one target.
 type Opener func(ctx context.Context, maxConns int) (DB, error)
 
@@ -79,11 +105,12 @@ type SQLDB interface {
 type SQLConn interface {
 	Conn
 	SQL() *sql.Conn
+	Dialect() string
 }
 
 // Endpoint is how to reach a server.
 type Endpoint struct {
-	Protocol string // "mysql"
+	Protocol string // "mysql", "postgres"
 	Host     string
 	Port     int
 	User     string

@@ -20,7 +20,7 @@ func (p *SQLPool) Conn(ctx context.Context) (Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sqlConn{c}, nil
+	return &sqlConn{c: c, dialect: p.Protocol}, nil
 }
 
 // Classify treats every error as fatal.
@@ -41,10 +41,14 @@ func (p *SQLPool) SQL() *sql.DB { return p.DB }
 // Dialect is the pool's protocol.
 func (p *SQLPool) Dialect() string { return p.Protocol }
 
-type sqlConn struct{ c *sql.Conn }
+type sqlConn struct {
+	c       *sql.Conn
+	dialect string
+}
 
-func (c *sqlConn) SQL() *sql.Conn { return c.c }
-func (c *sqlConn) Close() error   { return c.c.Close() }
+func (c *sqlConn) SQL() *sql.Conn  { return c.c }
+func (c *sqlConn) Dialect() string { return c.dialect }
+func (c *sqlConn) Close() error    { return c.c.Close() }
 
 // Discard tells database/sql to drop the connection, then releases it.
 func (c *sqlConn) Discard() {

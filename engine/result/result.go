@@ -104,6 +104,7 @@ type Run struct {
 	Honesty  *Honesty  `json:"honesty,omitempty"`
 	// WarmupQueries ran during --warmup-time: the server counted them too.
 	WarmupQueries uint64     `json:"warmup_queries,omitempty"`
+	WarmupEvents  uint64     `json:"warmup_events,omitempty"`
 	Intervals     []Interval `json:"intervals"`
 }
 
@@ -154,6 +155,7 @@ type Honesty struct {
 	Counter       string  `json:"counter"`
 	ServerQueries uint64  `json:"server_queries"`
 	DbduelQueries uint64  `json:"dbduel_queries"`
+	Unit          string  `json:"unit"` // what both counts count: statements or transactions
 	DiffPct       float64 `json:"diff_pct"`
 	Note          string  `json:"note,omitempty"`
 }

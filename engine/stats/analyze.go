@@ -77,8 +77,12 @@ func HonestyWarning(run result.Run) string {
 	if h == nil || math.Abs(h.DiffPct) <= 1 {
 		return ""
 	}
-	return fmt.Sprintf("%s run %d: dbduel counted %d queries, the server's %s counter %d (%+.2f%%); %s",
-		run.Target, run.Index, h.DbduelQueries, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
+	unit := h.Unit
+	if unit == "" {
+		unit = "statements"
+	}
+	return fmt.Sprintf("%s run %d: dbduel counted %d %s, the server's %s counter %d (%+.2f%%); %s",
+		run.Target, run.Index, h.DbduelQueries, unit, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
 }
 
 func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []result.Comparison, []string) {

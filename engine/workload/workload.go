@@ -79,6 +79,12 @@ type Shape struct {
 	RandSeed  uint64 // --rand-seed (0: from the clock)
 }
 
+// Transactional is a workload that says whether its events run in explicit
+// transactions (BEGIN ... COMMIT), for servers that count transactions.
+type Transactional interface {
+	UsesTransactions() bool
+}
+
 // Sweepable is a workload whose data size can vary across a sweep.
 type Sweepable interface {
 	TableSizes() []int

@@ -1,4 +1,5 @@
-// Package native is a target for an existing MySQL/MariaDB server given by URL.
+// Package native is a target for an existing server given by URL
+// (mysql:// or postgres://).
 package native
 
 import (
@@ -7,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"time"
 
-	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 )
@@ -28,9 +27,9 @@ func (s *Server) SetNotices(w io.Writer) { s.notices = w }
 
 // New parses a mysql:// SPEC.
 func New(name, spec string) (*Server, error) {
-	ep, err := mysqldrv.ParseURL(spec)
+	ep, err := targets.ParseURL(spec)
 	if err != nil {
-		return nil, &targets.UsageError{Msg: err.Error()}
+		return nil, err
 	}
 	return &Server{name: name, spec: spec, ep: ep}, nil
 }
@@ -45,7 +44,7 @@ func (s *Server) Endpoint() targets.Endpoint { return s.ep }
 func (s *Server) Start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	created, err := EnsureDatabase(ctx, s.ep)
+	created, err := targets.EnsureDatabase(ctx, s.ep)
 	if created && s.notices != nil {
 		// A typo in the DSN must not leave an unannounced database behind.
 		fmt.Fprintf(s.notices, "dbduel: %s: created database %s (it did not exist; drop it when done if it was a typo)\n", s.name, s.ep.DB)
@@ -53,36 +52,10 @@ func (s *Server) Start(ctx context.Context) error {
 	return err
 }
 
-// EnsureDatabase connects without a default database and creates ep.DB if
-// missing; created says it did.
-func EnsureDatabase(ctx context.Context, ep targets.Endpoint) (created bool, err error) {
-	admin := ep
-	admin.DB = ""
-	db, err := mysqldrv.SQLOpen(admin)
-	if err != nil {
-		return false, err
-	}
-	defer db.Close()
-	if err := db.PingContext(ctx); err != nil {
-		return false, fmt.Errorf("cannot connect to %s:%d as %s: %w", ep.Host, ep.Port, ep.User, mysqldrv.DialError(err))
-	}
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", ep.DB).Scan(&n); err != nil {
-		return false, fmt.Errorf("look for database %s: %w", ep.DB, err)
-	}
-	if n > 0 {
-		return false, nil
-	}
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(ep.DB, "`", "``")+"`"); err != nil {
-		return false, fmt.Errorf("create database %s: %w", ep.DB, err)
-	}
-	return true, nil
-}
-
 // Describe reads the server's version and where it keeps data.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "native", SpecRedacted: s.SpecRedacted()}
-	v, datadir, err := mysqldrv.ServerInfo(ctx, s.ep)
+	v, datadir, err := targets.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}

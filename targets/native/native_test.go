@@ -29,7 +29,7 @@ func TestConnectErrorNamesAMissingHandshake(t *testing.T) {
 			}
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err = EnsureDatabase(ctx, targets.Endpoint{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, User: "root", DB: "sbtest"})
+		_, err = targets.EnsureDatabase(ctx, targets.Endpoint{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, User: "root", DB: "sbtest"})
 		cancel()
 		ln.Close()
 		if err == nil || !strings.Contains(err.Error(), "without a MySQL handshake") || strings.Contains(err.Error(), "invalid connection") {

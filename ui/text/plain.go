@@ -51,7 +51,11 @@ func (p *PlainPrinter) Event(e engine.Event) {
 			fmt.Fprintf(p.W, "   open loop: %d arrivals were never served (the oldest had waited %.2f ms when the run stopped)\n", s.UnservedEvents, s.UnservedMaxWaitUS/1000)
 		}
 		if h := e.Run.Honesty; h != nil {
-			fmt.Fprintf(p.W, "   server counter %s: %d queries (dbduel counted %d, %+.2f%%)\n", h.Counter, h.ServerQueries, h.DbduelQueries, h.DiffPct)
+			unit := h.Unit
+			if unit == "" {
+				unit = "statements"
+			}
+			fmt.Fprintf(p.W, "   server counter %s: %d %s (dbduel counted %d, %+.2f%%)\n", h.Counter, h.ServerQueries, unit, h.DbduelQueries, h.DiffPct)
 		}
 	}
 }

@@ -260,3 +260,29 @@ func applySchedHint() {
 		fmt.Fprintln(os.Stderr, "dbduel: scheduling hint not applied:", err)
 	}
 }
+
+// EnsureDatabase connects without a default database and creates ep.DB if
+// missing; created says it did.
+func EnsureDatabase(ctx context.Context, ep driver.Endpoint) (created bool, err error) {
+	admin := ep
+	admin.DB = ""
+	db, err := SQLOpen(admin)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return false, fmt.Errorf("cannot connect to %s:%d as %s: %w", ep.Host, ep.Port, ep.User, DialError(err))
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", ep.DB).Scan(&n); err != nil {
+		return false, fmt.Errorf("look for database %s: %w", ep.DB, err)
+	}
+	if n > 0 {
+		return false, nil
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(ep.DB, "`", "``")+"`"); err != nil {
+		return false, fmt.Errorf("create database %s: %w", ep.DB, err)
+	}
+	return true, nil
+}

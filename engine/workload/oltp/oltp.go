@@ -125,42 +125,7 @@ func (w *oltpWorkload) TableSizes() []int {
 	return w.o.TableSizes
 }
 
-func (w *oltpWorkload) Name() string { return w.name }
-
-// Protocols: sysbench's OLTP scripts as dbduel runs them speak MySQL.
-func (w *oltpWorkload) Protocols() []string { return []string{"mysql"} }
-
-// Shape is the tables, rows and seed the script runs on.
-func (w *oltpWorkload) Shape() workload.Shape {
-	return workload.Shape{Tables: w.o.Tables, TableSize: w.o.TableSize, RandSeed: w.o.RandSeed}
-}
-
-// Check reports whether the target holds reusable tables.
-func (w *oltpWorkload) Check(ctx context.Context, db enginedriver.DB, threads int) (workload.TableState, error) {
-	sdb, err := enginedriver.SQLOf(db, w.name)
-	if err != nil {
-		return workload.TableState{}, err
-	}
-	return w.check(ctx, sdb, threads)
-}
-
-// Prepare creates and loads the tables.
-func (w *oltpWorkload) Prepare(ctx context.Context, db enginedriver.DB, threads int, progress func(workload.Progress)) error {
-	sdb, err := enginedriver.SQLOf(db, w.name)
-	if err != nil {
-		return err
-	}
-	return w.prepare(ctx, sdb, threads, progress)
-}
-
-// Cleanup drops the script's sbtestN tables, and only those of its shape.
-func (w *oltpWorkload) Cleanup(ctx context.Context, db enginedriver.DB, threads int) ([]string, error) {
-	sdb, err := enginedriver.SQLOf(db, w.name)
-	if err != nil {
-		return nil, err
-	}
-	return w.cleanup(ctx, sdb, threads)
-}
+func (w *oltpWorkload) Name() string            { return w.name }
 func (w *oltpWorkload) Options() map[string]any { return w.o.asMap(w.name) }
 
 func (w *oltpWorkload) Validate(threads int) error {
@@ -168,6 +133,65 @@ func (w *oltpWorkload) Validate(threads int) error {
 		return fmt.Errorf("--threads must be at least 1")
 	}
 	return nil
+}
+
+// Protocols: sysbench's OLTP scripts run on MySQL and PostgreSQL, as
+// sysbench's mysql and pgsql drivers run them.
+func (w *oltpWorkload) Protocols() []string { return []string{"mysql", "postgres"} }
+
+// UsesTransactions says whether events run in BEGIN ... COMMIT.
+func (w *oltpWorkload) UsesTransactions() bool { return w.usesTrx() }
+
+// Shape is the tables, rows and seed the script runs on.
+func (w *oltpWorkload) Shape() workload.Shape {
+	return workload.Shape{Tables: w.o.Tables, TableSize: w.o.TableSize, RandSeed: w.o.RandSeed}
+}
+
+// sqlTarget is a target's database/sql pool and what its dialect changes.
+type sqlTarget struct {
+	db   *sql.DB
+	pg   bool                    // PostgreSQL: serial ids, $n placeholders, its catalogs
+	bulk enginedriver.BulkLoader // COPY, when the driver has it
+}
+
+func (w *oltpWorkload) target(db enginedriver.DB) (sqlTarget, error) {
+	sdb, ok := db.(enginedriver.SQLDB)
+	if !ok {
+		return sqlTarget{}, fmt.Errorf("workload %s speaks SQL; this target's protocol does not", w.name)
+	}
+	t := sqlTarget{db: sdb.SQL(), pg: sdb.Dialect() == "postgres"}
+	t.bulk, _ = db.(enginedriver.BulkLoader)
+	if t.pg && w.o.Secondary {
+		return t, fmt.Errorf("--secondary makes MySQL's \"KEY xid (id)\", which PostgreSQL has no syntax for (sysbench's pgsql driver fails on it too)")
+	}
+	return t, nil
+}
+
+// Check reports whether the target holds reusable tables.
+func (w *oltpWorkload) Check(ctx context.Context, db enginedriver.DB, threads int) (workload.TableState, error) {
+	t, err := w.target(db)
+	if err != nil {
+		return workload.TableState{}, err
+	}
+	return w.check(ctx, t, threads)
+}
+
+// Prepare creates and loads the tables.
+func (w *oltpWorkload) Prepare(ctx context.Context, db enginedriver.DB, threads int, progress func(workload.Progress)) error {
+	t, err := w.target(db)
+	if err != nil {
+		return err
+	}
+	return w.prepare(ctx, t, threads, progress)
+}
+
+// Cleanup drops the script's sbtestN tables, and only those of its shape.
+func (w *oltpWorkload) Cleanup(ctx context.Context, db enginedriver.DB, threads int) ([]string, error) {
+	t, err := w.target(db)
+	if err != nil {
+		return nil, err
+	}
+	return w.cleanup(ctx, t, threads)
 }
 
 // stmt is one statement on one connection: server-side prepared
@@ -180,6 +204,7 @@ type stmt struct {
 
 type worker struct {
 	w        *oltpWorkload
+	pg       bool // PostgreSQL: $n placeholders, text values as strings
 	conn     *sql.Conn
 	rng      *sbrand.Rand
 	thread   int
@@ -205,6 +230,9 @@ type worker struct {
 func (w *oltpWorkload) prepared() bool { return strings.EqualFold(w.o.PSMode, "auto") }
 
 func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, error) {
+	if wk.pg {
+		query = numberedPlaceholders(query)
+	}
 	s := &stmt{query: query, read: read}
 	if wk.w.prepared() {
 		err := wk.conn.Raw(func(dc any) (err error) {
@@ -220,15 +248,15 @@ func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, 
 
 // NewWorker prepares the script's statements for one thread (thread_init()).
 func (w *oltpWorkload) NewWorker(ctx context.Context, dc enginedriver.Conn, thread, threads int, seed uint64) (workload.Worker, error) {
-	conn, err := enginedriver.SQLConnOf(dc, w.name)
-	if err != nil {
-		return nil, err
+	sc, ok := dc.(enginedriver.SQLConn)
+	if !ok {
+		return nil, fmt.Errorf("workload %s speaks SQL; this target's protocol does not", w.name)
 	}
-	return w.newWorker(ctx, conn, thread, threads, seed)
+	return w.newWorker(ctx, sc.SQL(), sc.Dialect() == "postgres", thread, threads, seed)
 }
 
-func (w *oltpWorkload) newWorker(ctx context.Context, conn *sql.Conn, thread, threads int, seed uint64) (workload.Worker, error) {
-	wk := &worker{
+func (w *oltpWorkload) newWorker(ctx context.Context, conn *sql.Conn, pg bool, thread, threads int, seed uint64) (workload.Worker, error) {
+	wk := &worker{pg: pg,
 		w: w, conn: conn, thread: thread, threads: threads,
 		rng:    sbrand.New(w.o.Rand, seed),
 		cbuf:   make([]byte, len(cTemplate)),
@@ -413,7 +441,7 @@ func (wk *worker) writes(ctx context.Context, c *workload.Counts) error {
 		if err := wk.run(ctx, wk.stmts[t-1][deleteRow], c, id); err != nil {
 			return err
 		}
-		if err := wk.run(ctx, wk.stmts[t-1][insertRow], c, id, k, wk.cbuf, wk.padbuf); err != nil {
+		if err := wk.run(ctx, wk.stmts[t-1][insertRow], c, id, k, wk.text(wk.cbuf), wk.text(wk.padbuf)); err != nil {
 			return err
 		}
 	}
@@ -444,7 +472,7 @@ func (wk *worker) nonIndexUpdates(ctx context.Context, c *workload.Counts) error
 	t := wk.table()
 	for i := 0; i < wk.w.o.NonIndexUpdates; i++ {
 		wk.rng.FillString(wk.cbuf, cTemplate)
-		if err := wk.run(ctx, wk.stmts[t-1][nonIndexUpdate], c, wk.cbuf, wk.id()); err != nil {
+		if err := wk.run(ctx, wk.stmts[t-1][nonIndexUpdate], c, wk.text(wk.cbuf), wk.id()); err != nil {
 			return err
 		}
 	}
@@ -458,6 +486,11 @@ func (wk *worker) insertEvent(ctx context.Context, c *workload.Counts) error {
 	k := wk.rng.Default(1, uint32(o.TableSize))
 	wk.rng.FillString(wk.cbuf, cTemplate)
 	wk.rng.FillString(wk.padbuf, padTemplate)
+	if wk.pg && o.AutoInc { // the serial column chooses (oltp_insert.lua's pgsql branch)
+		q := "INSERT INTO sbtest" + strconv.Itoa(int(t)) + " (k, c, pad) VALUES (" +
+			strconv.FormatUint(uint64(k), 10) + ", '" + string(wk.cbuf) + "', '" + string(wk.padbuf) + "')"
+		return wk.run(ctx, &stmt{query: q}, c)
+	}
 	id := int64(0) // 0 lets AUTO_INCREMENT choose
 	if !o.AutoInc {
 		id = int64(wk.w.unique.Next()) - 2147483648
@@ -494,4 +527,30 @@ func (wk *worker) bulkFlush(ctx context.Context, c *workload.Counts) error {
 	}
 	wk.bulkRows = 0
 	return wk.run(ctx, &stmt{query: string(wk.bulkBuf)}, c)
+}
+
+// text is a generated string value as the driver takes it: MySQL's takes
+// the bytes as they are; pgx would send []byte as bytea, so PostgreSQL gets
+// a string.
+func (wk *worker) text(b []byte) any {
+	if wk.pg {
+		return string(b)
+	}
+	return b
+}
+
+// numberedPlaceholders turns sysbench's ? placeholders into PostgreSQL's
+// $1, $2, ... (the statements hold no ? inside literals).
+func numberedPlaceholders(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	enginedriver "github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/engine/workload/sbrand"
 	"golang.org/x/sync/errgroup"
@@ -25,8 +26,15 @@ const bulkPacketSize = 512 * 1024
 
 func tableName(i int) string { return "sbtest" + strconv.Itoa(i) }
 
-// createSQL is oltp_common.lua's CREATE TABLE for the MySQL driver.
-func (w *oltpWorkload) createSQL(i int) string {
+// createSQL is oltp_common.lua's CREATE TABLE for the MySQL or pgsql driver.
+func (w *oltpWorkload) createSQL(i int, pg bool) string {
+	if pg {
+		idDef := "SERIAL"
+		if !w.o.AutoInc {
+			idDef = "INTEGER NOT NULL"
+		}
+		return fmt.Sprintf("CREATE TABLE sbtest%d(\n  id %s,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)  ", i, idDef)
+	}
 	idDef := "INTEGER NOT NULL AUTO_INCREMENT"
 	if !w.o.AutoInc {
 		idDef = "INTEGER NOT NULL"
@@ -55,7 +63,11 @@ func (w *oltpWorkload) tableCount(threads int) int {
 type column struct{ name, colType, extra string }
 
 // shapeOf reads a table's columns and indexes; exists is false when the table is absent.
-func shapeOf(ctx context.Context, db *sql.DB, table string) (cols []column, indexes map[string][]string, exists bool, err error) {
+func shapeOf(ctx context.Context, t sqlTarget, table string) (cols []column, indexes map[string][]string, exists bool, err error) {
+	if t.pg {
+		return pgShapeOf(ctx, t.db, table)
+	}
+	db := t.db
 	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, COLUMN_TYPE, EXTRA FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, table)
 	if err != nil {
@@ -149,12 +161,13 @@ func (w *oltpWorkload) shapeProblem(cols []column, idx map[string][]string) stri
 
 // Check decides whether existing tables can be reused: every table present
 // with sysbench's shape and the expected row count.
-func (w *oltpWorkload) check(ctx context.Context, db *sql.DB, threads int) (workload.TableState, error) {
+func (w *oltpWorkload) check(ctx context.Context, st sqlTarget, threads int) (workload.TableState, error) {
+	db := st.db
 	n := w.tableCount(threads)
 	present := 0
 	for i := 1; i <= n; i++ {
 		t := tableName(i)
-		cols, idx, exists, err := shapeOf(ctx, db, t)
+		cols, idx, exists, err := shapeOf(ctx, st, t)
 		if err != nil {
 			return workload.TableState{}, fmt.Errorf("inspect %s: %w", t, err)
 		}
@@ -205,7 +218,8 @@ func (w *oltpWorkload) sizeProblem(t string, rows uint64) string {
 
 // Prepare creates and loads the tables, tables spread across threads as
 // sysbench's parallel prepare does; rows go in 512 KiB multi-row INSERTs.
-func (w *oltpWorkload) prepare(ctx context.Context, db *sql.DB, threads int, progress func(workload.Progress)) error {
+func (w *oltpWorkload) prepare(ctx context.Context, st sqlTarget, threads int, progress func(workload.Progress)) error {
+	db := st.db
 	if w.name == "bulk_insert" {
 		for i := 1; i <= threads; i++ {
 			if _, err := db.ExecContext(ctx, bulkCreateSQL(i)); err != nil {
@@ -235,7 +249,7 @@ func (w *oltpWorkload) prepare(ctx context.Context, db *sql.DB, threads int, pro
 		g.Go(func() error {
 			rng := sbrand.New(w.o.Rand, w.seed+uint64(t)*7919+1)
 			for i := t + 1; i <= w.o.Tables; i += workers {
-				if err := w.loadTable(gctx, db, rng, i, size, &done, report); err != nil {
+				if err := w.loadTable(gctx, st, rng, i, size, &done, report); err != nil {
 					return err
 				}
 			}
@@ -245,10 +259,17 @@ func (w *oltpWorkload) prepare(ctx context.Context, db *sql.DB, threads int, pro
 	return g.Wait()
 }
 
-func (w *oltpWorkload) loadTable(ctx context.Context, db *sql.DB, rng *sbrand.Rand, i, size int, done *atomic.Uint64, report func(string)) error {
+func (w *oltpWorkload) loadTable(ctx context.Context, st sqlTarget, rng *sbrand.Rand, i, size int, done *atomic.Uint64, report func(string)) error {
+	db := st.db
 	t := tableName(i)
-	if _, err := db.ExecContext(ctx, w.createSQL(i)); err != nil {
+	if _, err := db.ExecContext(ctx, w.createSQL(i, st.pg)); err != nil {
 		return fmt.Errorf("create %s: %w", t, err)
+	}
+	if st.bulk != nil {
+		if err := w.copyTable(ctx, st.bulk, rng, t, size, done, report); err != nil {
+			return err
+		}
+		return w.secondaryIndex(ctx, db, i)
 	}
 	head := "INSERT INTO " + t + "(k, c, pad) VALUES"
 	if !w.o.AutoInc {
@@ -300,22 +321,67 @@ func (w *oltpWorkload) loadTable(ctx context.Context, db *sql.DB, rng *sbrand.Ra
 	if err := flush(); err != nil {
 		return err
 	}
-	if w.o.CreateSecondary {
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE INDEX k_%d ON sbtest%d(k)", i, i)); err != nil {
-			return fmt.Errorf("index %s: %w", t, err)
-		}
+	return w.secondaryIndex(ctx, db, i)
+}
+
+// secondaryIndex makes the k index, last, as oltp_common.lua does.
+func (w *oltpWorkload) secondaryIndex(ctx context.Context, db *sql.DB, i int) error {
+	if !w.o.CreateSecondary {
+		return nil
 	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE INDEX k_%d ON sbtest%d(k)", i, i)); err != nil {
+		return fmt.Errorf("index %s: %w", tableName(i), err)
+	}
+	return nil
+}
+
+// copyTable loads a table through the driver's bulk path (COPY): the same
+// rows, from the same generator, as the INSERTs would hold.
+func (w *oltpWorkload) copyTable(ctx context.Context, bulk enginedriver.BulkLoader, rng *sbrand.Rand, t string, size int, done *atomic.Uint64, report func(string)) error {
+	cols := []string{"k", "c", "pad"}
+	if !w.o.AutoInc {
+		cols = []string{"id", "k", "c", "pad"}
+	}
+	c := make([]byte, len(cTemplate))
+	pad := make([]byte, len(padTemplate))
+	r := 0
+	row := make([]any, len(cols))
+	_, err := bulk.CopyRows(ctx, t, cols, func() ([]any, bool) {
+		if r == size {
+			return nil, false
+		}
+		r++
+		rng.FillString(c, cTemplate)
+		rng.FillString(pad, padTemplate)
+		k := int64(rng.Default(1, uint32(size)))
+		if w.o.AutoInc {
+			row[0], row[1], row[2] = k, string(c), string(pad)
+		} else {
+			row[0], row[1], row[2], row[3] = int64(r), k, string(c), string(pad)
+		}
+		if r%10000 == 0 {
+			done.Add(10000)
+			report(t)
+		}
+		return row, true
+	})
+	if err != nil {
+		return fmt.Errorf("load %s: %w", t, err)
+	}
+	done.Add(uint64(r % 10000))
+	report(t)
 	return nil
 }
 
 // Cleanup drops the run's sbtestN tables that have the workload's shape and
 // leaves any other table alone, naming it.
-func (w *oltpWorkload) cleanup(ctx context.Context, db *sql.DB, threads int) ([]string, error) {
+func (w *oltpWorkload) cleanup(ctx context.Context, st sqlTarget, threads int) ([]string, error) {
+	db := st.db
 	var dropped []string
 	var refused []string
 	for i := 1; i <= w.tableCount(threads); i++ {
 		t := tableName(i)
-		cols, idx, exists, err := shapeOf(ctx, db, t)
+		cols, idx, exists, err := shapeOf(ctx, st, t)
 		if err != nil {
 			return dropped, fmt.Errorf("inspect %s: %w", t, err)
 		}
@@ -335,4 +401,56 @@ func (w *oltpWorkload) cleanup(ctx context.Context, db *sql.DB, threads int) ([]
 		return dropped, fmt.Errorf("left alone: %s", strings.Join(refused, "; "))
 	}
 	return dropped, nil
+}
+
+// pgShapeOf reads a table's columns and indexes from PostgreSQL's catalogs
+// in MySQL's terms (int, char(120); the primary key's index as PRIMARY), so
+// one shape check serves both.
+func pgShapeOf(ctx context.Context, db *sql.DB, table string) (cols []column, indexes map[string][]string, exists bool, err error) {
+	rows, err := db.QueryContext(ctx, `SELECT column_name, data_type, COALESCE(character_maximum_length, 0) FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, table)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c column
+		var n int
+		if err := rows.Scan(&c.name, &c.colType, &n); err != nil {
+			return nil, nil, false, err
+		}
+		switch c.colType {
+		case "integer":
+			c.colType = "int"
+		case "character":
+			c.colType = fmt.Sprintf("char(%d)", n)
+		}
+		cols = append(cols, c)
+	}
+	if err := rows.Err(); err != nil || len(cols) == 0 {
+		return nil, nil, false, err
+	}
+	irows, err := db.QueryContext(ctx, `SELECT i.relname, a.attname, x.indisprimary FROM pg_index x
+		JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
+		JOIN pg_namespace n ON n.oid = t.relnamespace
+		JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, ord) ON true
+		JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+		WHERE n.nspname = current_schema() AND t.relname = $1 ORDER BY i.relname, k.ord`, table)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer irows.Close()
+	indexes = map[string][]string{}
+	for irows.Next() {
+		var idx, col string
+		var primary bool
+		if err := irows.Scan(&idx, &col, &primary); err != nil {
+			return nil, nil, false, err
+		}
+		if primary {
+			idx = "PRIMARY"
+		}
+		indexes[idx] = append(indexes[idx], col)
+	}
+	return cols, indexes, true, irows.Err()
 }

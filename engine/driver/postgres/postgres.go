@@ -1,0 +1,323 @@
+// Package postgres is PostgreSQL behind the engine's driver seam, on pgx
+// (through database/sql, so SQL workloads run unchanged): sysbench's pgsql
+// driver error rules, the server's own transaction count for the honesty
+// check, COPY for bulk loads, and the version and settings for parity.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/dbduel/dbduel/engine/driver"
+)
+
+// Protocol is this driver's name in endpoints and workloads.
+const Protocol = "postgres"
+
+// ignorable are the SQLSTATEs sysbench's pgsql driver restarts the event on
+// (after a ROLLBACK): deadlock_detected, unique_violation,
+// serialization_failure. Anything else, a lost connection included, ends
+// the run, as in sysbench.
+var ignorable = map[string]string{"40P01": "deadlock detected", "23505": "unique violation", "40001": "serialization failure"}
+
+// ConnConfig is ep as pgx's configuration (no TLS: targets are on loopback).
+func ConnConfig(ep driver.Endpoint) (*pgx.ConnConfig, error) {
+	u := url.URL{Scheme: "postgres", Host: ep.Addr(), Path: "/" + ep.DB, RawQuery: "sslmode=disable&connect_timeout=10"}
+	u.User = url.UserPassword(ep.User, ep.Password)
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, errors.New(driver.RedactURL(err.Error()))
+	}
+	return cfg, nil
+}
+
+// SQLOpen opens a plain database/sql pool to ep (administrative use).
+func SQLOpen(ep driver.Endpoint) (*sql.DB, error) {
+	cfg, err := ConnConfig(ep)
+	if err != nil {
+		return nil, err
+	}
+	return stdlib.OpenDB(*cfg), nil
+}
+
+// Ping tries one connection to ep within timeout.
+func Ping(ctx context.Context, ep driver.Endpoint, timeout time.Duration) error {
+	cfg, err := ConnConfig(ep)
+	if err != nil {
+		return err
+	}
+	cfg.ConnectTimeout = timeout
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := pgx.ConnectConfig(pctx, cfg)
+	if err != nil {
+		return err
+	}
+	return c.Close(ctx)
+}
+
+// DB is a pool to one PostgreSQL server.
+type DB struct {
+	driver.SQLPool
+	ep    driver.Endpoint
+	conns *connSet
+}
+
+// Opener returns the engine's opener for ep.
+func Opener(ep driver.Endpoint) driver.Opener {
+	return func(_ context.Context, maxConns int) (driver.DB, error) { return Open(ep, maxConns) }
+}
+
+// Open connects to ep with the settings the engine needs.
+func Open(ep driver.Endpoint, maxConns int) (*DB, error) {
+	cfg, err := ConnConfig(ep)
+	if err != nil {
+		return nil, err
+	}
+	d := &DB{ep: ep, conns: &connSet{m: map[net.Conn]bool{}}}
+	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return d.conns.track(c), nil
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	db.SetConnMaxLifetime(0)
+	d.SQLPool = driver.SQLPool{DB: db, Protocol: Protocol}
+	return d, nil
+}
+
+// Conn takes a dedicated connection that can roll back after an ignored error.
+func (d *DB) Conn(ctx context.Context) (driver.Conn, error) {
+	c, err := d.SQLPool.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{SQLConn: c.(driver.SQLConn)}, nil
+}
+
+// conn rolls back the aborted transaction before an event restarts, as
+// sysbench's pgsql driver does after an ignorable error.
+type conn struct{ driver.SQLConn }
+
+// Recover ends the aborted transaction.
+func (c *conn) Recover(ctx context.Context) error {
+	_, err := c.SQL().ExecContext(ctx, "ROLLBACK")
+	return err
+}
+
+// Classify applies sysbench's pgsql rules.
+func (d *DB) Classify(err error) driver.Failure {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if what, ok := ignorable[pe.Code]; ok {
+			return driver.Failure{Action: driver.Restart, Code: pe.Code, Err: fmt.Errorf("%s (SQLSTATE %s)", what, pe.Code)}
+		}
+		return driver.Failure{Action: driver.Fatal, Code: pe.Code, Err: fmt.Errorf("%s (SQLSTATE %s); sysbench's pgsql driver ends the run on it too", pe.Message, pe.Code)}
+	}
+	if isConnectionLost(err) {
+		return driver.Failure{Action: driver.Fatal, Err: fmt.Errorf("lost the connection to the server (%v); sysbench's pgsql driver does not reconnect", err)}
+	}
+	return driver.Failure{Action: driver.Fatal, Err: err}
+}
+
+func isConnectionLost(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) ||
+		strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "connection reset") ||
+		strings.Contains(err.Error(), "broken pipe") || strings.Contains(err.Error(), "bad connection")
+}
+
+// OpCount reads the calls of every statement the database ran from
+// pg_stat_statements: executions are counted there at once, prepares not
+// (as MySQL's Questions), and neither are prepared BEGIN and COMMIT. PostgreSQL's
+// transaction counters cannot serve: a connection publishes them up to
+// 10 s late, and a prepare counts as a transaction. Without the extension
+// the check is unavailable, and the result says why.
+func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
+	var n sql.NullInt64
+	err := d.DB.QueryRowContext(ctx, `SELECT sum(calls)::bigint FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n)
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "55000") {
+			return driver.OpCount{}, fmt.Errorf("%w: pg_stat_statements is not installed in database %s (shared_preload_libraries and CREATE EXTENSION; dbduel's managed PostgreSQL targets have it)", driver.ErrNoOpCount, d.ep.DB)
+		}
+		return driver.OpCount{}, err
+	}
+	return driver.OpCount{Counter: "pg_stat_statements calls", N: uint64(n.Int64), Self: 1, Unit: driver.Statements, NoTxnControl: true,
+		Note: "the server counter includes any other client of this database"}, nil
+}
+
+// Unblock shuts down every connection's socket.
+func (d *DB) Unblock() { d.conns.shutdownAll() }
+
+// CopyRows loads rows into table with COPY FROM STDIN: PostgreSQL's bulk path.
+func (d *DB) CopyRows(ctx context.Context, table string, columns []string, rows driver.RowSource) (int64, error) {
+	c, err := d.DB.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	var n int64
+	err = c.Raw(func(dc any) error {
+		pc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", dc)
+		}
+		n, err = pc.Conn().CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromFunc(func() ([]any, error) {
+			row, ok := rows()
+			if !ok {
+				return nil, nil
+			}
+			return row, nil
+		}))
+		return err
+	})
+	return n, err
+}
+
+// connSet tracks open sockets so an interrupted run can shut them down.
+type connSet struct {
+	mu sync.Mutex
+	m  map[net.Conn]bool
+}
+
+func (s *connSet) track(c net.Conn) net.Conn {
+	s.mu.Lock()
+	s.m[c] = true
+	s.mu.Unlock()
+	return &trackedConn{Conn: c, set: s}
+}
+
+func (s *connSet) shutdownAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.m {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.CloseRead()
+		}
+		_ = c.SetDeadline(time.Now())
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	set *connSet
+}
+
+func (c *trackedConn) Close() error {
+	c.set.mu.Lock()
+	delete(c.set.m, c.Conn)
+	c.set.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// ServerInfo reads the version and the data directory.
+func ServerInfo(ctx context.Context, ep driver.Endpoint) (version, datadir string, err error) {
+	db, err := SQLOpen(ep)
+	if err != nil {
+		return "", "", err
+	}
+	defer db.Close()
+	if err := db.QueryRowContext(ctx, "SHOW server_version").Scan(&version); err != nil {
+		return "", "", err
+	}
+	// data_directory is readable by superusers and pg_read_all_settings only.
+	_ = db.QueryRowContext(ctx, "SELECT setting FROM pg_settings WHERE name = 'data_directory'").Scan(&datadir)
+	return "PostgreSQL " + version, datadir, nil
+}
+
+// Variables reads pg_settings (names as they are).
+func Variables(ctx context.Context, ep driver.Endpoint) (map[string]string, error) {
+	db, err := SQLOpen(ep)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT name, COALESCE(setting, '') || COALESCE(unit, '') FROM pg_settings")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	vars := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		vars[k] = v
+	}
+	return vars, rows.Err()
+}
+
+// ParseURL parses postgres://user:pass@host:port/db (also postgresql://;
+// db defaults to sbtest, user to postgres); errors never hold the password.
+func ParseURL(spec string) (driver.Endpoint, error) {
+	u, err := url.Parse(spec)
+	if err != nil {
+		return driver.Endpoint{}, fmt.Errorf("bad postgres:// SPEC %q: %s", driver.RedactURL(spec), driver.RedactURL(err.Error()))
+	}
+	if (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return driver.Endpoint{}, fmt.Errorf("bad SPEC %q: want postgres://user:pass@host:port/db", driver.RedactURL(spec))
+	}
+	e := driver.Endpoint{Protocol: Protocol, Host: u.Hostname(), Port: 5432, User: "postgres", DB: "sbtest"}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return driver.Endpoint{}, fmt.Errorf("bad port %q in SPEC %q", p, driver.RedactURL(spec))
+		}
+		e.Port = n
+	}
+	if u.User != nil && u.User.Username() != "" {
+		e.User = u.User.Username()
+		e.Password, _ = u.User.Password()
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		e.DB = db
+	}
+	if len(u.Query()) > 0 {
+		return driver.Endpoint{}, fmt.Errorf("SPEC %q: query parameters are not supported", driver.RedactURL(spec))
+	}
+	return e, nil
+}
+
+// EnsureDatabase creates ep.DB if missing (through the maintenance
+// database); created says it did.
+func EnsureDatabase(ctx context.Context, ep driver.Endpoint) (created bool, err error) {
+	side := ep
+	side.DB = "postgres"
+	db, err := SQLOpen(side)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", ep.DB).Scan(&n); err != nil {
+		return false, fmt.Errorf("cannot connect to %s as %s: %w", ep.Addr(), ep.User, err)
+	}
+	if n > 0 {
+		return false, nil
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+pgx.Identifier{ep.DB}.Sanitize()); err != nil {
+		return false, fmt.Errorf("create database %s: %w", ep.DB, err)
+	}
+	return true, nil
+}
