@@ -38,7 +38,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	}
 	// Managed targets are removed on every exit path unless --keep.
 	defer stopTargets(ctx, ts, o.keep, stderr)
-	st, err := startTargets(ctx, ts, rc.ignore, stderr)
+	st, err := startTargets(ctx, ts, rc, stderr)
 	if err != nil {
 		return err
 	}

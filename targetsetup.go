@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
-	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/targets"
 )
 
@@ -29,7 +29,8 @@ type startedTargets struct {
 
 // startTargets starts every target in order and reads each back. The
 // caller stops them (stopTargets) on every exit path, also after an error.
-func startTargets(ctx context.Context, ts []targets.Target, ignore mysqldrv.ErrorSet, stderr io.Writer) (*startedTargets, error) {
+func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stderr io.Writer) (*startedTargets, error) {
+	ignore := rc.ignore
 	st := &startedTargets{all: ts}
 	for _, t := range ts {
 		fmt.Fprintf(stderr, "dbduel: starting %s (%s)\n", t.Name(), t.SpecRedacted())
@@ -43,7 +44,13 @@ func startTargets(ctx context.Context, ts []targets.Target, ignore mysqldrv.Erro
 		st.described = append(st.described, d)
 		st.engine = append(st.engine, engine.Target{Name: t.Name(), Open: targets.Opener(t.Endpoint(), ignore), Telemetry: telemetry(ctx, t)})
 	}
+	if err := checkProtocols(ts, rc.workload); err != nil {
+		return st, err
+	}
 	st.warnings = versionWarnings(st.described)
+	if p := protocols(ts); len(p) > 1 {
+		st.warnings = append(st.warnings, fmt.Sprintf("the targets run different database engines (%s): the comparison measures the engines too, not only where they run; their settings are not compared", strings.Join(p, " and ")))
+	}
 	for _, w := range st.warnings {
 		fmt.Fprintf(stderr, "dbduel: warning: %s\n", w)
 	}
@@ -147,6 +154,13 @@ func readParity(ctx context.Context, ts []targets.Target, described []result.Tar
 	if len(ts) < 2 {
 		return nil, nil
 	}
+	if len(protocols(ts)) > 1 { // a MySQL and a PostgreSQL setting share no names
+		versions := map[string]string{}
+		for i, t := range ts {
+			versions[t.Name()] = described[i].ServerVersion
+		}
+		return &result.Parity{Versions: versions}, nil
+	}
 	versions := map[string]string{}
 	vars := map[string]map[string]string{}
 	for i, t := range ts {
@@ -183,4 +197,25 @@ func versionWarnings(ts []result.Target) []string {
 		}
 	}
 	return out
+}
+
+// protocols lists the targets' protocols, in order of appearance.
+func protocols(ts []targets.Target) []string {
+	var out []string
+	for _, t := range ts {
+		if p := t.Endpoint().Protocol; !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkProtocols refuses a target whose protocol the workload does not speak.
+func checkProtocols(ts []targets.Target, wl workload.Workload) error {
+	for _, t := range ts {
+		if p := t.Endpoint().Protocol; !slices.Contains(wl.Protocols(), p) {
+			return usageErr("target %s speaks %s; workload %s runs on %s only", t.Name(), p, wl.Name(), strings.Join(wl.Protocols(), ", "))
+		}
+	}
+	return nil
 }

@@ -55,6 +55,7 @@ func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, erro
 		if err != nil {
 			return nil, err
 		}
+		l.SetNotices(stderr)
 		return l, nil
 	}
 	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))

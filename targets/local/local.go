@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -79,8 +80,8 @@ func ParseSpec(spec string) (Options, error) {
 	if head == "" {
 		return Options{}, &targets.UsageError{Msg: "local: SPEC needs a binary: local:mariadbd, local:mysqld or local:/abs/path"}
 	}
-	if head != "mariadbd" && head != "mysqld" && !filepath.IsAbs(head) {
-		return Options{}, &targets.UsageError{Msg: fmt.Sprintf("local: binary %q: want mariadbd, mysqld or an absolute path", head)}
+	if head != "mariadbd" && head != "mysqld" && head != "postgres" && !filepath.IsAbs(head) {
+		return Options{}, &targets.UsageError{Msg: fmt.Sprintf("local: binary %q: want mariadbd, mysqld, postgres or an absolute path", head)}
 	}
 	if err := targets.CheckKeys("local:", kvs, map[string]bool{"args": true, "cnf": true, "cpuset": true}, map[string]bool{"args": true}); err != nil {
 		return Options{}, err
@@ -120,7 +121,9 @@ type Server struct {
 	mu                sync.Mutex
 	cmd               *exec.Cmd
 	exited            chan struct{}
-	output            *tailBuffer // the process's own stdout and stderr
+	output            *tailBuffer         // the process's own stdout and stderr
+	cred              *syscall.Credential // the account the server runs as (nil: dbduel's own)
+	notices           io.Writer           // where to say what dbduel decided for the user
 	logPath           string
 }
 
@@ -160,6 +163,9 @@ func resolveBinary(b string) (string, error) {
 
 // Start initialises the datadir and starts the server, waiting until it accepts connections.
 func (s *Server) Start(ctx context.Context) error {
+	if isPostgres(s.o.Binary) {
+		return s.startPostgres(ctx, s.notices)
+	}
 	bin, err := resolveBinary(s.o.Binary)
 	if err != nil {
 		return err
@@ -224,7 +230,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 
-	s.ep = targets.Endpoint{Host: "127.0.0.1", Port: port, User: "root", Password: targets.NewPassword(), DB: "sbtest"}
+	s.ep = targets.Endpoint{Protocol: "mysql", Host: "127.0.0.1", Port: port, User: "root", Password: targets.NewPassword(), DB: "sbtest"}
 	if err := s.waitReady(ctx, 60*time.Second); err != nil {
 		return err
 	}
@@ -236,7 +242,17 @@ func (s *Server) Start(ctx context.Context) error {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
+		if s.flavour == PostgreSQL {
+			ep := s.ep
+			ep.DB = "postgres"
+			if targets.Ping(ctx, ep, 2*time.Second) == nil {
+				return nil
+			}
+		}
 		for _, pw := range []string{"", s.ep.Password} {
+			if s.flavour == PostgreSQL {
+				break
+			}
 			ep := s.ep
 			ep.Password, ep.DB = pw, ""
 			if mysqldrv.Ping(ctx, ep, 2*time.Second) == nil {
@@ -296,7 +312,7 @@ func (s *Server) secure(ctx context.Context) error {
 // Describe reads the server's version and datadir back.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "local", SpecRedacted: s.spec}
-	v, datadir, err := mysqldrv.ServerInfo(ctx, s.ep)
+	v, datadir, err := targets.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}
@@ -344,7 +360,11 @@ func (s *Server) Sample(context.Context) (targets.Sample, error) {
 			rss = kib * 1024
 		}
 	}
-	return targets.Sample{At: time.Now(), CPUNS: targets.ProcCPU(pid), MemBytes: rss}, nil
+	cpu := targets.ProcCPU(pid)
+	if s.flavour == PostgreSQL {
+		cpu = groupCPU(pid) // one process per connection: the whole process group's CPU
+	}
+	return targets.Sample{At: time.Now(), CPUNS: cpu, MemBytes: rss}, nil
 }
 
 // Restart stops the process and starts it again on the same datadir and port.
@@ -358,12 +378,18 @@ func (s *Server) Restart(ctx context.Context) error {
 	return s.waitReady(ctx, 60*time.Second)
 }
 
+// SetNotices says where to tell the user what dbduel decided (running
+// PostgreSQL as another user).
+func (s *Server) SetNotices(w io.Writer) {
+	s.notices = w
+}
+
 // spawn starts the server process (name is the binary or taskset), watches
 // for its exit and leaves a pidfile for `dbduel clean`.
 func (s *Server) spawn(name string, argv []string) error {
 	cmd := exec.Command(name, argv...)
 	// Own process group: a ^C at the terminal reaches dbduel, which stops the server in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM, Credential: s.cred}
 	// What the process prints itself (taskset's refusal, a crash before
 	// the error log opens) is part of why it exited.
 	out := &tailBuffer{max: 4096}
@@ -387,7 +413,12 @@ func (s *Server) stopProcess() error {
 	if cmd == nil || cmd.Process == nil {
 		return nil
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	// PostgreSQL's SIGTERM waits for its clients to leave; SIGINT is its fast shutdown.
+	sig := syscall.SIGTERM
+	if s.flavour == PostgreSQL {
+		sig = syscall.SIGINT
+	}
+	_ = cmd.Process.Signal(sig)
 	select {
 	case <-exited:
 	case <-time.After(30 * time.Second):
@@ -503,4 +534,34 @@ func (s *Server) Diagnose(context.Context) string {
 	default:
 		return ""
 	}
+}
+
+// groupCPU is the CPU time of every process in the process group pgid
+// (PostgreSQL's postmaster leads the group of its backends). Exited
+// backends' time is in the leader's children times, counted too.
+func groupCPU(pgid int) uint64 {
+	entries, _ := os.ReadDir("/proc")
+	var total uint64
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat := readFile("/proc/" + e.Name() + "/stat")
+		i := strings.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(stat[i+1:])
+		if len(f) < 15 || f[2] != strconv.Itoa(pgid) {
+			continue
+		}
+		total += targets.ProcCPU(pid)
+		if pid == pgid { // cutime + cstime: backends that already exited
+			cu, _ := strconv.ParseUint(f[13], 10, 64)
+			cs, _ := strconv.ParseUint(f[14], 10, 64)
+			total += (cu + cs) * uint64(time.Second/100)
+		}
+	}
+	return total
 }

@@ -1,0 +1,179 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+
+	pgdrv "github.com/dbduel/dbduel/engine/driver/postgres"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/config"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// PostgreSQL is the flavour of local:postgres.
+const PostgreSQL Flavour = "postgres"
+
+// isPostgres says a local: binary is PostgreSQL's server.
+func isPostgres(bin string) bool { return filepath.Base(bin) == "postgres" }
+
+// postgresBinDir finds PostgreSQL's programs: Debian keeps them in
+// /usr/lib/postgresql/<major>/bin (the newest major wins), or on PATH.
+func postgresBinDir(bin string) (string, error) {
+	if filepath.IsAbs(bin) {
+		return filepath.Dir(bin), nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	sort.Slice(dirs, func(i, j int) bool { return majorOf(dirs[i]) > majorOf(dirs[j]) })
+	if len(dirs) > 0 {
+		return filepath.Dir(dirs[0]), nil
+	}
+	if p, err := exec.LookPath("postgres"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("PostgreSQL's server was not found in /usr/lib/postgresql/*/bin or on PATH: install it (apt-get install postgresql)")
+}
+
+func majorOf(path string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(path))))
+	return n
+}
+
+// runAs is the account PostgreSQL runs under: initdb and postgres refuse to
+// run as root, so root runs them as Debian's "postgres" user.
+func runAs() (*syscall.Credential, string, error) {
+	if os.Geteuid() != 0 {
+		return nil, "", nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, "", errors.New("PostgreSQL refuses to run as root, and there is no \"postgres\" user to run it as (apt-get install postgresql creates it)")
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, u.Username, nil
+}
+
+// startPostgres makes a private cluster: initdb with a generated password
+// in the state directory, dbduel's settings, a free 127.0.0.1 port, and the
+// sbtest database with pg_stat_statements.
+func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
+	bindir, err := postgresBinDir(s.o.Binary)
+	if err != nil {
+		return err
+	}
+	s.binary = filepath.Join(bindir, "postgres")
+	s.flavour = PostgreSQL
+	cred, account, err := runAs()
+	if err != nil {
+		return err
+	}
+	s.cred = cred
+	if account != "" && notices != nil {
+		fmt.Fprintf(notices, "dbduel: %s: PostgreSQL refuses to run as root: running initdb and postgres as the %q user\n", s.name, account)
+	}
+	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+		return err
+	}
+	if s.dir, err = os.MkdirTemp(state.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-"); err != nil {
+		return err
+	}
+	password := targets.NewPassword()
+	pwfile := filepath.Join(s.dir, "pwfile")
+	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {
+		return err
+	}
+	include := ""
+	if s.o.Cnf != "" { // a copy the server's account can read
+		data, err := os.ReadFile(s.o.Cnf)
+		if err != nil {
+			return err
+		}
+		include = filepath.Join(s.dir, "user.conf")
+		if err := os.WriteFile(include, data, 0o644); err != nil {
+			return err
+		}
+	}
+	conf, err := config.WritePostgres(s.dir, include)
+	if err != nil {
+		return err
+	}
+	s.datadir = filepath.Join(s.dir, "data")
+	s.logPath = filepath.Join(s.dir, "server.log")
+	if cred != nil {
+		// The account must reach its files: the state directory is made
+		// traversable (not listable), the cluster's directory is its own.
+		_ = os.Chmod(state.Dir(), 0o711)
+		if err := chownTree(s.dir, cred); err != nil {
+			return err
+		}
+	}
+	initdb := exec.CommandContext(ctx, filepath.Join(bindir, "initdb"), "-D", s.datadir, "-U", "postgres",
+		"--auth=scram-sha-256", "--pwfile="+pwfile, "--encoding=UTF8", "--locale=C")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb: %v: %s", err, errorLines(string(out), 3))
+	}
+	os.Remove(pwfile)
+	f, err := os.OpenFile(filepath.Join(s.datadir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "\ninclude '%s'\n", conf)
+	f.Close()
+	port, err := targets.FreePort()
+	if err != nil {
+		return err
+	}
+	args := append([]string{"-D", s.datadir, "-p", strconv.Itoa(port), "-k", s.dir, "-c", "listen_addresses=127.0.0.1"}, s.o.Args...)
+	name, argv := s.binary, args
+	if s.o.Cpuset != "" {
+		taskset, err := exec.LookPath("taskset")
+		if err != nil {
+			return errors.New("cpuset= needs taskset (apt-get install util-linux)")
+		}
+		name, argv = taskset, append([]string{"-c", s.o.Cpuset, s.binary}, args...)
+	}
+	if err := s.spawn(name, argv); err != nil {
+		return err
+	}
+	s.ep = targets.Endpoint{Protocol: pgdrv.Protocol, Host: "127.0.0.1", Port: port, User: "postgres", Password: password, DB: "sbtest"}
+	if err := s.waitReady(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	return s.setUpPostgres(ctx)
+}
+
+// setUpPostgres creates the sbtest database and pg_stat_statements in it.
+func (s *Server) setUpPostgres(ctx context.Context) error {
+	if _, err := pgdrv.EnsureDatabase(ctx, s.ep); err != nil {
+		return err
+	}
+	db, err := pgdrv.SQLOpen(s.ep)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		return fmt.Errorf("create extension pg_stat_statements: %w", err)
+	}
+	return nil
+}
+
+func chownTree(dir string, cred *syscall.Credential) error {
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chown(p, int(cred.Uid), int(cred.Gid))
+	})
+}
