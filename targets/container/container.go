@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+	pgdrv "github.com/dbduel/dbduel/engine/driver/postgres"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -140,6 +140,11 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.ensureImage(ctx); err != nil {
 		return err
 	}
+	if s.o.Protocol == "" {
+		if s.o.Protocol, err = s.imageProtocol(ctx); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
 		return err
 	}
@@ -149,47 +154,29 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	os.Chmod(s.hostDir, 0o755)
-	include := ""
-	if s.o.Cnf != "" {
-		data, err := os.ReadFile(s.o.Cnf)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(s.hostDir, "user.cnf"), data, 0o644); err != nil {
-			return err
-		}
-		include = configDir + "/user.cnf"
-	}
-	if _, err := config.Write(s.hostDir, include); err != nil {
-		return err
-	}
-
 	port, err := targets.FreePort()
 	if err != nil {
 		return err
 	}
-	password := targets.NewPassword()
-	s.ep = targets.Endpoint{Host: "127.0.0.1", Port: port, User: "root", Password: password, DB: "sbtest"}
-
-	cmd := []string{"--defaults-file=" + configDir + "/dbduel.cnf"}
 	hc := &container.HostConfig{
 		Mounts: []mount.Mount{{Type: mount.TypeBind, Source: s.hostDir, Target: configDir, ReadOnly: true}},
 	}
-	cc := &container.Config{
-		Image:  s.o.Image,
-		Labels: s.labels(),
-		Env: append([]string{
-			"MARIADB_ROOT_PASSWORD=" + password, "MYSQL_ROOT_PASSWORD=" + password,
-			"MARIADB_DATABASE=sbtest", "MYSQL_DATABASE=sbtest",
-		}, s.o.Env...),
+	cc := &container.Config{Image: s.o.Image, Labels: s.labels()}
+	var cmd []string
+	if s.o.Protocol == "postgres" {
+		cmd, err = s.postgresConfig(cc, port)
+	} else {
+		cmd, err = s.mysqlConfig(cc, port)
 	}
-	switch s.o.Network {
-	case "host":
+	if err != nil {
+		return err
+	}
+	cc.Env = append(cc.Env, s.o.Env...)
+	if s.o.Network == "host" {
 		hc.NetworkMode = "host"
-		cmd = append(cmd, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1")
-	default:
+	} else {
 		hc.NetworkMode = "bridge"
-		p := nat.Port("3306/tcp")
+		p := nat.Port(strconv.Itoa(s.flavor().port) + "/tcp")
 		cc.ExposedPorts = nat.PortSet{p: {}}
 		hc.PortBindings = nat.PortMap{p: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}
 	}
@@ -199,16 +186,14 @@ func (s *Server) Start(ctx context.Context) error {
 		if _, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: s.volumeName, Labels: s.labels()}); err != nil {
 			return fmt.Errorf("create volume: %w", err)
 		}
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: s.volumeName, Target: defaultDatadir})
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: s.volumeName, Target: s.flavor().datadir})
 	case "bind":
 		dir := filepath.Join(s.hostDir, "datadir")
 		if err := os.Mkdir(dir, 0o777); err != nil {
 			return err
 		}
-		os.Chmod(dir, 0o777) // the server runs as the image's mysql user
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: defaultDatadir})
-	case "overlay":
-		cmd = append(cmd, "--datadir="+overlayDatadir)
+		os.Chmod(dir, 0o777) // the server runs as the image's own user
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: s.flavor().datadir})
 	}
 	if s.o.MemoryBytes > 0 {
 		hc.Memory = s.o.MemoryBytes
@@ -288,7 +273,10 @@ func showPullProgress(r io.Reader, out io.Writer) error {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if mysqldrv.Ping(ctx, s.ep, 2*time.Second) == nil {
+		if targets.Ping(ctx, s.ep, 2*time.Second) == nil {
+			if s.o.Protocol == "postgres" {
+				return s.setUpPostgres(ctx)
+			}
 			return nil
 		}
 		insp, ierr := s.cli.ContainerInspect(ctx, s.id)
@@ -327,7 +315,7 @@ func (s *Server) lastLogs(n int) string {
 // Describe reads back from docker inspect, the cgroup files and the server.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "container", SpecRedacted: s.SpecRedacted()}
-	v, datadir, err := mysqldrv.ServerInfo(ctx, s.ep)
+	v, datadir, err := targets.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}
@@ -594,4 +582,113 @@ func describeState(st *container.State) string {
 		return msg
 	}
 	return ""
+}
+
+// flavor is what differs between the images of each protocol.
+type flavor struct {
+	port    int
+	datadir string // where the image keeps its data (its VOLUME)
+}
+
+var flavors = map[string]flavor{
+	"mysql":    {port: 3306, datadir: "/var/lib/mysql"},
+	"postgres": {port: 5432, datadir: "/var/lib/postgresql/data"},
+}
+
+func (s *Server) flavor() flavor { return flavors[s.o.Protocol] }
+
+// imageProtocol reads the protocol from the port the image exposes.
+func (s *Server) imageProtocol(ctx context.Context) (string, error) {
+	insp, err := s.cli.ImageInspect(ctx, s.o.Image)
+	if err != nil {
+		return "", fmt.Errorf("inspect image %s: %w", s.o.Image, err)
+	}
+	var found []string
+	if insp.Config != nil {
+		for p := range insp.Config.ExposedPorts {
+			found = append(found, string(p))
+			for proto, f := range flavors {
+				if n, _, _ := strings.Cut(string(p), "/"); n == strconv.Itoa(f.port) {
+					return proto, nil
+				}
+			}
+		}
+	}
+	return "", &targets.UsageError{Msg: fmt.Sprintf("docker: image %s exposes %v, neither MySQL's 3306 nor PostgreSQL's 5432: say which with protocol=mysql or protocol=postgres", s.o.Image, found)}
+}
+
+// mysqlConfig is the MySQL/MariaDB image's set-up (the official images'
+// conventions): root's password, the sbtest database, dbduel's defaults file.
+func (s *Server) mysqlConfig(cc *container.Config, port int) ([]string, error) {
+	include := ""
+	if s.o.Cnf != "" {
+		data, err := os.ReadFile(s.o.Cnf)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(s.hostDir, "user.cnf"), data, 0o644); err != nil {
+			return nil, err
+		}
+		include = configDir + "/user.cnf"
+	}
+	if _, err := config.Write(s.hostDir, include); err != nil {
+		return nil, err
+	}
+	password := targets.NewPassword()
+	s.ep = targets.Endpoint{Protocol: "mysql", Host: "127.0.0.1", Port: port, User: "root", Password: password, DB: "sbtest"}
+	cc.Env = []string{"MARIADB_ROOT_PASSWORD=" + password, "MYSQL_ROOT_PASSWORD=" + password, "MARIADB_DATABASE=sbtest", "MYSQL_DATABASE=sbtest"}
+	cmd := []string{"--defaults-file=" + configDir + "/dbduel.cnf"}
+	if s.o.Network == "host" {
+		cmd = append(cmd, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1")
+	}
+	if s.o.Datadir == "overlay" {
+		cmd = append(cmd, "--datadir="+overlayDatadir)
+	}
+	return append(cmd, s.o.Args...), nil
+}
+
+// postgresConfig is the PostgreSQL image's set-up (the official postgres
+// image's conventions: POSTGRES_PASSWORD, POSTGRES_USER, POSTGRES_DB,
+// PGDATA, arguments after the image's command go to postgres), with
+// dbduel's settings as the server's config file.
+func (s *Server) postgresConfig(cc *container.Config, port int) ([]string, error) {
+	include := ""
+	if s.o.Cnf != "" {
+		data, err := os.ReadFile(s.o.Cnf)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(s.hostDir, "user.conf"), data, 0o644); err != nil {
+			return nil, err
+		}
+		include = configDir + "/user.conf"
+	}
+	if _, err := config.WritePostgres(s.hostDir, include); err != nil {
+		return nil, err
+	}
+	password := targets.NewPassword()
+	s.ep = targets.Endpoint{Protocol: "postgres", Host: "127.0.0.1", Port: port, User: "postgres", Password: password, DB: "sbtest"}
+	cc.Env = []string{"POSTGRES_PASSWORD=" + password, "POSTGRES_USER=postgres", "POSTGRES_DB=sbtest"}
+	if s.o.Datadir == "overlay" {
+		cc.Env = append(cc.Env, "PGDATA="+overlayDatadir+"/pgdata")
+	}
+	cmd := []string{"postgres", "-c", "config_file=" + configDir + "/dbduel.conf"}
+	if s.o.Network == "host" {
+		cmd = append(cmd, "-c", "port="+strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1")
+	}
+	return append(cmd, s.o.Args...), nil
+}
+
+// setUpPostgres installs pg_stat_statements in the sbtest database: the
+// server's own count for the honesty check.
+func (s *Server) setUpPostgres(ctx context.Context) error {
+	db, err := pgdrv.SQLOpen(s.ep)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		return fmt.Errorf("create extension pg_stat_statements: %w", err)
+	}
+	return nil
 }

@@ -22,10 +22,11 @@ type Options struct {
 	Args        []string
 	Env         []string
 	Cnf         string
+	Protocol    string // protocol=mysql|postgres; "" until read from the image's exposed port
 }
 
 var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
-	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true}
+	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true}
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
@@ -91,6 +92,11 @@ func ParseSpec(spec string) (Options, error) {
 				return bad("env=%q: want K=V", v)
 			}
 			o.Env = append(o.Env, v)
+		case "protocol":
+			if v != "mysql" && v != "postgres" {
+				return bad("protocol=%q: want mysql or postgres", v)
+			}
+			o.Protocol = v
 		case "cnf":
 			abs, err := targets.CheckCnf(v)
 			if err != nil {

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds dbduel-test/postgres:<host version> from Debian's packages, without
+# any registry: debootstrap, then the security and updates pockets so the
+# version matches the host's postgresql (native and container compare the
+# same server). Reuses an existing, current image unless --force.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+force=${1:-}
+export DEBIAN_FRONTEND=noninteractive
+
+mirror=http://deb.debian.org/debian
+security=http://deb.debian.org/debian-security
+if [ -r /etc/apt/sources.list.d/debian.sources ]; then
+	m=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
+	s=$(awk '/^URIs:/ && $2 ~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
+	mirror=${m:-$mirror}
+	security=${s:-$security}
+fi
+
+entry_sha=$(sha256sum "$here/image/postgres-entrypoint.sh" | cut -c1-16)
+major=$(dpkg-query -W -f='${Depends}' postgresql 2>/dev/null | grep -o 'postgresql-[0-9]*' | head -1 | cut -d- -f2 || true)
+major=${major:-15}
+host_version=$(dpkg-query -W -f='${Version}' "postgresql-$major" 2>/dev/null | sed -E 's/^[0-9]+://; s/-.*//' || true)
+tag="dbduel-test/postgres:${host_version:-$major}"
+if [ "$(docker image inspect --format '{{index .Config.Labels "dbduel.entrypoint"}}' "$tag" 2>/dev/null)" = "$entry_sha" ] && [ "$force" != --force ]; then
+	echo "image $tag present; reusing it"
+	exit 0
+fi
+
+root=$(mktemp -d /var/tmp/dbduel-pgimage.XXXXXX)
+trap 'rm -rf "$root"' EXIT
+echo "debootstrap bookworm with postgresql-$major into $root"
+debootstrap --variant=minbase --include="postgresql-$major" bookworm "$root" "$mirror" >/dev/null
+cat > "$root/etc/apt/sources.list" <<SRC
+deb $mirror bookworm main
+deb $mirror bookworm-updates main
+deb $security bookworm-security main
+SRC
+cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
+chmod +x "$root/usr/sbin/policy-rc.d"
+chroot "$root" apt-get update -qq
+chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -y -qq -o Dpkg::Options::=--force-confold upgrade >/dev/null
+chroot "$root" apt-get clean
+rm -f "$root/usr/sbin/policy-rc.d"
+# The package's own cluster is not the container's: PGDATA starts empty.
+rm -rf "$root/var/lib/postgresql/$major" "$root/etc/postgresql/$major" "$root/var/lib/apt/lists/"*_Packages
+version=$(chroot "$root" dpkg-query -W -f='${Version}' "postgresql-$major" | sed -E 's/^[0-9]+://; s/-.*//')
+install -m 0755 "$here/image/postgres-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
+tag="dbduel-test/postgres:$version"
+tar -C "$root" -c . | docker import \
+	-c 'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \
+	-c 'CMD ["postgres"]' \
+	-c 'EXPOSE 5432' \
+	-c 'ENV PGDATA=/var/lib/postgresql/data' \
+	-c 'VOLUME /var/lib/postgresql/data' \
+	-c 'LABEL dbduel.test-image=1' \
+	-c "LABEL dbduel.entrypoint=$entry_sha" \
+	- "$tag" >/dev/null
+echo "built $tag"
+if [ -n "$host_version" ] && [ "$version" != "$host_version" ]; then
+	echo "warning: image has PostgreSQL $version, host has $host_version" >&2
+fi
