@@ -48,9 +48,8 @@ type Config struct {
 	Telemetry func() map[string]any
 	// AtReady and AtEnd, if set, bracket the events exactly: after every
 	// thread has connected and prepared its statements, and after the last
-	// event, before the statements close. The honesty check reads the
-	// server's counter there, so set-up work (PostgreSQL counts a prepare
-	// as a transaction) stays out of the comparison.
+	// statement (bulk_insert's final flush included). The honesty check
+	// reads the server's counter there.
 	AtReady, AtEnd func()
 }
 
@@ -287,9 +286,6 @@ loop:
 		stoppedAt = time.Now()
 	}
 	elapsed := time.Since(measuredStart)
-	if cfg.AtEnd != nil {
-		cfg.AtEnd() // every event done; statements not closed yet
-	}
 	// The tail after the last full interval counts in the totals, as in sysbench.
 	var tail stats.Counters
 	tailHist, tailSvc := stats.NewHistogram(), stats.NewHistogram()
@@ -304,6 +300,9 @@ loop:
 		tail.Reads += c.Reads
 		tail.Writes += c.Writes
 		tail.Other += c.Other
+	}
+	if cfg.AtEnd != nil {
+		cfg.AtEnd() // every statement done, bulk_insert's last flush too
 	}
 	if !inWarmup {
 		total.Add(tail)

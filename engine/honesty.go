@@ -27,10 +27,13 @@ func honesty(before, after driver.OpCount, counted uint64) *result.Honesty {
 }
 
 // clientCount is what dbduel counted of what the server's counter counts:
-// statements (less BEGIN and COMMIT where the counter leaves them out: one
-// pair per event of a workload in transactions, and a BEGIN per ignored
-// error), or transactions (one per event in explicit transactions plus one
-// rolled back per ignored error; otherwise every statement is its own).
+// statements, or transactions (one per event in explicit transactions plus
+// one rolled back per ignored error; otherwise every statement is its own).
+// Where the counter leaves out transaction control (pg_stat_statements and
+// prepared BEGIN/COMMIT), each event's BEGIN and COMMIT come off, and the
+// ROLLBACK sent after an ignored error (as sysbench's pgsql driver does)
+// goes on: it replaces the failed attempt's BEGIN inside a transaction,
+// and adds to the statements outside one.
 func clientCount(c driver.OpCount, wl workload.Workload, run result.Run) uint64 {
 	queries := run.Summary.Queries + run.WarmupQueries
 	t, ok := wl.(workload.Transactional)
@@ -42,8 +45,9 @@ func clientCount(c driver.OpCount, wl workload.Workload, run result.Run) uint64 
 	case c.Unit == driver.Transactions:
 		return queries
 	case c.NoTxnControl && inTxn:
-		control := 2*events + run.Summary.Errors
-		return queries - min(control, queries)
+		return queries - min(2*events, queries)
+	case c.NoTxnControl:
+		return queries + run.Summary.Errors
 	}
 	return queries
 }

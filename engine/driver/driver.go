@@ -131,12 +131,7 @@ func (e Endpoint) URL() string {
 
 // Redacted is the URL with the password replaced: the only form that may
 // appear in output, logs, reports or errors.
-func (e Endpoint) Redacted() string {
-	if e.Password != "" {
-		e.Password = "***"
-	}
-	return e.URL()
-}
+func (e Endpoint) Redacted() string { return RedactURL(e.URL()) }
 
 // Addr is host:port.
 func (e Endpoint) Addr() string { return net.JoinHostPort(e.Host, strconv.Itoa(e.Port)) }

@@ -79,3 +79,25 @@ func (s *Server) Exec(tb testing.TB, stmts ...string) {
 		}
 	}
 }
+
+// StartPostgres starts a private PostgreSQL cluster (dbduel's local:postgres)
+// for the test and stops it when the test ends.
+func StartPostgres(tb testing.TB) *local.Server {
+	tb.Helper()
+	integration.Require(tb, "PostgreSQL")
+	if os.Getenv("DBDUEL_STATE_DIR") == "" {
+		os.Setenv("DBDUEL_STATE_DIR", os.TempDir()+"/dbduel-test-state")
+	}
+	srv, err := local.New("pgtest", "postgres", "test-"+state.NewRunID())
+	if err != nil {
+		tb.Fatalf("testdb: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := srv.Start(ctx); err != nil {
+		srv.Stop(context.Background())
+		tb.Fatalf("testdb: start postgres (apt-get install postgresql): %v", err)
+	}
+	tb.Cleanup(func() { srv.Stop(context.Background()) })
+	return srv
+}
