@@ -60,4 +60,3 @@ func TestParseURLAndRedaction(t *testing.T) {
 		t.Errorf("redacted: %s", got)
 	}
 }
-
