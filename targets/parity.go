@@ -20,6 +20,9 @@ var placeVariables = map[string]bool{
 	"version_compile_os": true, "version_source_revision": true, "innodb_buffer_pool_filename": true,
 	"lc_messages_dir": true, "character_sets_dir": true, "basedir": true, "aria_log_dir_path": true,
 	"log_slow_query_file": true, "wsrep_data_home_dir": true, "server_uid": true,
+	// PostgreSQL's
+	"data_directory": true, "config_file": true, "hba_file": true, "ident_file": true, "external_pid_file": true,
+	"unix_socket_directories": true, "listen_addresses": true, "cluster_name": true,
 }
 
 // Parity compares what the targets run: versions and every global variable

@@ -124,17 +124,15 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 		return fmt.Errorf("initdb: %v: %s", err, errorLines(string(out), 3))
 	}
 	os.Remove(pwfile)
-	f, err := os.OpenFile(filepath.Join(s.datadir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f, "\ninclude '%s'\n", conf)
-	f.Close()
 	port, err := targets.FreePort()
 	if err != nil {
 		return err
 	}
-	args := append([]string{"-D", s.datadir, "-p", strconv.Itoa(port), "-k", s.dir, "-c", "listen_addresses=127.0.0.1"}, s.o.Args...)
+	// dbduel's file is the whole configuration, as in a container: what
+	// initdb wrote into postgresql.conf (locale, time zone) is not used
+	// by either, so the two start from the same settings.
+	args := append([]string{"-D", s.datadir, "-c", "config_file=" + conf, "-p", strconv.Itoa(port), "-k", s.dir,
+		"-c", "listen_addresses=127.0.0.1"}, s.o.Args...)
 	name, argv := s.binary, args
 	if s.o.Cpuset != "" {
 		taskset, err := exec.LookPath("taskset")
