@@ -149,6 +149,18 @@ func TestPostgresNativeVsContainer(t *testing.T) {
 		if h := run.Honesty; h == nil || h.DiffPct > 1 || h.DiffPct < -1 {
 			t.Errorf("%s: honesty %+v", run.Target, h)
 		}
+		// The server's CPU: the postmaster's backends for the local one
+		// (they are its children, not its process group), the cgroup's
+		// for the container.
+		busy := false
+		for _, iv := range run.Intervals {
+			if c, ok := iv.Telemetry["server_cpu_cores"].(float64); ok && c > 0.1 {
+				busy = true
+			}
+		}
+		if !busy {
+			t.Errorf("%s: no interval shows the server's CPU: %+v", run.Target, run.Intervals)
+		}
 	}
 	found := false
 	for _, d := range r.Parity.VariablesDiff {

@@ -536,9 +536,10 @@ func (s *Server) Diagnose(context.Context) string {
 	}
 }
 
-// groupCPU is the CPU time of every process in the process group pgid
-// (PostgreSQL's postmaster leads the group of its backends). Exited
-// backends' time is in the leader's children times, counted too.
+// groupCPU is the CPU time of a process and its children (PostgreSQL's
+// postmaster forks a backend per connection; the backends call setsid, so
+// they are found by parent, not by process group). Exited children's time
+// is in the parent's children times, counted too.
 func groupCPU(pgid int) uint64 {
 	entries, _ := os.ReadDir("/proc")
 	var total uint64
@@ -553,7 +554,7 @@ func groupCPU(pgid int) uint64 {
 			continue
 		}
 		f := strings.Fields(stat[i+1:])
-		if len(f) < 15 || f[2] != strconv.Itoa(pgid) {
+		if len(f) < 15 || (pid != pgid && f[1] != strconv.Itoa(pgid)) {
 			continue
 		}
 		total += targets.ProcCPU(pid)
