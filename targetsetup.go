@@ -159,7 +159,7 @@ func readParity(ctx context.Context, ts []targets.Target, described []result.Tar
 		for i, t := range ts {
 			versions[t.Name()] = described[i].ServerVersion
 		}
-		return &result.Parity{Versions: versions}, nil
+		return &result.Parity{Versions: versions, VariablesDiff: []result.VariableDiff{}}, nil
 	}
 	versions := map[string]string{}
 	vars := map[string]map[string]string{}

@@ -28,7 +28,7 @@ var placeVariables = map[string]bool{
 // Parity compares what the targets run: versions and every global variable
 // whose values differ (place-bound ones left out).
 func Parity(names []string, versions map[string]string, vars map[string]map[string]string) *result.Parity {
-	p := &result.Parity{Versions: versions}
+	p := &result.Parity{Versions: versions, VariablesDiff: []result.VariableDiff{}}
 	keys := map[string]bool{}
 	for _, n := range names {
 		for k := range vars[n] {
