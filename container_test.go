@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/internal/testdb"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -478,4 +479,34 @@ func containerRunning(t *testing.T, cli *client.Client, runID string) bool {
 	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
 	cs, err := cli.ContainerList(context.Background(), container.ListOptions{Filters: f})
 	return err == nil && len(cs) > 0
+}
+
+// A prepare cut short leaves no table that a later run would reuse as
+// complete: the run refuses with the reason, and --reprepare loads again.
+func TestInterruptedPrepareIsNotReused(t *testing.T) {
+	integration.Require(t, "mariadbd")
+	srv := testdb.Start(t)
+	bin := buildBinary(t)
+	args := []string{"oltp_read_only", "--target", "n=" + srv.URL(""), "--tables", "2", "--table-size", "300000", "--threads", "2"}
+	cmd := exec.Command(bin, append([]string{"prepare"}, args...)...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(stderr.String(), "rows/s") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("the prepare finished before it could be interrupted: %s", stderr.String())
+	}
+	_, errOut, code := cli(t, append([]string{"run", "--time", "1", "--format", "text"}, args...)...)
+	if code != 1 || !(strings.Contains(errOut, "holds") || strings.Contains(errOut, "only 1 of the 2")) {
+		t.Fatalf("an interrupted load must be refused: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := cli(t, append([]string{"run", "--time", "1", "--format", "text", "--reprepare"}, args...)...); code != 0 {
+		t.Fatalf("--reprepare: exit %d: %s", code, errOut)
+	}
 }

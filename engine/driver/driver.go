@@ -85,7 +85,11 @@ type Recoverer interface {
 // RowSource yields rows for a bulk load; ok false ends them.
 type RowSource func() (row []any, ok bool)
 
-// BulkLoader is a DB with a bulk load path faster than INSERTs (COPY).
+// ErrNoBulkLoad says a server refuses the bulk path: load with INSERTs.
+var ErrNoBulkLoad = errors.New("the server refuses bulk loads")
+
+// BulkLoader is a DB with a bulk load path faster than INSERTs (COPY,
+// LOAD DATA LOCAL INFILE).
 type BulkLoader interface {
 	CopyRows(ctx context.Context, table string, columns []string, rows RowSource) (int64, error)
 }

@@ -1,11 +1,13 @@
-// Command pairedci is bench-vs-sysbench.sh's summary of paired runs: it reads
-// lines "sb_qps dd_qps sb_cli dd_cli sb_srv dd_srv" and prints each
+// Command pairedci is the bench scripts' summary of paired runs: it reads
+// lines of sysbench/dbduel pairs ("sb_qps dd_qps sb_cli dd_cli sb_srv
+// dd_srv" by default; -names says which figures) and prints each
 // dbduel/sysbench ratio as dbduel's own verdicts compute it
 // (stats.ComparePaired: geometric mean of the per-pair ratios and its 95% CI).
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +18,9 @@ import (
 )
 
 func main() {
-	line, err := summarize(os.Stdin)
+	names := flag.String("names", "QPS,client CPU/q,server CPU/q", "the figures of each line's pairs, comma-separated")
+	flag.Parse()
+	line, err := summarize(os.Stdin, strings.Split(*names, ","))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pairedci:", err)
 		os.Exit(1)
@@ -25,8 +29,8 @@ func main() {
 }
 
 // summarize reads the pairs and returns the one-line summary.
-func summarize(r io.Reader) (string, error) {
-	var cols [6][]float64
+func summarize(r io.Reader, names []string) (string, error) {
+	cols := make([][]float64, 2*len(names))
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -49,7 +53,7 @@ func summarize(r io.Reader) (string, error) {
 	}
 	var parts []string
 	var method string
-	for i, name := range []string{"QPS", "client CPU/q", "server CPU/q"} {
+	for i, name := range names {
 		p := stats.ComparePaired(cols[2*i+1], cols[2*i])
 		s := fmt.Sprintf("%s %.3f", name, p.Ratio)
 		if p.HasCI {
