@@ -82,7 +82,8 @@ type Recoverer interface {
 	Recover(ctx context.Context) error
 }
 
-// RowSource yields rows for a bulk load; ok false ends them.
+// RowSource yields rows for a bulk load; ok false ends them. A row and
+// the []byte values in it are valid until the next call.
 type RowSource func() (row []any, ok bool)
 
 // ErrNoBulkLoad says a server refuses the bulk path: load with INSERTs.

@@ -187,6 +187,11 @@ func (d *DB) CopyRows(ctx context.Context, table string, columns []string, rows 
 			if !ok {
 				return nil, nil
 			}
+			for i, v := range row { // pgx would send []byte as bytea
+				if b, ok := v.([]byte); ok {
+					row[i] = string(b)
+				}
+			}
 			return row, nil
 		}))
 		return err

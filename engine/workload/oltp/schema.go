@@ -298,8 +298,8 @@ func (w *oltpWorkload) loadTable(ctx context.Context, st sqlTarget, rng *sbrand.
 	c := make([]byte, len(cTemplate))
 	pad := make([]byte, len(padTemplate))
 	for r := 1; r <= size; r++ {
-		rng.FillString(c, cTemplate)
-		rng.FillString(pad, padTemplate)
+		rng.FillDigits(c, cTemplate)
+		rng.FillDigits(pad, padTemplate)
 		k := rng.Default(1, uint32(size))
 		if rows == 0 {
 			buf = append(buf[:0], head...)
@@ -357,13 +357,15 @@ func (w *oltpWorkload) copyTable(ctx context.Context, bulk enginedriver.BulkLoad
 			return nil, false
 		}
 		r++
-		rng.FillString(c, cTemplate)
-		rng.FillString(pad, padTemplate)
+		rng.FillDigits(c, cTemplate)
+		rng.FillDigits(pad, padTemplate)
 		k := int64(rng.Default(1, uint32(size)))
+		// The buffers are reused: a loader takes each row's values before
+		// it asks for the next row (BulkLoader's contract).
 		if w.o.AutoInc {
-			row[0], row[1], row[2] = k, string(c), string(pad)
+			row[0], row[1], row[2] = k, c, pad
 		} else {
-			row[0], row[1], row[2], row[3] = int64(r), k, string(c), string(pad)
+			row[0], row[1], row[2], row[3] = int64(r), k, c, pad
 		}
 		if r%10000 == 0 {
 			done.Add(10000)

@@ -166,3 +166,51 @@ func TestParseDistRejectsUnknown(t *testing.T) {
 		t.Fatal("ParseDist accepted an unknown distribution")
 	}
 }
+
+// FillDigits keeps the template and draws each digit uniformly: a
+// chi-square test over 200k digits (9 degrees of freedom; the 0.999
+// quantile is 27.9), and the digit pairs within a draw are independent.
+func TestFillDigitsIsUniform(t *testing.T) {
+	r := New(DefaultParams(), 42)
+	tmpl := "###########-###########-###########-###########-###########"
+	buf := make([]byte, len(tmpl))
+	var counts [10]float64
+	var pairs [100]float64
+	n := 0
+	for range 4000 {
+		r.FillDigits(buf, tmpl)
+		for i, c := range buf {
+			if tmpl[i] == '-' {
+				if c != '-' {
+					t.Fatalf("template not kept: %s", buf)
+				}
+				continue
+			}
+			counts[c-'0']++
+			n++
+			if i+1 < len(buf) && tmpl[i+1] == '#' {
+				pairs[int(c-'0')*10+int(buf[i+1]-'0')]++
+			}
+		}
+	}
+	chi := 0.0
+	for _, c := range counts {
+		e := float64(n) / 10
+		chi += (c - e) * (c - e) / e
+	}
+	if chi > 27.9 {
+		t.Fatalf("digits not uniform: chi² %.1f, counts %v", chi, counts)
+	}
+	total := 0.0
+	for _, p := range pairs {
+		total += p
+	}
+	chi = 0
+	for _, p := range pairs {
+		e := total / 100
+		chi += (p - e) * (p - e) / e
+	}
+	if chi > 148.2 { // 99 degrees of freedom, 0.999 quantile
+		t.Fatalf("consecutive digits not independent: chi² %.1f", chi)
+	}
+}
