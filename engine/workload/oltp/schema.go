@@ -2,8 +2,8 @@ package oltp
 
 import (
 	"context"
-	"errors"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
