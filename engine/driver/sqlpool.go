@@ -55,3 +55,25 @@ func (c *sqlConn) Discard() {
 	_ = c.c.Raw(func(any) error { return driver.ErrBadConn })
 	_ = c.c.Close()
 }
+
+// ReadSettings runs a query of (name, value) rows into a map: a server's
+// variables or settings, for parity.
+func ReadSettings(ctx context.Context, db *sql.DB, query string, normalize func(string) string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	vars := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		if normalize != nil {
+			k = normalize(k)
+		}
+		vars[k] = v
+	}
+	return vars, rows.Err()
+}

@@ -31,21 +31,8 @@ type Server struct {
 func Start(tb testing.TB) *Server {
 	tb.Helper()
 	integration.Require(tb, "mariadbd")
-	if os.Getenv("DBDUEL_STATE_DIR") == "" {
-		os.Setenv("DBDUEL_STATE_DIR", os.TempDir()+"/dbduel-test-state")
-	}
 	runID := "test-" + state.NewRunID()
-	srv, err := local.New("testdb", "mariadbd", runID)
-	if err != nil {
-		tb.Fatalf("testdb: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	if err := srv.Start(ctx); err != nil {
-		srv.Stop(context.Background())
-		tb.Fatalf("testdb: start mariadbd (apt-get install mariadb-server): %v", err)
-	}
-	tb.Cleanup(func() { srv.Stop(context.Background()) })
+	srv := startLocal(tb, "testdb", "mariadbd", runID, "apt-get install mariadb-server")
 	return &Server{Server: srv, RunID: runID}
 }
 
@@ -85,10 +72,16 @@ func (s *Server) Exec(tb testing.TB, stmts ...string) {
 func StartPostgres(tb testing.TB) *local.Server {
 	tb.Helper()
 	integration.Require(tb, "PostgreSQL")
+	return startLocal(tb, "pgtest", "postgres", "test-"+state.NewRunID(), "apt-get install postgresql")
+}
+
+// startLocal starts a managed server for the test and stops it at its end.
+func startLocal(tb testing.TB, name, bin, runID, install string) *local.Server {
+	tb.Helper()
 	if os.Getenv("DBDUEL_STATE_DIR") == "" {
 		os.Setenv("DBDUEL_STATE_DIR", os.TempDir()+"/dbduel-test-state")
 	}
-	srv, err := local.New("pgtest", "postgres", "test-"+state.NewRunID())
+	srv, err := local.New(name, bin, runID)
 	if err != nil {
 		tb.Fatalf("testdb: %v", err)
 	}
@@ -96,7 +89,7 @@ func StartPostgres(tb testing.TB) *local.Server {
 	defer cancel()
 	if err := srv.Start(ctx); err != nil {
 		srv.Stop(context.Background())
-		tb.Fatalf("testdb: start postgres (apt-get install postgresql): %v", err)
+		tb.Fatalf("testdb: start %s (%s): %v", bin, install, err)
 	}
 	tb.Cleanup(func() { srv.Stop(context.Background()) })
 	return srv

@@ -275,7 +275,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	for {
 		if targets.Ping(ctx, s.ep, 2*time.Second) == nil {
 			if s.o.Protocol == "postgres" {
-				return s.setUpPostgres(ctx)
+				return pgdrv.InstallStatementCounts(ctx, s.ep)
 			}
 			return nil
 		}
@@ -677,18 +677,4 @@ func (s *Server) postgresConfig(cc *container.Config, port int) ([]string, error
 		cmd = append(cmd, "-c", "port="+strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1")
 	}
 	return append(cmd, s.o.Args...), nil
-}
-
-// setUpPostgres installs pg_stat_statements in the sbtest database: the
-// server's own count for the honesty check.
-func (s *Server) setUpPostgres(ctx context.Context) error {
-	db, err := pgdrv.SQLOpen(s.ep)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
-		return fmt.Errorf("create extension pg_stat_statements: %w", err)
-	}
-	return nil
 }

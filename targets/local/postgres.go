@@ -156,15 +156,7 @@ func (s *Server) setUpPostgres(ctx context.Context) error {
 	if _, err := pgdrv.EnsureDatabase(ctx, s.ep); err != nil {
 		return err
 	}
-	db, err := pgdrv.SQLOpen(s.ep)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
-		return fmt.Errorf("create extension pg_stat_statements: %w", err)
-	}
-	return nil
+	return pgdrv.InstallStatementCounts(ctx, s.ep)
 }
 
 func chownTree(dir string, cred *syscall.Credential) error {

@@ -186,20 +186,7 @@ func Variables(ctx context.Context, ep driver.Endpoint) (map[string]string, erro
 		return nil, err
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	vars := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		vars[strings.ToLower(k)] = v
-	}
-	return vars, rows.Err()
+	return driver.ReadSettings(ctx, db, "SHOW GLOBAL VARIABLES", strings.ToLower)
 }
 
 // ParseURL parses mysql://user:pass@host:port/db (db defaults to sbtest,

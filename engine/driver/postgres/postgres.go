@@ -257,20 +257,7 @@ func Variables(ctx context.Context, ep driver.Endpoint) (map[string]string, erro
 		return nil, err
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SELECT name, COALESCE(setting, '') || COALESCE(unit, '') FROM pg_settings")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	vars := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		vars[k] = v
-	}
-	return vars, rows.Err()
+	return driver.ReadSettings(ctx, db, "SELECT name, COALESCE(setting, '') || COALESCE(unit, '') FROM pg_settings", nil)
 }
 
 // ParseURL parses postgres://user:pass@host:port/db (also postgresql://;
@@ -325,4 +312,18 @@ func EnsureDatabase(ctx context.Context, ep driver.Endpoint) (created bool, err 
 		return false, fmt.Errorf("create database %s: %w", ep.DB, err)
 	}
 	return true, nil
+}
+
+// InstallStatementCounts creates pg_stat_statements in ep's database (the
+// server must preload it): the server's own count for the honesty check.
+func InstallStatementCounts(ctx context.Context, ep driver.Endpoint) error {
+	db, err := SQLOpen(ep)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		return fmt.Errorf("create extension pg_stat_statements: %w", err)
+	}
+	return nil
 }
