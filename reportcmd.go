@@ -12,6 +12,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/targets/environment"
 	"github.com/dbduel/dbduel/ui/report"
 )
 
@@ -100,6 +101,14 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 					if c.N < 2 || c.NBaseline < 2 {
 						return usageErr("--fail-if needs 2 or more runs per target in both files: %s has %d in BASE and %d in NEW", c.Target, c.NBaseline, c.N)
 					}
+				}
+			}
+			// A kernel upgrade between "before" and "after" is the first thing
+			// a reader must know.
+			if diffs := environment.Differences(base.Environment, cur.Environment); len(diffs) > 0 {
+				fmt.Fprintf(stdout, "environment differs between the files (%d):\n", len(diffs))
+				for _, d := range diffs {
+					fmt.Fprintf(stdout, "  %s\n", d)
 				}
 			}
 			fmt.Fprintf(stdout, "%-14s %-6s %9s %20s %9s  %s\n", "target", "metric", "Δ%", "95% CI", "n base/new", "method")

@@ -106,3 +106,23 @@ func TestRunFailIfRefusedUpFront(t *testing.T) {
 		}
 	}
 }
+
+// compare says first when the two results come from different environments.
+func TestCompareListsEnvironmentDifferences(t *testing.T) {
+	base := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}}, 100)
+	cur := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}}, 100)
+	for path, kernel := range map[string]string{base: "6.1.0-27-amd64", cur: "6.1.0-28-amd64"} {
+		r, err := result.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Environment = map[string]string{"kernel": kernel, "governor": "performance"}
+		if err := result.WriteFile(path, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, code := cli(t, "compare", base, cur)
+	if code != 0 || !strings.HasPrefix(out, "environment differs between the files (1):\n  kernel: 6.1.0-27-amd64 vs 6.1.0-28-amd64\n") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}

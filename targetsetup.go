@@ -15,6 +15,8 @@ import (
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/environment"
 )
 
 // startedTargets are the run's targets once they accept connections:
@@ -25,6 +27,7 @@ type startedTargets struct {
 	engine    []engine.Target
 	warnings  []string
 	parity    *result.Parity
+	env       map[string]string
 }
 
 // startTargets starts every target in order and reads each back. The
@@ -61,6 +64,7 @@ func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stder
 	if p := st.parity; p != nil {
 		printParity(p, stderr)
 	}
+	st.env = fingerprint(ctx, st.described)
 	return st, nil
 }
 
@@ -105,6 +109,7 @@ func (st *startedTargets) annotate(r *result.Result) {
 	r.Targets = st.described
 	r.Warnings = append(r.Warnings[:0], st.warnings...)
 	r.Parity = st.parity
+	r.Environment = st.env
 	stats.Analyze(r)
 }
 
@@ -218,4 +223,15 @@ func checkProtocols(ts []targets.Target, wl workload.Workload) error {
 		}
 	}
 	return nil
+}
+
+// fingerprint reads the machine's environment for the result.
+func fingerprint(ctx context.Context, described []result.Target) map[string]string {
+	var d environment.Docker
+	if v, drv, err := container.EngineInfo(ctx); err != nil {
+		d.Unreachable = "Docker engine not reachable: " + err.Error()
+	} else {
+		d.Version, d.StorageDriver = v, drv
+	}
+	return environment.Read("/", d, version, described)
 }

@@ -28,8 +28,11 @@ type Result struct {
 	PointStats    []PointStats           `json:"point_stats,omitempty"` // sweeps: stats per point
 	Comparisons   []Comparison           `json:"comparisons"`
 	Parity        *Parity                `json:"parity,omitempty"`
-	Warnings      []string               `json:"warnings,omitempty"`
-	Error         string                 `json:"error,omitempty"`
+	// Environment fingerprints the machine (every key always present;
+	// "unknown: <reason>" when unreadable).
+	Environment map[string]string `json:"environment"`
+	Warnings    []string          `json:"warnings,omitempty"`
+	Error       string            `json:"error,omitempty"`
 }
 
 // Workload names the script and its effective options.
@@ -237,8 +240,7 @@ type Parity struct {
 	Versions      map[string]string `json:"versions"`
 	VariablesDiff []VariableDiff    `json:"variables_diff"` // most likely to move performance first
 	// BuildDiff are build facts that differ (TLS library, compiler, malloc).
-	BuildDiff   []VariableDiff `json:"build_diff,omitempty"`
-	Environment map[string]any `json:"environment,omitempty"`
+	BuildDiff []VariableDiff `json:"build_diff,omitempty"`
 }
 
 // VariableDiff is a server variable with different values across targets.

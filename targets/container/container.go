@@ -678,3 +678,20 @@ func (s *Server) postgresConfig(cc *container.Config, port int) ([]string, error
 	}
 	return append(cmd, s.o.Args...), nil
 }
+
+// EngineInfo is the Docker engine's version and storage driver, or why they
+// cannot be read (for the environment fingerprint).
+func EngineInfo(ctx context.Context) (version, storageDriver string, err error) {
+	cli, err := NewClient()
+	if err != nil {
+		return "", "", err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := cli.Info(ctx)
+	if err != nil {
+		return "", "", errors.New(targets.OneLine(err.Error()))
+	}
+	return info.ServerVersion, info.Driver, nil
+}
