@@ -384,3 +384,22 @@ func TestHelpAndFlagSuggestions(t *testing.T) {
 		t.Fatalf("bad cooldown: exit %d %q", code, stderr)
 	}
 }
+
+// --calibrate runs the baseline twice (the same existing server here) and
+// writes the noise floor; the A/A copy is named NAME-aa.
+func TestCalibrateWritesTheNoiseFloor(t *testing.T) {
+	srv := testdb.Start(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := cli(t, "run", "oltp_point_select", "--target", "a="+srv.URL(""), "--calibrate", "--runs", "2",
+		"--time", "1", "--table-size", "500", "--cooldown", "0", "--format", "text", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil || len(r.Targets) != 2 || r.Targets[1].Name != "a-aa" || r.NoiseFloor == nil || !r.NoiseFloor.HasCI || r.NoiseFloor.N != 2 {
+		t.Fatalf("%v: targets %+v noise floor %+v", err, r.Targets, r.NoiseFloor)
+	}
+	if r.Environment["kernel"] == "" || r.Environment["docker_version"] == "" {
+		t.Fatalf("environment: %v", r.Environment)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -43,6 +44,7 @@ type runOptions struct {
 	compose        string   // --compose FILE
 	services       []string // --service a,b
 	dryRun         bool
+	calibrate      bool
 	cpuProfile     string
 	strictParity   bool
 }
@@ -78,6 +80,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.StringVarP(&o.file, "file", "f", "", "read targets, workload, options and plan from a scenario `FILE.yaml` (flags given here override it; examples/)")
 	fs.StringVar(&o.compose, "compose", "", "turn the services of a compose `FILE` into container targets (with --target: added after those)")
 	fs.StringSliceVar(&o.services, "service", nil, "with --compose: the services to run, in this order (default: all, in the file's order)")
+	fs.BoolVar(&o.calibrate, "calibrate", false, "add the baseline a second time (NAME-aa: the same server, or an identical managed one) to measure the noise floor A vs A', and read every verdict against it")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resolved targets, workload and plan, and exit without running")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for dbduel's own speed work)")
 	_ = fs.MarkHidden("cpuprofile")
@@ -210,6 +213,12 @@ func (o *runOptions) loadFiles(ctx context.Context, fs *pflag.FlagSet, workload 
 	}
 	if workload == "" {
 		workload = "oltp_read_write"
+	}
+	if o.calibrate && len(o.targets) > 0 {
+		// The A/A copy comes right after the baseline, with the same SPEC.
+		name, spec, _ := strings.Cut(o.targets[0], "=")
+		aa := name + stats.CalibrationSuffix + "=" + spec
+		o.targets = append([]string{o.targets[0], aa}, o.targets[1:]...)
 	}
 	return workload, nil
 }

@@ -28,6 +28,8 @@ type Result struct {
 	PointStats    []PointStats           `json:"point_stats,omitempty"` // sweeps: stats per point
 	Comparisons   []Comparison           `json:"comparisons"`
 	Parity        *Parity                `json:"parity,omitempty"`
+	// NoiseFloor is the baseline against itself (--calibrate).
+	NoiseFloor *NoiseFloor `json:"noise_floor,omitempty"`
 	// Environment fingerprints the machine (every key always present;
 	// "unknown: <reason>" when unreadable).
 	Environment map[string]string `json:"environment"`
@@ -233,6 +235,17 @@ type Comparison struct {
 	NBaseline int     `json:"n_baseline,omitempty"` // compare: the BASE file's runs (N is NEW's)
 	Method    string  `json:"method"`
 	Verdict   string  `json:"verdict"`
+}
+
+// NoiseFloor is what A vs A' (the baseline and an identical copy, in the
+// same interleaved plan) differ by on this machine.
+type NoiseFloor struct {
+	Metric    string  `json:"metric"`
+	DeltaPct  float64 `json:"delta_pct"`
+	CILowPct  float64 `json:"ci_low_pct"`
+	CIHighPct float64 `json:"ci_high_pct"`
+	HasCI     bool    `json:"has_ci"`
+	N         int     `json:"n"`
 }
 
 // Parity records what differs between targets besides the thing compared.

@@ -68,6 +68,50 @@ func Analyze(r *result.Result) {
 		r.Comparisons = append(r.Comparisons, cs...)
 		r.Warnings = append(r.Warnings, warns...)
 	}
+	readAgainstNoiseFloor(r)
+}
+
+// CalibrationSuffix names the A/A copy of the baseline (--calibrate).
+const CalibrationSuffix = "-aa"
+
+// readAgainstNoiseFloor sets r.NoiseFloor from the baseline's A/A copy (the
+// same server twice, interleaved like every target) and reads each other
+// target's TPS verdict against it: a difference inside what A vs A' shows
+// on this machine is at the edge of the noise.
+func readAgainstNoiseFloor(r *result.Result) {
+	r.NoiseFloor = nil
+	names := r.TargetNames()
+	if len(names) < 2 {
+		return
+	}
+	aa := names[0] + CalibrationSuffix
+	var floor *result.Comparison
+	for i, c := range r.Comparisons {
+		if c.Target == aa && c.Metric == "tps" && c.Point == 0 {
+			floor = &r.Comparisons[i]
+		}
+	}
+	if floor == nil {
+		return
+	}
+	nf := &result.NoiseFloor{Metric: "tps", DeltaPct: floor.DeltaPct, N: floor.N, HasCI: floor.HasCI,
+		CILowPct: floor.CILowPct, CIHighPct: floor.CIHighPct}
+	r.NoiseFloor = nf
+	if !floor.HasCI {
+		return
+	}
+	width := math.Max(math.Abs(floor.CILowPct), math.Abs(floor.CIHighPct))
+	for i, c := range r.Comparisons {
+		if c.Metric != "tps" || c.Target == aa {
+			continue
+		}
+		edge := "beyond it"
+		if c.HasCI && math.Min(math.Abs(c.CILowPct), math.Abs(c.CIHighPct)) <= width || !c.HasCI && math.Abs(c.DeltaPct) <= width {
+			edge = "at the edge of the noise"
+		}
+		r.Comparisons[i].Verdict += fmt.Sprintf("; A/A on this machine: ±%.1f%% (%s vs %s %+.1f%% [%+.1f%%, %+.1f%%]): %s",
+			width, aa, names[0], floor.DeltaPct, floor.CILowPct, floor.CIHighPct, edge)
+	}
 }
 
 // HonestyWarning says when dbduel's query count and the server's own counter

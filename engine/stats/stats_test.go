@@ -394,3 +394,34 @@ func TestCutBlockIsNotASingleRunPlan(t *testing.T) {
 		t.Fatalf("the cut run was averaged: %+v", d)
 	}
 }
+
+// --calibrate: the baseline's A/A copy gives the noise floor, and each
+// other target's verdict is read against it.
+func TestNoiseFloorFromTheAACopy(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "n"}, {Name: "n-aa"}, {Name: "c"}, {Name: "d"}}, Plan: result.Plan{Runs: 4}}
+	for b, v := range [][4]float64{{100, 101, 50, 97}, {100, 99, 51, 98}, {100, 100, 49, 96}, {100, 102, 50, 97}} {
+		for i, name := range []string{"n", "n-aa", "c", "d"} {
+			r.Runs = append(r.Runs, result.Run{Target: name, Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[i], QPS: v[i], AvgUS: 1, P95US: 1, P99US: 1}})
+		}
+	}
+	Analyze(r)
+	nf := r.NoiseFloor
+	if nf == nil || !nf.HasCI || nf.N != 4 || nf.CILowPct >= 0 || nf.CIHighPct <= 0 {
+		t.Fatalf("noise floor: %+v", nf)
+	}
+	verdict := map[string]string{}
+	for _, c := range r.Comparisons {
+		if c.Metric == "tps" {
+			verdict[c.Target] = c.Verdict
+		}
+	}
+	if !strings.Contains(verdict["c"], "A/A on this machine") || !strings.HasSuffix(verdict["c"], "beyond it") {
+		t.Errorf("c (-50%%): %q", verdict["c"])
+	}
+	if !strings.HasSuffix(verdict["d"], "at the edge of the noise") {
+		t.Errorf("d (-2.5%%, inside the A/A width): %q", verdict["d"])
+	}
+	if strings.Contains(verdict["n-aa"], "A/A on this machine") {
+		t.Errorf("the A/A copy is not read against itself: %q", verdict["n-aa"])
+	}
+}
