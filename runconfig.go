@@ -89,6 +89,9 @@ func (rc *runConfig) session(o *runOptions, names []string) engine.Session {
 	sess := engine.Session{Config: rc.engine, Plan: plan.New(names, points, o.runs, o.warmupRuns, rc.seed),
 		Reprepare: o.reprepare, Cleanup: o.cleanup}
 	sess.Cooldown, _ = o.cooldownDuration() // checked by validate
+	if o.auto {
+		sess.Adaptive = &engine.Adaptive{CITargetPct: o.ciTarget, MaxTime: seconds(o.maxTime)}
+	}
 	if len(rc.sizes) > 1 {
 		wl, first := rc.workload, rc.sizes[0]
 		sw := wl.(workload.Sweepable)

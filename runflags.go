@@ -44,6 +44,12 @@ type runOptions struct {
 	compose        string   // --compose FILE
 	services       []string // --service a,b
 	dryRun         bool
+	runsFlag       string  // --runs N|auto
+	auto           bool    // --runs auto
+	ciTarget       float64 // --ci-target, half-width in %
+	ciTargetFlag   string
+	maxRuns        int
+	maxTime        float64
 	calibrate      bool
 	cpuProfile     string
 	strictParity   bool
@@ -65,7 +71,10 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.Float64Var(&o.reportInterval, "report-interval", 1, "`SECONDS` between intermediate reports (0 disables)")
 	fs.IntVar(&o.percentile, "percentile", 95, "report latency percentile `P` (1-100, 0 disables)")
 	fs.StringVar(&o.ignoreErrors, "mysql-ignore-errors", mysqldrv.DefaultIgnoreErrors, "error `CODES` that restart the event instead of ending the run (comma-separated, \"all\" or \"none\")")
-	fs.IntVar(&o.runs, "runs", 1, "`N` measured runs per target, interleaved in blocks (2 or more give a confidence interval)")
+	fs.StringVar(&o.runsFlag, "runs", "1", "`N|auto` measured runs per target, interleaved in blocks (2 or more give a confidence interval); auto adds blocks until every TPS CI is as narrow as --ci-target")
+	fs.StringVar(&o.ciTargetFlag, "ci-target", "5%", "with --runs auto: the half-width `PCT%` every target's TPS CI against the baseline must reach")
+	fs.IntVar(&o.maxRuns, "max-runs", 10, "with --runs auto: at most `N` blocks per point")
+	fs.Float64Var(&o.maxTime, "max-time", 0, "with --runs auto: stop adding blocks after `SECONDS` in all (0: no limit)")
 	fs.Int64Var(&o.seed, "seed", 0, "seed `N` of the plan's run order (0: from the clock; printed)")
 	fs.Float64Var(&o.warmupTime, "warmup-time", 0, "`SECONDS` at the start of each run executed but not counted")
 	fs.Float64Var(&o.rate, "rate", 0, "`N` events per second, Poisson arrivals (open loop; 0: as fast as possible)")
@@ -130,8 +139,20 @@ func (o *runOptions) validate() error {
 	default:
 		return usageErr("invalid --format %q: want text, sysbench or json", o.format)
 	}
-	if o.runs < 1 {
-		return usageErr("--runs must be at least 1")
+	if v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.ciTargetFlag), "%"), 64); err != nil || v <= 0 {
+		return usageErr("invalid --ci-target %q: want a half-width such as 5%%", o.ciTargetFlag)
+	} else {
+		o.ciTarget = v
+	}
+	if o.runsFlag == "auto" {
+		if o.maxRuns < 2 || o.ciTarget <= 0 || o.maxTime < 0 {
+			return usageErr("--runs auto needs --max-runs 2 or more, a positive --ci-target and a --max-time of 0 or more")
+		}
+		o.auto, o.runs = true, o.maxRuns
+	} else if n, err := strconv.Atoi(o.runsFlag); err != nil || n < 1 {
+		return usageErr("invalid --runs %q: want a number of runs (1 or more) or auto", o.runsFlag)
+	} else {
+		o.runs = n
 	}
 	if o.timeS < 0 || o.reportInterval < 0 || o.warmupTime < 0 || o.rate < 0 {
 		return usageErr("--time, --report-interval, --warmup-time and --rate must not be negative")

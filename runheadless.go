@@ -28,7 +28,11 @@ func runHeadless(ctx context.Context, rc *runConfig, o *runOptions, st *startedT
 		case engine.EventProgress:
 			progress.print(e)
 		case engine.EventNotice:
-			fmt.Fprintf(stderr, "dbduel: %s: %s\n", e.Target, e.Message)
+			if e.Target == "" {
+				fmt.Fprintf(stderr, "dbduel: %s\n", e.Message)
+			} else {
+				fmt.Fprintf(stderr, "dbduel: %s: %s\n", e.Target, e.Message)
+			}
 		case engine.EventFinished:
 			out.res, out.err = e.Result, e.Err
 			out.diagnosis = diagnose(ctx, e.Err, st)

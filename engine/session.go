@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -54,6 +57,13 @@ type Event struct {
 	Message  string
 }
 
+// Adaptive is --runs auto's rule: a rule on the CI's width, never on the
+// estimate (stopping when a verdict looks decided would bias it).
+type Adaptive struct {
+	CITargetPct float64       // half-width of every TPS comparison, in %
+	MaxTime     time.Duration // the whole plan's budget (0: none)
+}
+
 // TargetError is a failure of one target, and where in the plan it happened.
 type TargetError struct {
 	Target string
@@ -79,6 +89,10 @@ type Session struct {
 	Cooldown    time.Duration // pause between runs; negative: until the host is idle, at most 10 s
 	// BeforeRun is called before every run (e.g. to restart a managed server).
 	BeforeRun func(ctx context.Context, target string) error
+	// Adaptive, if set, ends each point's measured blocks once every
+	// target's TPS CI against the baseline is narrow enough (--runs auto;
+	// the plan holds --max-runs blocks per point).
+	Adaptive *Adaptive
 	// Annotate adds what the engine does not measure (targets as read
 	// back, versions, parity) and the analysis to a copy of the result;
 	// it runs once on each snapshot and once on the final result.
@@ -165,8 +179,21 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 	started := time.Now()
 	preparedSize := -1
 	var wl workload.Workload
+	settled := map[int]bool{} // --runs auto: points whose CIs are narrow enough
+	rules := map[int]*stats.AutoRule{}
 	for _, b := range p.Blocks {
 		pt := p.Points[b.Point]
+		if s.Adaptive != nil && !b.Warmup {
+			if settled[b.Point] {
+				total -= len(b.Order)
+				continue
+			}
+			if s.Adaptive.MaxTime > 0 && time.Since(started) >= s.Adaptive.MaxTime {
+				res.Plan.StoppedBy = "max-time"
+				total -= len(b.Order)
+				continue
+			}
+		}
 		// Data is prepared once per table size; a new size re-prepares.
 		if pt.TableSize != preparedSize {
 			var err error
@@ -255,6 +282,39 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 				return res, &TargetError{Target: name, Where: phase, Err: ctx.Err()}
 			}
 		}
+		if s.Adaptive != nil && !b.Warmup {
+			widths, ok := stats.HalfWidths(res, b.Point)
+			res.Plan.CIHalfWidthPct = widths
+			send(Event{Kind: EventNotice, Message: fmt.Sprintf("after %d block(s): TPS CI half-widths %s (target ±%g%%)", b.Index, formatWidths(widths), s.Adaptive.CITargetPct)})
+			if rules[b.Point] == nil {
+				rules[b.Point] = &stats.AutoRule{TargetPct: s.Adaptive.CITargetPct}
+			}
+			if rules[b.Point].Settled(b.Index, widths, ok) {
+				settled[b.Point] = true
+				if res.Plan.StoppedBy == "" {
+					res.Plan.StoppedBy = "ci-target"
+				}
+			}
+		}
+	}
+	if s.Adaptive != nil {
+		res.Plan.Blocks = nil
+		for _, run := range res.Runs { // the blocks that ran, in order
+			if n := len(res.Plan.Blocks); n < run.Block {
+				res.Plan.Blocks = append(res.Plan.Blocks, make([][]string, run.Block-n)...)
+			}
+			res.Plan.Blocks[run.Block-1] = append(res.Plan.Blocks[run.Block-1], run.Target)
+		}
+		res.Plan.Blocks = slices.DeleteFunc(res.Plan.Blocks, func(b []string) bool { return len(b) == 0 })
+		if res.Plan.StoppedBy == "" {
+			res.Plan.StoppedBy = "max-runs"
+		}
+		res.Plan.Runs = 0
+		for _, run := range res.Runs {
+			if !run.Warmup && run.Target == targets[0].Name && run.Point == 0 {
+				res.Plan.Runs++
+			}
+		}
 	}
 	res.Complete = true
 	if s.Cleanup {
@@ -266,4 +326,15 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 		}
 	}
 	return res, nil
+}
+
+func formatWidths(w map[string]float64) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(w)) {
+		parts = append(parts, fmt.Sprintf("%s ±%.1f%%", name, w[name]))
+	}
+	if len(parts) == 0 {
+		return "not known yet"
+	}
+	return strings.Join(parts, ", ")
 }

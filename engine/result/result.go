@@ -56,7 +56,11 @@ type Plan struct {
 	Rate       float64    `json:"rate,omitempty"`
 	WarmupS    float64    `json:"warmup_s,omitempty"`
 	Percentile float64    `json:"percentile"`
-	Interval   float64    `json:"report_interval_s"`
+	// --runs auto: why blocks stopped (ci-target, max-runs, max-time) and
+	// the TPS CI half-widths reached, per target.
+	StoppedBy      string             `json:"stopped_by,omitempty"`
+	CIHalfWidthPct map[string]float64 `json:"ci_half_width_pct,omitempty"`
+	Interval       float64            `json:"report_interval_s"`
 }
 
 // Point is one point of a sweep (threads, table size).

@@ -425,3 +425,40 @@ func TestNoiseFloorFromTheAACopy(t *testing.T) {
 		t.Errorf("the A/A copy is not read against itself: %q", verdict["n-aa"])
 	}
 }
+
+// --runs auto's rule in a seeded simulation: blocks are added until the
+// rule is satisfied or 20 blocks are spent; the final CI (the one the
+// verdict shows) still contains the true ratio in at least 92% of 2000
+// plans at each setting (measured 0.93-0.95; stopping at the first narrow
+// CI gave 0.87-0.89).
+func TestAdaptiveRuleCoverage(t *testing.T) {
+	const trials = 2000
+	rng := rand.New(rand.NewPCG(3, 5))
+	trueRatio := 0.95
+	for _, c := range []struct{ sd, targetPct float64 }{{0.03, 3}, {0.05, 3}, {0.08, 5}, {0.02, 5}} {
+		hits, blocks := 0, 0
+		for range trials {
+			var tv, bv []float64
+			var p Paired
+			rule := &AutoRule{TargetPct: c.targetPct}
+			for n := 1; n <= 20; n++ {
+				block := 1000 * math.Exp(0.1*rng.NormFloat64())
+				bv = append(bv, block*math.Exp(c.sd/math.Sqrt2*rng.NormFloat64()))
+				tv = append(tv, block*trueRatio*math.Exp(c.sd/math.Sqrt2*rng.NormFloat64()))
+				p = ComparePaired(tv, bv)
+				if rule.Settled(n, map[string]float64{"t": (p.High - p.Low) / 2 * 100}, p.HasCI) {
+					break
+				}
+			}
+			blocks += len(tv)
+			if p.Low <= trueRatio && trueRatio <= p.High {
+				hits++
+			}
+		}
+		cov := float64(hits) / trials
+		t.Logf("sd %.2f, target ±%g%%: coverage %.3f, %.1f blocks on average", c.sd, c.targetPct, cov, float64(blocks)/trials)
+		if cov < 0.92 {
+			t.Errorf("sd %.2f target %g: coverage %.3f < 0.92", c.sd, c.targetPct, cov)
+		}
+	}
+}

@@ -287,7 +287,10 @@ func (m *Model) apply(e engine.Event) {
 			m.runsDone++
 		}
 	case engine.EventNotice:
-		m.message = e.Target + ": " + e.Message
+		m.message = e.Message
+		if e.Target != "" {
+			m.message = e.Target + ": " + e.Message
+		}
 	case engine.EventFinished:
 		m.done = true
 		m.res, m.err = e.Result, e.Err
