@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
@@ -29,6 +30,11 @@ type runConfig struct {
 // newRunConfig resolves the flags (pure but for the clock that seeds an
 // unseeded run): every input error is a usage error.
 func newRunConfig(verb, wlName string, o *runOptions) (*runConfig, error) {
+	if o.calibrate && len(o.targets) > 0 && !strings.Contains(strings.Join(o.targets, " "), stats.CalibrationSuffix+"=") {
+		// The A/A copy comes right after the baseline, with the same SPEC.
+		name, spec, _ := strings.Cut(o.targets[0], "=")
+		o.targets = append([]string{o.targets[0], name + stats.CalibrationSuffix + "=" + spec}, o.targets[1:]...)
+	}
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

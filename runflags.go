@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
-	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -71,7 +70,8 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.Float64Var(&o.reportInterval, "report-interval", 1, "`SECONDS` between intermediate reports (0 disables)")
 	fs.IntVar(&o.percentile, "percentile", 95, "report latency percentile `P` (1-100, 0 disables)")
 	fs.StringVar(&o.ignoreErrors, "mysql-ignore-errors", mysqldrv.DefaultIgnoreErrors, "error `CODES` that restart the event instead of ending the run (comma-separated, \"all\" or \"none\")")
-	fs.StringVar(&o.runsFlag, "runs", "1", "`N|auto` measured runs per target, interleaved in blocks (2 or more give a confidence interval); auto adds blocks until every TPS CI is as narrow as --ci-target")
+	o.runsFlag = "1"
+	fs.Var((*runsValue)(&o.runsFlag), "runs", "`N|auto` measured runs per target, interleaved in blocks (2 or more give a confidence interval); auto adds blocks until every TPS CI is as narrow as --ci-target")
 	fs.StringVar(&o.ciTargetFlag, "ci-target", "5%", "with --runs auto: the half-width `PCT%` every target's TPS CI against the baseline must reach")
 	fs.IntVar(&o.maxRuns, "max-runs", 10, "with --runs auto: at most `N` blocks per point")
 	fs.Float64Var(&o.maxTime, "max-time", 0, "with --runs auto: stop adding blocks after `SECONDS` in all (0: no limit)")
@@ -235,11 +235,18 @@ func (o *runOptions) loadFiles(ctx context.Context, fs *pflag.FlagSet, workload 
 	if workload == "" {
 		workload = "oltp_read_write"
 	}
-	if o.calibrate && len(o.targets) > 0 {
-		// The A/A copy comes right after the baseline, with the same SPEC.
-		name, spec, _ := strings.Cut(o.targets[0], "=")
-		aa := name + stats.CalibrationSuffix + "=" + spec
-		o.targets = append([]string{o.targets[0], aa}, o.targets[1:]...)
-	}
 	return workload, nil
+}
+
+// runsValue is --runs: a number of runs (1 or more) or auto, checked when set.
+type runsValue string
+
+func (r *runsValue) String() string { return string(*r) }
+func (r *runsValue) Type() string   { return "N|auto" }
+func (r *runsValue) Set(v string) error {
+	if n, err := strconv.Atoi(v); (err != nil || n < 1) && v != "auto" {
+		return fmt.Errorf("want a number of runs (1 or more) or auto")
+	}
+	*r = runsValue(v)
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/noise"
 )
 
 // runVerb is run, prepare and cleanup: resolve the flags, start the
@@ -65,6 +66,7 @@ func measure(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarge
 			len(sess.Plan.Points), o.runs+o.warmupRuns, len(st.all), rc.seed, rc.seed)
 	}
 	sess.Annotate = st.annotate
+	sess.NoiseSampler = func() func(map[string]any) map[string]any { return noise.New("/").Sample }
 	if o.out != "" {
 		sess.OnSnapshot = func(r *result.Result) {
 			if err := result.WriteFile(o.out, r); err != nil {

@@ -46,6 +46,9 @@ type Config struct {
 	// Telemetry, if set, is read at every interval (the target's resource
 	// use: server CPU, memory, proxy CPU) into the interval's telemetry.
 	Telemetry func() map[string]any
+	// Noise, if set, is read at every interval after Telemetry, with it:
+	// what else took the machine (steal, other processes' CPU).
+	Noise func(telemetry map[string]any) map[string]any
 	// AtReady and AtEnd, if set, bracket the events exactly: after every
 	// thread has connected and prepared its statements, and after the last
 	// statement (bulk_insert's final flush included). The honesty check
@@ -229,6 +232,9 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 		}
 		if cfg.Telemetry != nil {
 			iv.Telemetry = cfg.Telemetry()
+		}
+		if cfg.Noise != nil {
+			iv.Noise = cfg.Noise(iv.Telemetry)
 		}
 		lastTick = now
 		run.Intervals = append(run.Intervals, iv)

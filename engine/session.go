@@ -93,6 +93,8 @@ type Session struct {
 	// target's TPS CI against the baseline is narrow enough (--runs auto;
 	// the plan holds --max-runs blocks per point).
 	Adaptive *Adaptive
+	// NoiseSampler, if set, makes each run's noise reader (started with the run).
+	NoiseSampler func() func(telemetry map[string]any) map[string]any
 	// Annotate adds what the engine does not measure (targets as read
 	// back, versions, parity) and the analysis to a copy of the result;
 	// it runs once on each snapshot and once on the final result.
@@ -241,6 +243,9 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 			rc := cfg
 			rc.Workload, rc.Threads = wl, pt.Threads
 			rc.Telemetry = byName[name].Telemetry
+			if s.NoiseSampler != nil {
+				rc.Noise = s.NoiseSampler()
+			}
 			rc.Seed = cfg.Seed + uint64(b.Seq)*7919
 			var before, after driver.OpCount
 			var beforeErr, afterErr error

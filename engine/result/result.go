@@ -192,6 +192,9 @@ type Interval struct {
 	Concurrency  uint64         `json:"concurrency"`
 	ServiceP95US float64        `json:"service_p95_us,omitempty"`
 	Telemetry    map[string]any `json:"telemetry,omitempty"`
+	// Noise is what else took the machine: steal_pct, other_cpu_cores,
+	// psi_cpu_some_pct, flagged.
+	Noise map[string]any `json:"noise,omitempty"`
 }
 
 // Distribution summarises one metric over a target's runs.

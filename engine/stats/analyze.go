@@ -69,6 +69,41 @@ func Analyze(r *result.Result) {
 		r.Warnings = append(r.Warnings, warns...)
 	}
 	readAgainstNoiseFloor(r)
+	noteNoisyIntervals(r)
+}
+
+// noteNoisyIntervals says, in each TPS verdict, when the measured intervals
+// of its two targets include ones flagged noisy (CPU steal, other
+// processes' CPU), and warns once per target.
+func noteNoisyIntervals(r *result.Result) {
+	flagged, total := map[string]int{}, map[string]int{}
+	for _, run := range r.Runs {
+		if run.Warmup || !run.Complete {
+			continue
+		}
+		for _, iv := range run.Intervals {
+			if iv.Warmup {
+				continue
+			}
+			total[run.Target]++
+			if f, _ := iv.Noise["flagged"].(bool); f {
+				flagged[run.Target]++
+			}
+		}
+	}
+	for _, n := range r.TargetNames() {
+		if flagged[n] > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d of %d measured intervals were flagged noisy (CPU steal or other processes' CPU; intervals[].noise)", n, flagged[n], total[n]))
+		}
+	}
+	for i, c := range r.Comparisons {
+		if c.Metric != "tps" {
+			continue
+		}
+		if f := flagged[c.Target] + flagged[c.Baseline]; f > 0 {
+			r.Comparisons[i].Verdict += fmt.Sprintf("; %d of %d intervals behind it were flagged noisy", f, total[c.Target]+total[c.Baseline])
+		}
+	}
 }
 
 // CalibrationSuffix names the A/A copy of the baseline (--calibrate).

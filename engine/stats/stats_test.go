@@ -462,3 +462,25 @@ func TestAdaptiveRuleCoverage(t *testing.T) {
 		}
 	}
 }
+
+func TestVerdictSaysWhenIntervalsWereNoisy(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "n"}, {Name: "c"}}}
+	for b := 1; b <= 2; b++ {
+		for _, name := range []string{"n", "c"} {
+			run := result.Run{Target: name, Block: b, Complete: true, Summary: result.Summary{TPS: 100, QPS: 100, AvgUS: 1, P95US: 1, P99US: 1}}
+			for i := 0; i < 3; i++ {
+				run.Intervals = append(run.Intervals, result.Interval{Noise: map[string]any{"flagged": name == "c" && b == 2 && i == 0}})
+			}
+			r.Runs = append(r.Runs, run)
+		}
+	}
+	Analyze(r)
+	for _, c := range r.Comparisons {
+		if c.Metric == "tps" && !strings.HasSuffix(c.Verdict, "; 1 of 12 intervals behind it were flagged noisy") {
+			t.Fatalf("verdict: %q", c.Verdict)
+		}
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "c: 1 of 6 measured intervals were flagged noisy") {
+		t.Fatalf("warnings: %q", r.Warnings)
+	}
+}

@@ -38,7 +38,7 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		}
 		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s%s%s\n",
 			iv.TS, e.Target, iv.TPS, iv.QPS, iv.P95US/1000, iv.P99US/1000,
-			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue, Telemetry(iv), warm)
+			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue, Telemetry(iv)+Noise(iv), warm)
 	case engine.EventRunDone:
 		s := e.Run.Summary
 		fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
@@ -215,6 +215,22 @@ func findComparison(r *result.Result, target, metric string, point int) *result.
 		}
 	}
 	return nil
+}
+
+// Noise is an interval's noise figures in a few words when it was flagged
+// ("" otherwise): CPU steal and other processes' CPU.
+func Noise(iv result.Interval) string {
+	if f, _ := iv.Noise["flagged"].(bool); !f {
+		return ""
+	}
+	out := ""
+	if v, ok := iv.Noise["steal_pct"].(float64); ok {
+		out += fmt.Sprintf("  steal %.1f%%", v)
+	}
+	if v, ok := iv.Noise["other_cpu_cores"].(float64); ok {
+		out += fmt.Sprintf("  other processes %.2f cores", v)
+	}
+	return out + "  (noisy)"
 }
 
 // Telemetry is an interval's resource figures in a few words ("" if none).

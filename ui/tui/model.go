@@ -43,6 +43,7 @@ type card struct {
 	cumEvents   uint64
 	cumQueries  uint64
 	cumSeconds  float64
+	noisy       int // intervals of the current run flagged noisy
 	lastRun     *result.Run
 	history     [3][]float64 // per metric, one value per interval of the current/last run
 	prepRows    uint64
@@ -251,7 +252,7 @@ func (m *Model) apply(e engine.Event) {
 		if e.Index > 0 {
 			m.point, m.threads = e.Point, e.Threads
 			c.running = true
-			c.cumEvents, c.cumQueries, c.cumSeconds = 0, 0, 0
+			c.cumEvents, c.cumQueries, c.cumSeconds, c.noisy = 0, 0, 0, 0
 			c.history = [3][]float64{}
 			m.phase = fmt.Sprintf("%s: %s (block %d)", e.Target, e.Phase, e.Block)
 		} else {
@@ -269,6 +270,9 @@ func (m *Model) apply(e engine.Event) {
 			c.cumEvents += iv.Events
 			c.cumQueries += iv.Reads + iv.Writes + iv.Other
 			c.cumSeconds += iv.SpanS
+		}
+		if f, _ := iv.Noise["flagged"].(bool); f && !iv.Warmup {
+			c.noisy++
 		}
 		c.history[0] = append(c.history[0], iv.TPS)
 		c.history[1] = append(c.history[1], iv.QPS)

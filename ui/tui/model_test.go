@@ -255,3 +255,16 @@ func TestHelpListsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// A flagged interval is marked on the running target's card.
+func TestNoisyIntervalIsMarked(t *testing.T) {
+	m := testModel(nil, nil)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 10, TPS: 10,
+		Noise: map[string]any{"flagged": true, "steal_pct": 6.5, "other_cpu_cores": 0.4}}})
+	v := ansi.ReplaceAllString(m.View(), "")
+	if !strings.Contains(v, "! 1 noisy interval(s) this run") || !strings.Contains(v, "steal 6.5%") {
+		t.Fatalf("no noise mark:\n%s", v)
+	}
+}

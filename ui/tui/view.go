@@ -135,6 +135,9 @@ func (m *Model) cardsRow(cards []*card) string {
 			if tel := strings.TrimSpace(text.Telemetry(iv)); tel != "" {
 				lines = append(lines, tel)
 			}
+			if c.noisy > 0 {
+				lines = append(lines, fmt.Sprintf("! %d noisy interval(s) this run%s", c.noisy, text.Noise(iv)))
+			}
 			if c.cumSeconds > 0 {
 				lines = append(lines, fmt.Sprintf("run so far: TPS %s QPS %s", chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
 			}
