@@ -23,12 +23,12 @@ const (
 
 // Sampler reads /proc (under root) at each interval.
 type Sampler struct {
-	root      string
-	prev      cpuTimes
-	prevSelf  uint64
-	prevPSI   uint64
-	prevAt    time.Time
-	hasPrev   bool
+	root     string
+	prev     cpuTimes
+	prevSelf uint64
+	prevPSI  uint64
+	prevAt   time.Time
+	hasPrev  bool
 }
 
 // New returns a sampler of the machine at root ("/"), started now.
