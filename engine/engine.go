@@ -141,6 +141,14 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 	if cfg.AtReady != nil {
 		cfg.AtReady() // every thread connected and prepared; no event yet
 	}
+	// The readers of cumulative counters start their first window now, with
+	// the run, not at their previous call.
+	if cfg.Telemetry != nil {
+		cfg.Telemetry()
+	}
+	if cfg.Noise != nil {
+		cfg.Noise(nil)
+	}
 	start := time.Now()
 	if openLoop {
 		s.sched = newSchedule(start, cfg.Rate, cfg.Seed)
