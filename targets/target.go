@@ -30,6 +30,8 @@ type Sample struct {
 	CPUNS      uint64 // cumulative CPU time of the server (its process or its container's cgroup)
 	MemBytes   uint64
 	ProxyCPUNS uint64 // cumulative CPU time of the docker-proxy serving its port (0: none)
+	// ThrottledNS is the cumulative time a CPU quota held the server back.
+	ThrottledNS uint64
 }
 
 // ProcCPU is a process's cumulative user+system CPU time from /proc, or 0.

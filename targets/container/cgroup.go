@@ -15,9 +15,10 @@ type cgroupLimits struct {
 }
 
 type cgroupUsage struct {
-	ok       bool
-	cpuNS    uint64
-	memBytes uint64
+	ok          bool
+	cpuNS       uint64
+	memBytes    uint64
+	throttledNS uint64 // time the cgroup's CPU quota held it back
 }
 
 // cgroupDir finds a process's cgroup directory (v2 unified or v1 per controller).
@@ -114,6 +115,28 @@ func readCgroupUsage(pid int) cgroupUsage {
 		if v := readTrim(filepath.Join(dir, "cpuacct.usage")); !u.ok && v != "" {
 			u.cpuNS, _ = strconv.ParseUint(v, 10, 64)
 			u.ok = true
+		}
+	}
+	if dir := cgroupDir(pid, "cpu"); dir != "" {
+		// v2: throttled_usec; v1 (the cpu controller): throttled_time in ns.
+		for _, l := range strings.Split(readTrim(filepath.Join(dir, "cpu.stat")), "\n") {
+			if n, ok := strings.CutPrefix(l, "throttled_usec "); ok {
+				us, _ := strconv.ParseUint(n, 10, 64)
+				u.throttledNS = us * 1000
+			} else if n, ok := strings.CutPrefix(l, "throttled_time "); ok {
+				u.throttledNS, _ = strconv.ParseUint(n, 10, 64)
+			}
+		}
+	}
+	if dir := cgroupDir(pid, "cpu"); dir != "" {
+		// v2: throttled_usec; v1 (the cpu controller): throttled_time in ns.
+		for _, l := range strings.Split(readTrim(filepath.Join(dir, "cpu.stat")), "\n") {
+			if n, ok := strings.CutPrefix(l, "throttled_usec "); ok {
+				us, _ := strconv.ParseUint(n, 10, 64)
+				u.throttledNS = us * 1000
+			} else if n, ok := strings.CutPrefix(l, "throttled_time "); ok {
+				u.throttledNS, _ = strconv.ParseUint(n, 10, 64)
+			}
 		}
 	}
 	if dir := cgroupDir(pid, "memory"); dir != "" {

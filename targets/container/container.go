@@ -437,7 +437,7 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 	if !cg.ok {
 		return targets.Sample{}, errors.New("container cgroup not readable")
 	}
-	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: targets.ProcCPU(s.proxyPID)}, nil
+	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: targets.ProcCPU(s.proxyPID), ThrottledNS: cg.throttledNS}, nil
 }
 
 // Restart restarts the container (same datadir and port).

@@ -120,6 +120,10 @@ func (s *Sampler) Sample(telemetry map[string]any) map[string]any {
 			out["psi_cpu_some_pct"] = round(float64(psi-s.prevPSI) / 1e6 / dt * 100)
 		}
 		// Other processes' CPU is known only when the targets' own is.
+		// A quota at work is recorded, not flagged: it is the limit asked for.
+		if th, ok := telemetry["cpu_throttled_pct"].(float64); ok {
+			out["throttled_pct"] = th
+		}
 		out["flagged"] = steal > StealPct || other > OtherCPUCores
 	}
 	s.prev, s.prevSelf, s.prevPSI, s.prevAt, s.hasPrev = cur, self, psi, now, ok
