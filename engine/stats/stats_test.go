@@ -77,28 +77,29 @@ func TestComparePairedTOnLogRatios(t *testing.T) {
 func TestComparePairedCoverage(t *testing.T) {
 	const trials = 2000
 	rng := rand.New(rand.NewPCG(7, 11))
-	trueRatio := 0.9
-	for _, n := range []int{3, 8, 12, 20} {
-		hits := 0
-		for range trials {
-			base, tgt := make([]float64, n), make([]float64, n)
-			for i := range n {
-				block := 1000 * math.Exp(0.1*rng.NormFloat64()) // block effect shared by both sides
-				base[i] = block * math.Exp(0.04*rng.NormFloat64())
-				tgt[i] = block * trueRatio * math.Exp(0.04*rng.NormFloat64())
+	for _, trueRatio := range []float64{0.9, 1} { // 1: an A/A comparison, whose CI must hold 0%
+		for _, n := range []int{3, 8, 12, 20} {
+			hits := 0
+			for range trials {
+				base, tgt := make([]float64, n), make([]float64, n)
+				for i := range n {
+					block := 1000 * math.Exp(0.1*rng.NormFloat64()) // block effect shared by both sides
+					base[i] = block * math.Exp(0.04*rng.NormFloat64())
+					tgt[i] = block * trueRatio * math.Exp(0.04*rng.NormFloat64())
+				}
+				p := ComparePaired(tgt, base)
+				if !p.HasCI || p.Method != "paired t on log-ratios" {
+					t.Fatalf("n=%d: %+v", n, p)
+				}
+				if p.Low <= trueRatio && trueRatio <= p.High {
+					hits++
+				}
 			}
-			p := ComparePaired(tgt, base)
-			if !p.HasCI || p.Method != "paired t on log-ratios" {
-				t.Fatalf("n=%d: %+v", n, p)
+			cov := float64(hits) / trials
+			t.Logf("ratio %.1f n=%2d coverage %.3f", trueRatio, n, cov)
+			if cov < 0.93 {
+				t.Errorf("ratio %.1f n=%d: coverage %.3f < 0.93", trueRatio, n, cov)
 			}
-			if p.Low <= trueRatio && trueRatio <= p.High {
-				hits++
-			}
-		}
-		cov := float64(hits) / trials
-		t.Logf("n=%2d coverage %.3f", n, cov)
-		if cov < 0.93 {
-			t.Errorf("n=%d: coverage %.3f < 0.93", n, cov)
 		}
 	}
 }
