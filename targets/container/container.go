@@ -554,11 +554,23 @@ func (s *Server) Diagnose(ctx context.Context) string {
 	if s.cli == nil || s.id == "" {
 		return ""
 	}
-	insp, err := s.cli.ContainerInspect(ctx, s.id)
-	if err != nil {
-		return "the container is gone (" + targets.OneLine(err.Error()) + ")"
+	// The client may see the connection drop before the engine records the
+	// container's exit: a running state is read again for a moment.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		insp, err := s.cli.ContainerInspect(ctx, s.id)
+		if err != nil {
+			return "the container is gone (" + targets.OneLine(err.Error()) + ")"
+		}
+		if d := describeState(insp.State); d != "" || time.Now().After(deadline) {
+			return d
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return describeState(insp.State)
 }
 
 func describeState(st *container.State) string {

@@ -528,10 +528,11 @@ func (s *Server) Diagnose(context.Context) string {
 	if exited == nil {
 		return ""
 	}
+	// The connection may drop a moment before the process is reaped.
 	select {
 	case <-exited:
 		return "the server process ended (" + s.exitReason() + ")"
-	default:
+	case <-time.After(2 * time.Second):
 		return ""
 	}
 }
