@@ -264,7 +264,8 @@ func TestNoisyIntervalIsMarked(t *testing.T) {
 	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 10, TPS: 10,
 		Noise: map[string]any{"flagged": true, "steal_pct": 6.5, "other_cpu_cores": 0.4}}})
 	v := ansi.ReplaceAllString(m.View(), "")
-	if !strings.Contains(v, "! 1 noisy interval(s) this run") || !strings.Contains(v, "steal 6.5%") {
+	if !strings.Contains(v, "! 1 noisy interval(s) this run") || !strings.Contains(v, "steal 6.5%") ||
+		!strings.Contains(v, "! 1 noisy interval(s) in this run: steal or other processes' CPU") {
 		t.Fatalf("no noise mark:\n%s", v)
 	}
 }

@@ -218,6 +218,13 @@ func (m *Model) charts(cards []*card, height int) string {
 		series = append(series, h)
 	}
 	title := fmt.Sprintf("%s per interval (last %d)", metricNames[m.metric], m.window)
+	noisy := 0
+	for _, c := range cards {
+		noisy += c.noisy
+	}
+	if noisy > 0 {
+		title += fmt.Sprintf(" · ! %d noisy interval(s) in this run: steal or other processes' CPU", noisy)
+	}
 	if !m.synced {
 		title += " · Y scale per target"
 	}
