@@ -510,3 +510,37 @@ func TestInterruptedPrepareIsNotReused(t *testing.T) {
 		t.Fatalf("--reprepare: exit %d: %s", code, errOut)
 	}
 }
+
+// `dbduel clean` leaves a run whose dbduel is still running alone, and says
+// so; --run names it and removes it anyway.
+func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
+	integration.Require(t, "mariadbd")
+	bin := buildBinary(t)
+	privateStateDir(t)
+	runID := "test-" + state.NewRunID()
+	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--time", "60", "--table-size", "500", "--no-tui")
+	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
+	var stdout syncBuffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(stdout.String(), "tps") {
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, _, code := cli(t, "clean")
+	if code != 0 || !strings.Contains(out, "left run "+runID+" alone: its dbduel (pid") || leftovers(t, runID) == 0 {
+		t.Fatalf("clean touched a run in progress: exit %d\n%s", code, out)
+	}
+	if _, _, code := cli(t, "clean", "--run", runID); code != 0 || leftovers(t, runID) != 0 {
+		t.Fatalf("clean --run: exit %d, %d left", code, leftovers(t, runID))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	cli(t, "clean", "--run", runID)
+	if files := stateFiles(t); len(files) != 0 {
+		t.Fatalf("state files left: %v", files)
+	}
+}

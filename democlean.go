@@ -36,6 +36,32 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A run whose dbduel still runs is not left behind: leave it alone
+	// unless it was named with --run.
+	skipped := map[string]int{}
+	skip := func(id string) bool {
+		if runID != "" || id == "" {
+			return false
+		}
+		pid, active := state.RunActive(id)
+		if active {
+			skipped[id] = pid
+		}
+		return active
+	}
+	kept := procs[:0]
+	for _, p := range procs {
+		if !skip(p.RunID) {
+			kept = append(kept, p)
+		}
+	}
+	procs = kept
+	defer state.ForgetStaleClaims(runID)
+	defer func() {
+		for id, pid := range skipped {
+			fmt.Fprintf(out, "left run %s alone: its dbduel (pid %d) is still running (dbduel clean --run %s removes it anyway)\n", id, pid, id)
+		}
+	}()
 	for _, p := range procs {
 		alive := state.Alive(p.PID, p.Binary)
 		if err := state.Kill(p, 10*time.Second); err != nil {
@@ -47,7 +73,7 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 			fmt.Fprintf(out, "removed stale pidfile of run %s, target %s\n", p.RunID, p.Target)
 		}
 	}
-	left, err := container.Clean(ctx, runID)
+	left, err := container.Clean(ctx, runID, skip)
 	for _, l := range left {
 		if l.RunID == "" {
 			fmt.Fprintf(out, "removed %s %s\n", l.Kind, l.ID)
@@ -58,7 +84,7 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(procs) == 0 && len(left) == 0 {
+	if len(procs) == 0 && len(left) == 0 && len(skipped) == 0 {
 		fmt.Fprintln(out, "nothing to clean")
 	}
 	return nil

@@ -477,7 +477,7 @@ type Leftover struct{ Kind, ID, RunID string }
 
 // Clean removes every container and volume carrying dbduel's label (of one
 // run id when runID is set) and returns what it removed.
-func Clean(ctx context.Context, runID string) ([]Leftover, error) {
+func Clean(ctx context.Context, runID string, skip func(runID string) bool) ([]Leftover, error) {
 	cli, err := NewClient()
 	if err != nil {
 		return nil, err
@@ -496,6 +496,9 @@ func Clean(ctx context.Context, runID string) ([]Leftover, error) {
 		return nil, fmt.Errorf("Docker engine: %w", err)
 	}
 	for _, c := range cs {
+		if skip != nil && skip(c.Labels[state.Label]) {
+			continue
+		}
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 			errs = append(errs, err)
 			continue
@@ -507,13 +510,16 @@ func Clean(ctx context.Context, runID string) ([]Leftover, error) {
 		return out, err
 	}
 	for _, v := range vs.Volumes {
+		if skip != nil && skip(v.Labels[state.Label]) {
+			continue
+		}
 		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		out = append(out, Leftover{Kind: "volume", ID: v.Name, RunID: v.Labels[state.Label]})
 	}
-	dirs, err := removeHostDirs(runID)
+	dirs, err := removeHostDirs(runID, skip)
 	out = append(out, dirs...)
 	return out, errors.Join(append(errs, err)...)
 }
@@ -526,7 +532,7 @@ const hostDirPrefix = "dbduel-container-"
 // removeHostDirs removes the host directories that killed runs left in the
 // state directory: of one run, or of every run when runID is empty (as
 // Clean then removes every dbduel container, none of them is in use).
-func removeHostDirs(runID string) ([]Leftover, error) {
+func removeHostDirs(runID string, skip func(string) bool) ([]Leftover, error) {
 	dirs, err := filepath.Glob(filepath.Join(state.Dir(), hostDirPrefix+runID+"*"))
 	if err != nil {
 		return nil, err
@@ -537,6 +543,9 @@ func removeHostDirs(runID string) ([]Leftover, error) {
 		rest := strings.TrimPrefix(filepath.Base(d), hostDirPrefix)
 		if runID != "" && !strings.HasPrefix(rest, runID+"-") {
 			continue // another run whose id merely starts with this one
+		}
+		if skip != nil && skipsAnyPrefix(rest, skip) {
+			continue
 		}
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, err)
@@ -706,4 +715,23 @@ func EngineInfo(ctx context.Context) (version, storageDriver string, err error) 
 		return "", "", errors.New(targets.OneLine(err.Error()))
 	}
 	return info.ServerVersion, info.Driver, nil
+}
+
+// skipsAnyPrefix asks skip about every run id the directory name may start
+// with (run ids may hold dashes: "test-1a2b").
+func skipsAnyPrefix(rest string, skip func(string) bool) bool {
+	for i := strings.IndexByte(rest, '-'); i > 0; i = nextDash(rest, i) {
+		if skip(rest[:i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func nextDash(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], '-')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
 }

@@ -58,7 +58,7 @@ func start(t *testing.T, keys string) *Server {
 	defer cancel()
 	t.Cleanup(func() {
 		s.Stop(context.Background())
-		left, _ := Clean(context.Background(), runID)
+		left, _ := Clean(context.Background(), runID, nil)
 		if len(left) > 0 {
 			t.Errorf("Stop left %v", left)
 		}

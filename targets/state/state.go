@@ -119,3 +119,56 @@ func Kill(p Process, grace time.Duration) error {
 	Forget(p.RunID, p.Target)
 	return nil
 }
+
+// owner is the file that says which dbduel process is running a run.
+type owner struct {
+	PID        int    `json:"pid"`
+	Executable string `json:"executable"`
+}
+
+func ownerPath(runID string) string { return filepath.Join(Dir(), "owner-"+runID+".json") }
+
+// ClaimRun records that this process runs runID, so that `dbduel clean`
+// leaves a run in progress alone; release removes the record.
+func ClaimRun(runID string) (release func(), err error) {
+	if err := os.MkdirAll(Dir(), 0o700); err != nil {
+		return func() {}, err
+	}
+	exe, _ := os.Executable()
+	data, _ := json.Marshal(owner{PID: os.Getpid(), Executable: exe})
+	if err := os.WriteFile(ownerPath(runID), data, 0o600); err != nil {
+		return func() {}, err
+	}
+	return func() { os.Remove(ownerPath(runID)) }, nil
+}
+
+// RunActive says whether the dbduel process that claimed runID still runs
+// (its pid alive, and still the same executable).
+func RunActive(runID string) (pid int, active bool) {
+	data, err := os.ReadFile(ownerPath(runID))
+	if err != nil {
+		return 0, false
+	}
+	var o owner
+	if json.Unmarshal(data, &o) != nil || o.PID <= 0 {
+		return 0, false
+	}
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(o.PID) + "/exe")
+	if err != nil || strings.TrimSuffix(exe, " (deleted)") != o.Executable {
+		os.Remove(ownerPath(runID)) // the owner is gone: the record is stale
+		return 0, false
+	}
+	return o.PID, true
+}
+
+// ForgetStaleClaims removes the claims of runs whose dbduel is gone (all
+// runs, or runID alone).
+func ForgetStaleClaims(runID string) {
+	paths, _ := filepath.Glob(ownerPath("*"))
+	for _, p := range paths {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "owner-"), ".json")
+		if runID == "" || id == runID {
+			RunActive(id) // removes the claim when its owner is gone
+		}
+	}
+}
