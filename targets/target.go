@@ -43,18 +43,22 @@ func ProcCPU(pid int) uint64 {
 	if err != nil {
 		return 0
 	}
-	line := string(data)
-	i := strings.LastIndexByte(line, ')')
+	return StatTicks(string(data)) * uint64(time.Second/100) // USER_HZ is 100 on Linux
+}
+
+// StatTicks is user+system time in clock ticks from a /proc/PID/stat line.
+func StatTicks(stat string) uint64 {
+	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
 		return 0
 	}
-	f := strings.Fields(line[i+1:])
+	f := strings.Fields(stat[i+1:])
 	if len(f) < 13 {
 		return 0
 	}
 	ut, _ := strconv.ParseUint(f[11], 10, 64)
 	st, _ := strconv.ParseUint(f[12], 10, 64)
-	return (ut + st) * uint64(time.Second/100) // USER_HZ is 100 on Linux
+	return ut + st
 }
 
 // Target is one database under test.

@@ -128,17 +128,6 @@ func readCgroupUsage(pid int) cgroupUsage {
 			}
 		}
 	}
-	if dir := cgroupDir(pid, "cpu"); dir != "" {
-		// v2: throttled_usec; v1 (the cpu controller): throttled_time in ns.
-		for _, l := range strings.Split(readTrim(filepath.Join(dir, "cpu.stat")), "\n") {
-			if n, ok := strings.CutPrefix(l, "throttled_usec "); ok {
-				us, _ := strconv.ParseUint(n, 10, 64)
-				u.throttledNS = us * 1000
-			} else if n, ok := strings.CutPrefix(l, "throttled_time "); ok {
-				u.throttledNS, _ = strconv.ParseUint(n, 10, 64)
-			}
-		}
-	}
 	if dir := cgroupDir(pid, "memory"); dir != "" {
 		for _, f := range []string{"memory.current", "memory.usage_in_bytes"} {
 			if v := readTrim(filepath.Join(dir, f)); v != "" {

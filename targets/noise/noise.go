@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dbduel/dbduel/targets"
 )
 
 // Thresholds of a flagged interval.
@@ -67,20 +69,7 @@ func (s *Sampler) cpu() (cpuTimes, bool) {
 }
 
 // selfTicks is dbduel's own user+system time in clock ticks.
-func (s *Sampler) selfTicks() uint64 {
-	stat := s.read("proc/self/stat")
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseUint(f[11], 10, 64)
-	k, _ := strconv.ParseUint(f[12], 10, 64)
-	return u + k
-}
+func (s *Sampler) selfTicks() uint64 { return targets.StatTicks(s.read("proc/self/stat")) }
 
 // psiTotal is the cumulative µs some task stalled on CPU.
 func (s *Sampler) psiTotal() (uint64, bool) {
