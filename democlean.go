@@ -38,27 +38,21 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 	}
 	// A run whose dbduel still runs is not left behind: leave it alone
 	// unless it was named with --run.
-	skipped := map[string]int{}
-	skip := func(id string) bool {
-		if runID != "" || id == "" {
-			return false
-		}
-		pid, active := state.RunActive(id)
-		if active {
-			skipped[id] = pid
-		}
-		return active
-	}
-	kept := procs[:0]
-	for _, p := range procs {
-		if !skip(p.RunID) {
+	var inProgress map[string]int
+	if runID == "" {
+		inProgress = map[string]int{}
+		kept := procs[:0]
+		for _, p := range procs {
+			if pid, alive := state.OwnerAlive(p.Owner); alive {
+				inProgress[p.RunID] = pid
+				continue
+			}
 			kept = append(kept, p)
 		}
+		procs = kept
 	}
-	procs = kept
-	defer state.ForgetStaleClaims(runID)
 	defer func() {
-		for id, pid := range skipped {
+		for id, pid := range inProgress {
 			fmt.Fprintf(out, "left run %s alone: its dbduel (pid %d) is still running (dbduel clean --run %s removes it anyway)\n", id, pid, id)
 		}
 	}()
@@ -73,7 +67,7 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 			fmt.Fprintf(out, "removed stale pidfile of run %s, target %s\n", p.RunID, p.Target)
 		}
 	}
-	left, err := container.Clean(ctx, runID, skip)
+	left, err := container.Clean(ctx, runID, inProgress)
 	for _, l := range left {
 		if l.RunID == "" {
 			fmt.Fprintf(out, "removed %s %s\n", l.Kind, l.ID)
@@ -84,7 +78,7 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(procs) == 0 && len(left) == 0 && len(skipped) == 0 {
+	if len(procs) == 0 && len(left) == 0 && len(inProgress) == 0 {
 		fmt.Fprintln(out, "nothing to clean")
 	}
 	return nil

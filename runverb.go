@@ -16,7 +16,6 @@ import (
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/noise"
-	"github.com/dbduel/dbduel/targets/state"
 )
 
 // runVerb is run, prepare and cleanup: resolve the flags, start the
@@ -34,12 +33,6 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		}
 		defer stop()
 	}
-	// While this run goes on, `dbduel clean` in another shell leaves it alone.
-	release, err := state.ClaimRun(rc.runID)
-	if err != nil {
-		return err
-	}
-	defer release()
 	ts, err := buildTargets(o.targets, rc.runID, stderr)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	sqldriver "database/sql/driver"
 	"errors"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -145,20 +146,31 @@ func TestWarmupSpendsNoEventBudget(t *testing.T) {
 
 // Open loop on an idle "server": threads wake on time for their arrivals,
 // so latency exceeds service time by little, and the lateness is reported.
+// The machine may be busy (CI runs packages side by side): up to three
+// attempts, one of which must wake on time; every attempt's excess latency
+// must be what its reported lateness says. The old timer path woke ~590 µs
+// late on every attempt.
 func TestOpenLoopWakesOnTime(t *testing.T) {
-	_, cfg := runScripted(t, &scripted{sleep: 200 * time.Microsecond}, Config{Threads: 2, Time: 2 * time.Second, Rate: 100, Seed: 3})
-	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
-	if err != nil {
-		t.Fatal(err)
+	best := math.Inf(1)
+	for attempt := 0; attempt < 3 && best > 300; attempt++ {
+		_, cfg := runScripted(t, &scripted{sleep: 200 * time.Microsecond}, Config{Threads: 2, Time: 2 * time.Second, Rate: 100, Seed: 3})
+		run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := run.Summary
+		gap := s.AvgUS - s.ServiceAvgUS
+		t.Logf("events %d avg %.0f µs service %.0f µs gap %.0f µs wake late %.1f µs", s.Events, s.AvgUS, s.ServiceAvgUS, gap, s.WakeLateAvgUS)
+		if s.Events < 100 || s.WakeLateAvgUS <= 0 {
+			t.Fatalf("events %d, wake lateness %.1f µs: want ~200 events and a measured lateness", s.Events, s.WakeLateAvgUS)
+		}
+		if math.Abs(gap-s.WakeLateAvgUS) > 50 {
+			t.Fatalf("latency exceeds service time by %.0f µs but the reported lateness is %.0f µs", gap, s.WakeLateAvgUS)
+		}
+		best = math.Min(best, gap)
 	}
-	s := run.Summary
-	gap := s.AvgUS - s.ServiceAvgUS
-	t.Logf("events %d avg %.0f µs service %.0f µs gap %.0f µs wake late %.1f µs unserved %d", s.Events, s.AvgUS, s.ServiceAvgUS, gap, s.WakeLateAvgUS, s.UnservedEvents)
-	if s.Events < 100 || s.WakeLateAvgUS <= 0 {
-		t.Fatalf("events %d, wake lateness %.1f µs: want ~200 events and a measured lateness", s.Events, s.WakeLateAvgUS)
-	}
-	if gap > 300 {
-		t.Fatalf("latency exceeds service time by %.0f µs on an idle server (timer lateness counted as queueing)", gap)
+	if best > 300 {
+		t.Fatalf("latency exceeds service time by %.0f µs at best on an idle server (timer lateness counted as queueing)", best)
 	}
 }
 

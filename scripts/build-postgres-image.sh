@@ -8,14 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 force=${1:-}
 export DEBIAN_FRONTEND=noninteractive
 
-mirror=http://deb.debian.org/debian
-security=http://deb.debian.org/debian-security
-if [ -r /etc/apt/sources.list.d/debian.sources ]; then
-	m=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-	s=$(awk '/^URIs:/ && $2 ~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-	mirror=${m:-$mirror}
-	security=${s:-$security}
-fi
+. "$here/lib/chroot.sh"
 
 entry_sha=$(sha256sum "$here/image/postgres-entrypoint.sh" | cut -c1-16)
 major=$(dpkg-query -W -f='${Depends}' postgresql 2>/dev/null | grep -o 'postgresql-[0-9]*' | head -1 | cut -d- -f2 || true)
@@ -31,18 +24,7 @@ root=$(mktemp -d /var/tmp/dbduel-pgimage.XXXXXX)
 trap 'rm -rf "$root"' EXIT
 echo "debootstrap bookworm with postgresql-$major into $root"
 debootstrap --variant=minbase --include="postgresql-$major" bookworm "$root" "$mirror" >/dev/null
-cat > "$root/etc/apt/sources.list" <<SRC
-deb $mirror bookworm main
-deb $mirror bookworm-updates main
-deb $security bookworm-security main
-SRC
-cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
-chmod +x "$root/usr/sbin/policy-rc.d"
-chroot "$root" apt-get update -qq
-chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -y -qq -o Dpkg::Options::=--force-confold upgrade >/dev/null
-chroot "$root" apt-get clean
-rm -f "$root/usr/sbin/policy-rc.d"
+upgrade_chroot "$root"
 # The package's own cluster is not the container's: PGDATA starts empty.
 rm -rf "$root/var/lib/postgresql/$major" "$root/etc/postgresql/$major" "$root/var/lib/apt/lists/"*_Packages
 version=$(chroot "$root" dpkg-query -W -f='${Version}' "postgresql-$major" | sed -E 's/^[0-9]+://; s/-.*//')

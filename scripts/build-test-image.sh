@@ -14,14 +14,7 @@ if ! need debootstrap; then
 	apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null
 fi
 
-mirror=http://deb.debian.org/debian
-security=http://deb.debian.org/debian-security
-if [ -r /etc/apt/sources.list.d/debian.sources ]; then
-	m=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-	s=$(awk '/^URIs:/ && $2 ~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)
-	mirror=${m:-$mirror}
-	security=${s:-$security}
-fi
+. "$here/lib/chroot.sh"
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 # Images record the entrypoint they were built with; a changed entrypoint rebuilds them.
@@ -63,20 +56,7 @@ version_in_root() { chroot "$root" dpkg-query -W -f='${Version}' mariadb-server 
 old=$(version_in_root)
 import "dbduel-test/mariadb:$old"
 
-cat > "$root/etc/apt/sources.list" <<SRC
-deb $mirror bookworm main
-deb $mirror bookworm-updates main
-deb $security bookworm-security main
-SRC
-cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-# No service may start inside the chroot during the upgrade.
-printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
-chmod +x "$root/usr/sbin/policy-rc.d"
-chroot "$root" apt-get update -qq
-chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -y -qq \
-	-o Dpkg::Options::=--force-confold upgrade >/dev/null
-chroot "$root" apt-get clean
-rm -f "$root/usr/sbin/policy-rc.d"
+upgrade_chroot "$root"
 new=$(version_in_root)
 import "dbduel-test/mariadb:$new"
 if [ -n "$host_version" ] && [ "$new" != "$host_version" ]; then

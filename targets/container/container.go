@@ -124,7 +124,7 @@ func redactEnv(spec string) string {
 }
 
 func (s *Server) labels() map[string]string {
-	return map[string]string{state.Label: s.runID, "dbduel.target": s.name}
+	return map[string]string{state.Label: s.runID, "dbduel.target": s.name, state.OwnerLabel: state.Owner()}
 }
 
 // Start creates and starts the container and waits until the server answers.
@@ -477,7 +477,19 @@ type Leftover struct{ Kind, ID, RunID string }
 
 // Clean removes every container and volume carrying dbduel's label (of one
 // run id when runID is set) and returns what it removed.
-func Clean(ctx context.Context, runID string, skip func(runID string) bool) ([]Leftover, error) {
+// With inProgress set, objects whose dbduel still runs are left alone and
+// their runs recorded there (run id -> pid).
+func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Leftover, error) {
+	skip := func(labels map[string]string) bool {
+		if inProgress == nil {
+			return false
+		}
+		if pid, alive := state.OwnerAlive(labels[state.OwnerLabel]); alive {
+			inProgress[labels[state.Label]] = pid
+			return true
+		}
+		return false
+	}
 	cli, err := NewClient()
 	if err != nil {
 		return nil, err
@@ -496,7 +508,7 @@ func Clean(ctx context.Context, runID string, skip func(runID string) bool) ([]L
 		return nil, fmt.Errorf("Docker engine: %w", err)
 	}
 	for _, c := range cs {
-		if skip != nil && skip(c.Labels[state.Label]) {
+		if skip(c.Labels) {
 			continue
 		}
 		if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
@@ -510,7 +522,7 @@ func Clean(ctx context.Context, runID string, skip func(runID string) bool) ([]L
 		return out, err
 	}
 	for _, v := range vs.Volumes {
-		if skip != nil && skip(v.Labels[state.Label]) {
+		if skip(v.Labels) {
 			continue
 		}
 		if err := cli.VolumeRemove(ctx, v.Name, true); err != nil {
@@ -519,7 +531,7 @@ func Clean(ctx context.Context, runID string, skip func(runID string) bool) ([]L
 		}
 		out = append(out, Leftover{Kind: "volume", ID: v.Name, RunID: v.Labels[state.Label]})
 	}
-	dirs, err := removeHostDirs(runID, skip)
+	dirs, err := removeHostDirs(runID, func(id string) bool { _, busy := inProgress[id]; return busy })
 	out = append(out, dirs...)
 	return out, errors.Join(append(errs, err)...)
 }

@@ -42,6 +42,7 @@ type Process struct {
 	Binary  string    `json:"binary"`
 	Dir     string    `json:"dir"` // temp dir to remove with the process
 	Started time.Time `json:"started"`
+	Owner   string    `json:"owner"` // the dbduel process that started it ("pid:executable")
 }
 
 func pidPath(runID, target string) string {
@@ -52,6 +53,9 @@ func pidPath(runID, target string) string {
 func Record(p Process) error {
 	if err := os.MkdirAll(Dir(), 0o700); err != nil {
 		return err
+	}
+	if p.Owner == "" {
+		p.Owner = Owner()
 	}
 	data, _ := json.Marshal(p)
 	return os.WriteFile(pidPath(p.RunID, p.Target), data, 0o600)
@@ -120,55 +124,25 @@ func Kill(p Process, grace time.Duration) error {
 	return nil
 }
 
-// owner is the file that says which dbduel process is running a run.
-type owner struct {
-	PID        int    `json:"pid"`
-	Executable string `json:"executable"`
-}
+// OwnerLabel marks containers and volumes with the dbduel process that
+// created them ("pid:executable"), so that `dbduel clean` leaves the
+// objects of a run in progress alone.
+const OwnerLabel = "dbduel.owner"
 
-func ownerPath(runID string) string { return filepath.Join(Dir(), "owner-"+runID+".json") }
-
-// ClaimRun records that this process runs runID, so that `dbduel clean`
-// leaves a run in progress alone; release removes the record.
-func ClaimRun(runID string) (release func(), err error) {
-	if err := os.MkdirAll(Dir(), 0o700); err != nil {
-		return func() {}, err
-	}
+// Owner is this process as "pid:executable".
+func Owner() string {
 	exe, _ := os.Executable()
-	data, _ := json.Marshal(owner{PID: os.Getpid(), Executable: exe})
-	if err := os.WriteFile(ownerPath(runID), data, 0o600); err != nil {
-		return func() {}, err
-	}
-	return func() { os.Remove(ownerPath(runID)) }, nil
+	return strconv.Itoa(os.Getpid()) + ":" + exe
 }
 
-// RunActive says whether the dbduel process that claimed runID still runs
-// (its pid alive, and still the same executable).
-func RunActive(runID string) (pid int, active bool) {
-	data, err := os.ReadFile(ownerPath(runID))
-	if err != nil {
+// OwnerAlive says whether the process recorded as "pid:executable" still
+// runs (the same pid, still that executable).
+func OwnerAlive(owner string) (pid int, alive bool) {
+	p, exe, ok := strings.Cut(owner, ":")
+	pid, err := strconv.Atoi(p)
+	if !ok || err != nil || pid <= 0 {
 		return 0, false
 	}
-	var o owner
-	if json.Unmarshal(data, &o) != nil || o.PID <= 0 {
-		return 0, false
-	}
-	exe, err := os.Readlink("/proc/" + strconv.Itoa(o.PID) + "/exe")
-	if err != nil || strings.TrimSuffix(exe, " (deleted)") != o.Executable {
-		os.Remove(ownerPath(runID)) // the owner is gone: the record is stale
-		return 0, false
-	}
-	return o.PID, true
-}
-
-// ForgetStaleClaims removes the claims of runs whose dbduel is gone (all
-// runs, or runID alone).
-func ForgetStaleClaims(runID string) {
-	paths, _ := filepath.Glob(ownerPath("*"))
-	for _, p := range paths {
-		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "owner-"), ".json")
-		if runID == "" || id == runID {
-			RunActive(id) // removes the claim when its owner is gone
-		}
-	}
+	cur, err := os.Readlink("/proc/" + p + "/exe")
+	return pid, err == nil && strings.TrimSuffix(cur, " (deleted)") == exe
 }
