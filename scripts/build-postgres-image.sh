@@ -30,6 +30,7 @@ rm -rf "$root/var/lib/postgresql/$major" "$root/etc/postgresql/$major" "$root/va
 version=$(chroot "$root" dpkg-query -W -f='${Version}' "postgresql-$major" | sed -E 's/^[0-9]+://; s/-.*//')
 install -m 0755 "$here/image/postgres-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
 tag="dbduel-test/postgres:$version"
+previous=$(docker image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
 tar -C "$root" -c . | docker import \
 	-c 'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \
 	-c 'CMD ["postgres"]' \
@@ -40,6 +41,9 @@ tar -C "$root" -c . | docker import \
 	-c "LABEL dbduel.entrypoint=$entry_sha" \
 	- "$tag" >/dev/null
 echo "built $tag"
+if [ -n "$previous" ] && [ "$previous" != "$(docker image inspect --format '{{.Id}}' "$tag")" ]; then
+	docker rmi "$previous" >/dev/null 2>&1 || true
+fi
 if [ -n "$host_version" ] && [ "$version" != "$host_version" ]; then
 	echo "warning: image has PostgreSQL $version, host has $host_version" >&2
 fi
