@@ -93,7 +93,6 @@ type runState struct {
 	sched     *schedule    // open loop only
 	failOnce  sync.Once
 	failErr   error
-	warm      atomic.Bool // inside --warmup-time
 }
 
 func (s *runState) halt() {
@@ -135,7 +134,9 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 			return run, fmt.Errorf("thread %d: %w", i, err)
 		}
 		workers[i] = w
-		s.recs = append(s.recs, stats.NewRecorder(openLoop))
+		rec := stats.NewRecorder(openLoop)
+		rec.SetMeasuring(cfg.Warmup <= 0) // before any worker starts
+		s.recs = append(s.recs, rec)
 	}
 
 	if cfg.AtReady != nil {
@@ -173,7 +174,6 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 
 	var warmupEnd <-chan time.Time
 	inWarmup := cfg.Warmup > 0
-	s.warm.Store(inWarmup)
 	if inWarmup {
 		t := time.NewTimer(cfg.Warmup)
 		defer t.Stop()
@@ -259,10 +259,12 @@ loop:
 			collect(now, inWarmup)
 		case now := <-warmupEnd:
 			// Warm-up events ran but do not count (sysbench 1.1's --warmup-time).
-			// Events started from here on spend the --events budget; the flag
-			// flips right before the swap, so that only the events in flight
-			// (one per thread at most) straddle the boundary.
-			s.warm.Store(false)
+			// Each recorder starts measuring in the swap itself: an event that
+			// sees it measuring spends the --events budget and is recorded as
+			// measured; only events in flight (one per thread) straddle.
+			for _, r := range s.recs {
+				r.MeasureFromNextSwap()
+			}
 			collect(now, true)
 			for _, r := range s.recs {
 				r.ResetTotals()
@@ -468,7 +470,7 @@ func (s *runState) work(ctx context.Context, i int, conns []driver.Conn, workers
 			// Shared counters are touched only when their feature is on: on
 			// the per-event path every shared cache line costs all threads.
 			// Warm-up events do not spend the --events budget (sysbench 1.1).
-			if s.cfg.Events > 0 && !s.warm.Load() && s.remaining.Add(-1) < 0 {
+			if s.cfg.Events > 0 && rec.Measuring() && s.remaining.Add(-1) < 0 {
 				s.halt()
 				return
 			}

@@ -5,6 +5,7 @@ package stats
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -65,6 +66,11 @@ type Recorder struct {
 	// service time (without queue wait) when an open-loop rate is set
 	svc      *hdrhistogram.Histogram
 	svcSpare *hdrhistogram.Histogram
+	// measuring is false during --warmup-time; it turns true in the swap
+	// that ends the warm-up, so an event sees it true only if it will be
+	// recorded in the measured part (its --events budget is spent then).
+	measuring      atomic.Bool
+	pendingMeasure bool
 	// per-thread totals for sysbench's "Threads fairness"
 	totalEvents uint64
 	totalBusyNS uint64
@@ -152,6 +158,10 @@ func (r *Recorder) RecordReconnect() {
 // empty. Only one goroutine (the reporter) may call Swap.
 func (r *Recorder) Swap(acc *Counters, hist, svc *hdrhistogram.Histogram) {
 	r.mu.Lock()
+	if r.pendingMeasure {
+		r.measuring.Store(true)
+		r.pendingMeasure = false
+	}
 	c := r.c
 	r.c = Counters{}
 	h, sh := r.hist, r.svc
@@ -189,4 +199,17 @@ func (r *Recorder) Fairness() (events uint64, busy time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.totalEvents, time.Duration(r.totalBusyNS)
+}
+
+// Measuring says whether an event starting now is measured (not warm-up).
+func (r *Recorder) Measuring() bool { return r.measuring.Load() }
+
+// SetMeasuring sets it at once (a run without warm-up).
+func (r *Recorder) SetMeasuring(on bool) { r.measuring.Store(on) }
+
+// MeasureFromNextSwap ends the warm-up at the next Swap, atomically with it.
+func (r *Recorder) MeasureFromNextSwap() {
+	r.mu.Lock()
+	r.pendingMeasure = true
+	r.mu.Unlock()
 }
