@@ -147,15 +147,6 @@ var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
 // quotes one).
 func RedactURL(s string) string { return passwordRE.ReplaceAllString(s, "${1}***@") }
 
-// SQLOf returns db's database/sql pool, or an error naming the mismatch.
-func SQLOf(db DB, workload string) (*sql.DB, error) {
-	s, ok := db.(SQLDB)
-	if !ok {
-		return nil, fmt.Errorf("workload %s speaks SQL; this target's protocol does not", workload)
-	}
-	return s.SQL(), nil
-}
-
 // SQLConnOf returns conn's database/sql connection.
 func SQLConnOf(conn Conn, workload string) (*sql.Conn, error) {
 	s, ok := conn.(SQLConn)

@@ -90,21 +90,27 @@ func shapeOf(ctx context.Context, t sqlTarget, table string) (cols []column, ind
 	if len(cols) == 0 {
 		return nil, nil, false, nil
 	}
-	irows, err := db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+	indexes, err = indexesOf(ctx, db, `SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
 		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`, table)
+	return cols, indexes, err == nil, err
+}
+
+// indexesOf reads (index name, column) rows in column order into a map.
+func indexesOf(ctx context.Context, db *sql.DB, query, table string) (map[string][]string, error) {
+	rows, err := db.QueryContext(ctx, query, table)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, err
 	}
-	defer irows.Close()
-	indexes = map[string][]string{}
-	for irows.Next() {
+	defer rows.Close()
+	indexes := map[string][]string{}
+	for rows.Next() {
 		var idx, col string
-		if err := irows.Scan(&idx, &col); err != nil {
-			return nil, nil, false, err
+		if err := rows.Scan(&idx, &col); err != nil {
+			return nil, err
 		}
 		indexes[idx] = append(indexes[idx], col)
 	}
-	return cols, indexes, true, irows.Err()
+	return indexes, rows.Err()
 }
 
 // isIntType accepts int and int(11): MySQL 8 drops the display width, MariaDB keeps it.
@@ -438,27 +444,12 @@ func pgShapeOf(ctx context.Context, db *sql.DB, table string) (cols []column, in
 	if err := rows.Err(); err != nil || len(cols) == 0 {
 		return nil, nil, false, err
 	}
-	irows, err := db.QueryContext(ctx, `SELECT i.relname, a.attname, x.indisprimary FROM pg_index x
+	// The primary key's index reads as PRIMARY, as MySQL names it.
+	indexes, err = indexesOf(ctx, db, `SELECT CASE WHEN x.indisprimary THEN 'PRIMARY' ELSE i.relname::text END, a.attname::text FROM pg_index x
 		JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid
 		JOIN pg_namespace n ON n.oid = t.relnamespace
 		JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, ord) ON true
 		JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
-		WHERE n.nspname = current_schema() AND t.relname = $1 ORDER BY i.relname, k.ord`, table)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer irows.Close()
-	indexes = map[string][]string{}
-	for irows.Next() {
-		var idx, col string
-		var primary bool
-		if err := irows.Scan(&idx, &col, &primary); err != nil {
-			return nil, nil, false, err
-		}
-		if primary {
-			idx = "PRIMARY"
-		}
-		indexes[idx] = append(indexes[idx], col)
-	}
-	return cols, indexes, true, irows.Err()
+		WHERE n.nspname = current_schema() AND t.relname = $1 ORDER BY 1, k.ord`, table)
+	return cols, indexes, err == nil, err
 }
