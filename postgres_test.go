@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"math"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -69,8 +70,16 @@ func TestPostgresEveryWorkload(t *testing.T) {
 					t.Fatalf("reads %d for %d events, want %v per event", s.Reads, s.Events, mix.reads)
 				}
 			}
-			if h := r.Runs[0].Honesty; h == nil || h.Counter != "pg_stat_statements calls" || h.DiffPct > 1 || h.DiffPct < -1 {
-				t.Fatalf("the server's count disagrees with dbduel's: %+v", h)
+			// Within 1%, plus one statement per ignored error: after a
+			// deadlock the failed statement and the ROLLBACK sent for it
+			// count on one side only (a short write run may hold a few).
+			h := r.Runs[0].Honesty
+			if h == nil || h.Counter != "pg_stat_statements calls" {
+				t.Fatalf("no server count: %+v", h)
+			}
+			diff := math.Abs(float64(h.ServerQueries) - float64(h.DbduelQueries))
+			if diff > 0.01*float64(h.ServerQueries)+float64(r.Runs[0].Summary.Errors) {
+				t.Fatalf("the server's count disagrees with dbduel's (%d errors): %+v", r.Runs[0].Summary.Errors, h)
 			}
 			if _, stderr, code := cli(t, append([]string{"cleanup", name}, common...)...); code != 0 {
 				t.Fatalf("cleanup: exit %d: %s", code, stderr)
