@@ -217,6 +217,7 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 			r.Swap(&c, ivHist, ivSvc)
 		}
 		iv := makeInterval(now.Sub(measuredStart), now.Sub(lastTick), c, ivHist, cfg.Percentile)
+		iv.ReadMiBPerS, iv.WrittenMiBPerS = mibPerS(cfg.Workload, c.Reads, c.Writes, iv.SpanS)
 		iv.Warmup = warm
 		if warm {
 			run.WarmupQueries += c.Queries()
@@ -330,6 +331,7 @@ loop:
 
 	run.Summary = summarize(elapsed, total, totalHist, cfg.Percentile)
 	run.Summary.WarmupS = cfg.Warmup.Seconds()
+	run.Summary.ReadMiBPerS, run.Summary.WrittenMiBPerS = mibPerS(cfg.Workload, total.Reads, total.Writes, elapsed.Seconds())
 	if openLoop && total.Events > 0 {
 		run.Summary.ServiceAvgUS = us(total.ServiceSumNS) / float64(total.Events)
 		run.Summary.ServiceP95US = float64(totalSvc.ValueAtQuantile(95))
@@ -497,6 +499,9 @@ func (s *runState) work(ctx context.Context, i int, conns []driver.Conn, workers
 			rec.RecordEvent(lat, end.Sub(first), c.Reads, c.Writes, c.Other)
 			continue
 		}
+		if errors.Is(err, workload.ErrEndOfEvents) {
+			return // this thread's share is done (memory's --memory-total-size)
+		}
 		rec.RecordStatements(c.Reads, c.Writes, c.Other)
 		if ctx.Err() != nil {
 			return
@@ -550,6 +555,17 @@ func (s *runState) reconnect(ctx context.Context, i int, conns []driver.Conn, wo
 		lastErr = errors.New("run ended while reconnecting")
 	}
 	return lastErr
+}
+
+// mibPerS is the data a Transfer workload moved per second: each read and
+// each write moves one block (0, 0 for other workloads).
+func mibPerS(w workload.Workload, reads, writes uint64, sec float64) (read, written float64) {
+	t, ok := w.(workload.Transfer)
+	if !ok || sec <= 0 {
+		return 0, 0
+	}
+	mib := float64(t.BlockBytes()) / (1 << 20)
+	return float64(reads) * mib / sec, float64(writes) * mib / sec
 }
 
 func us(ns uint64) float64 { return float64(ns) / 1000 }

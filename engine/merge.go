@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dbduel/dbduel/engine/workload"
 )
 
 // intervalMerger sends interval events without ever blocking the engine:
@@ -15,10 +17,12 @@ type intervalMerger struct {
 	pending *Event
 	hist    *hdrhistogram.Histogram // the pending interval's latencies
 	pct     float64
+	// workload, if it moves data, gives the merged interval its MiB/s.
+	workload workload.Workload
 }
 
-func newIntervalMerger(out chan<- Event, pct float64) *intervalMerger {
-	return &intervalMerger{out: out, pct: pct}
+func newIntervalMerger(out chan<- Event, pct float64, w workload.Workload) *intervalMerger {
+	return &intervalMerger{out: out, pct: pct, workload: w}
 }
 
 func (m *intervalMerger) send(e Event, h *hdrhistogram.Histogram) {
@@ -60,6 +64,7 @@ func (m *intervalMerger) merge(e Event, h *hdrhistogram.Histogram) {
 	if span > 0 {
 		p.TPS = float64(p.Events) / span
 		p.QPS = float64(p.Reads+p.Writes+p.Other) / span
+		p.ReadMiBPerS, p.WrittenMiBPerS = mibPerS(m.workload, p.Reads, p.Writes, span)
 	}
 	if m.hist.TotalCount() > 0 {
 		p.P50US, p.P95US, p.P99US, p.PctUS = percentiles(m.hist, m.pct)

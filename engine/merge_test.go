@@ -12,7 +12,7 @@ import (
 
 func TestMergerNeverBlocksAndMergesExactly(t *testing.T) {
 	out := make(chan Event, 1)
-	m := newIntervalMerger(out, 95)
+	m := newIntervalMerger(out, 95, nil)
 	hist := func(vals ...int64) *hdrhistogram.Histogram {
 		h := stats.NewHistogram()
 		for _, v := range vals {
@@ -49,7 +49,7 @@ func TestMergerNeverBlocksAndMergesExactly(t *testing.T) {
 func TestMergeKeepsAStalledIntervalsLength(t *testing.T) {
 	out := make(chan Event, 1)
 	out <- Event{} // the consumer is behind: the next two merge
-	m := newIntervalMerger(out, 95)
+	m := newIntervalMerger(out, 95, nil)
 	stalled := result.Interval{TS: 1, SpanS: 1, Errors: 8}
 	busy := result.Interval{TS: 2, SpanS: 1, Events: 100, Reads: 100, TPS: 100, QPS: 100}
 	m.send(Event{Kind: EventInterval, Target: "a", Interval: stalled}, stats.NewHistogram())

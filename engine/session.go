@@ -175,7 +175,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 		dbs[t.Name] = db
 	}
 
-	merge := newIntervalMerger(events, cfg.Percentile)
+	merge := newIntervalMerger(events, cfg.Percentile, cfg.Workload)
 	total := p.TotalRuns()
 	done := 0
 	started := time.Now()
@@ -252,7 +252,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 			var ready, ended bool
 			rc.AtReady = func() { before, beforeErr = dbs[name].OpCount(ctx); ready = true }
 			rc.AtEnd = func() { after, afterErr = dbs[name].OpCount(context.WithoutCancel(ctx)); ended = true }
-			run, err := RunOnce(ctx, rc, name, dbs[name], func(iv result.Interval, h *hdrhistogram.Histogram) {
+			run, err := runOn(ctx, rc, name, dbs[name], func(iv result.Interval, h *hdrhistogram.Histogram) {
 				merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup,
 					Threads: pt.Threads, TableSize: pt.TableSize, Interval: iv}, h)
 			})
@@ -325,7 +325,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 	if s.Cleanup {
 		for _, t := range targets {
 			send(Event{Kind: EventPhase, Target: t.Name, Phase: "cleanup"})
-			if _, err := wl.Cleanup(ctx, dbs[t.Name], maxThreads); err != nil {
+			if _, err := cleanupTables(ctx, wl, dbs[t.Name], maxThreads); err != nil {
 				return res, &TargetError{Target: t.Name, Where: "cleanup", Err: err}
 			}
 		}

@@ -14,7 +14,7 @@ import (
 type ErrTablesRefused struct{ Reason string }
 
 func (e *ErrTablesRefused) Error() string {
-	return e.Reason + " (use --reprepare to drop and re-create the sbtestN tables, or cleanup)"
+	return e.Reason + " (use --reprepare to drop and re-create the workload's tables or files, or cleanup)"
 }
 
 // EnsureTables opens target and prepares missing tables, reuses matching
@@ -35,18 +35,24 @@ func Cleanup(ctx context.Context, w workload.Workload, threads int, target Targe
 		return nil, err
 	}
 	defer db.Close()
-	return w.Cleanup(ctx, db, threads)
+	return cleanupTables(ctx, w, db, threads)
 }
 
 // ensureTables prepares missing tables, reuses matching ones, and refuses
 // mismatching ones unless re-preparing is allowed.
 func ensureTables(ctx context.Context, w workload.Workload, threads int, reprepare bool, target string, db driver.DB, send func(Event)) error {
-	st, err := w.Check(ctx, db, threads)
+	st, err := checkTables(ctx, w, db, threads)
 	if err != nil {
 		return err
 	}
 	if st.Reusable {
-		send(Event{Kind: EventNotice, Target: target, Message: "reusing existing sbtestN tables"})
+		if !st.Nothing {
+			what := st.Objects
+			if what == "" {
+				what = "sbtestN tables"
+			}
+			send(Event{Kind: EventNotice, Target: target, Message: "reusing existing " + what})
+		}
 		return nil
 	}
 	if !st.Missing {
@@ -54,7 +60,7 @@ func ensureTables(ctx context.Context, w workload.Workload, threads int, reprepa
 			return &ErrTablesRefused{Reason: st.Reason}
 		}
 		send(Event{Kind: EventNotice, Target: target, Message: "re-preparing: " + st.Reason})
-		if _, err := w.Cleanup(ctx, db, threads); err != nil {
+		if _, err := cleanupTables(ctx, w, db, threads); err != nil {
 			return fmt.Errorf("re-prepare: %w", err)
 		}
 	}
@@ -65,7 +71,7 @@ func ensureTables(ctx context.Context, w workload.Workload, threads int, reprepa
 func Prepare(ctx context.Context, w workload.Workload, threads int, target string, db driver.DB, send func(Event)) error {
 	send(Event{Kind: EventPhase, Target: target, Phase: "preparing"})
 	var last time.Time
-	err := w.Prepare(ctx, db, threads, func(p workload.Progress) {
+	err := prepareTables(ctx, w, db, threads, func(p workload.Progress) {
 		if now := time.Now(); now.Sub(last) >= 200*time.Millisecond || p.Rows == p.TotalRows {
 			last = now
 			send(Event{Kind: EventProgress, Target: target, Progress: p})

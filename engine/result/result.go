@@ -149,6 +149,9 @@ type Summary struct {
 	UnservedEvents    uint64  `json:"unserved_events,omitempty"`
 	UnservedMaxWaitUS float64 `json:"unserved_max_wait_us,omitempty"`
 	WarmupS           float64 `json:"warmup_s,omitempty"`
+	// Workloads that move data (memory, fileio): reads and writes x block / duration.
+	ReadMiBPerS    float64 `json:"read_mib_per_s,omitempty"`
+	WrittenMiBPerS float64 `json:"written_mib_per_s,omitempty"`
 }
 
 // Fairness is sysbench's "Threads fairness" block.
@@ -188,6 +191,9 @@ type Interval struct {
 	PctUS      float64 `json:"pct_us"`
 	Warmup     bool    `json:"warmup"`
 	QueueLen   uint64  `json:"queue_len"` // open loop: arrivals due and not yet started, counted
+	// Workloads that move data (memory, fileio): reads and writes x block / span.
+	ReadMiBPerS    float64 `json:"read_mib_per_s,omitempty"`
+	WrittenMiBPerS float64 `json:"written_mib_per_s,omitempty"`
 
 	Concurrency  uint64         `json:"concurrency"`
 	ServiceP95US float64        `json:"service_p95_us,omitempty"`

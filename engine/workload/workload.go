@@ -5,6 +5,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -45,6 +46,10 @@ type TableState struct {
 	Missing  bool   // no table of the workload exists: prepare
 	Reusable bool   // tables exist with the right shape, count and size
 	Reason   string // why existing tables cannot be reused
+	// Objects names what is reused ("" is sysbench's sbtestN tables);
+	// Nothing says the workload needs no data at all (cpu, memory).
+	Objects string
+	Nothing bool
 }
 
 // Progress reports prepare progress.
@@ -84,6 +89,22 @@ type Shape struct {
 type Transactional interface {
 	UsesTransactions() bool
 }
+
+// Transfer is a workload whose reads and writes each move BlockBytes
+// bytes (memory's blocks, fileio's requests): the engine reports MiB/s.
+type Transfer interface {
+	BlockBytes() int64
+}
+
+// Portable is a workload that can be rebuilt elsewhere (by dbduel's agent
+// inside a container) from its name and these flags.
+type Portable interface {
+	Args() []string
+}
+
+// ErrEndOfEvents is returned by a worker whose own limit is reached
+// (memory's --memory-total-size): the thread ends, the event is not counted.
+var ErrEndOfEvents = errors.New("the workload's own event limit is reached")
 
 // Sweepable is a workload whose data size can vary across a sweep.
 type Sweepable interface {

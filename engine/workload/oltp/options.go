@@ -72,11 +72,11 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.IntVar(&o.IndexUpdates, "index-updates", d.IndexUpdates, "number of UPDATE index queries per transaction")
 	fs.IntVar(&o.NonIndexUpdates, "non-index-updates", d.NonIndexUpdates, "number of UPDATE non-index queries per transaction")
 	fs.IntVar(&o.DeleteInserts, "delete-inserts", d.DeleteInserts, "number of DELETE/INSERT combinations per transaction")
-	boolFlag(fs, &o.RangeSelects, "range-selects", d.RangeSelects, "enable/disable all range SELECT queries")
-	boolFlag(fs, &o.AutoInc, "auto-inc", d.AutoInc, "use AUTO_INCREMENT column as primary key; when off, use client-generated ids")
-	boolFlag(fs, &o.SkipTrx, "skip-trx", d.SkipTrx, "don't start explicit transactions, run all queries in AUTOCOMMIT mode")
-	boolFlag(fs, &o.Secondary, "secondary", d.Secondary, "use a secondary index in place of the PRIMARY KEY")
-	boolFlag(fs, &o.CreateSecondary, "create-secondary", d.CreateSecondary, "create a secondary index in addition to the PRIMARY KEY")
+	workload.BoolFlag(fs, &o.RangeSelects, "range-selects", d.RangeSelects, "enable/disable all range SELECT queries")
+	workload.BoolFlag(fs, &o.AutoInc, "auto-inc", d.AutoInc, "use AUTO_INCREMENT column as primary key; when off, use client-generated ids")
+	workload.BoolFlag(fs, &o.SkipTrx, "skip-trx", d.SkipTrx, "don't start explicit transactions, run all queries in AUTOCOMMIT mode")
+	workload.BoolFlag(fs, &o.Secondary, "secondary", d.Secondary, "use a secondary index in place of the PRIMARY KEY")
+	workload.BoolFlag(fs, &o.CreateSecondary, "create-secondary", d.CreateSecondary, "create a secondary index in addition to the PRIMARY KEY")
 	fs.StringVar(&o.StorageEngine, "mysql-storage-engine", d.StorageEngine, "storage engine")
 	fs.IntVar(&o.RandomPoints, "random-points", d.RandomPoints, "number of random points in the IN() clause (select_random_points)")
 	fs.IntVar(&o.NumberOfRanges, "number-of-ranges", d.NumberOfRanges, "number of random BETWEEN ranges per SELECT (select_random_ranges)")
@@ -89,38 +89,6 @@ func (o *Options) Bind(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Rand.SpecRes, "rand-spec-res", d.Rand.SpecRes, "percentage of 'special' values to use for the special distribution")
 	fs.Float64Var(&o.Rand.ParetoH, "rand-pareto-h", d.Rand.ParetoH, "shape parameter for the Pareto distribution")
 	fs.Float64Var(&o.Rand.ZipfianExp, "rand-zipfian-exp", d.Rand.ZipfianExp, "shape parameter for the Zipfian distribution (dbduel extension)")
-}
-
-// sbBool is a boolean option as sysbench reads one: on/off beside
-// true/false and 1/0 (users write --range-selects=off), and alone it means on.
-type sbBool struct{ v *bool }
-
-func (b sbBool) Type() string { return "on|off" }
-
-func (b sbBool) String() string {
-	if b.v != nil && *b.v {
-		return "on"
-	}
-	return "off"
-}
-
-func (b sbBool) Set(s string) error {
-	switch strings.ToLower(s) {
-	case "on", "true", "1", "yes":
-		*b.v = true
-	case "off", "false", "0", "no":
-		*b.v = false
-	default:
-		return fmt.Errorf("want on or off")
-	}
-	return nil
-}
-
-// boolFlag registers a sysbench-style boolean option.
-func boolFlag(fs *pflag.FlagSet, v *bool, name string, def bool, usage string) {
-	*v = def
-	fs.Var(sbBool{v}, name, usage)
-	fs.Lookup(name).NoOptDefVal = "on"
 }
 
 // sizeList is --table-size: one size or a sweep list.

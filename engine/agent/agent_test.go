@@ -1,0 +1,139 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
+	_ "github.com/dbduel/dbduel/engine/workload/sys"
+)
+
+// pair connects a Client to Serve through pipes, as a container's attached
+// stdin and stdout would.
+func pair(t *testing.T, dir string) *Client {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(context.Background(), inR, outW, dir, "test", func() map[string]string { return map[string]string{"fs_type": "x"} })
+		outW.Close()
+	}()
+	c, err := NewClient(context.Background(), inW, outR, dir, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		inW.Close()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return c
+}
+
+func build(t *testing.T, name string, args ...string) workload.Workload {
+	t.Helper()
+	w, err := rebuild(name, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// A run in the agent reaches the host as the engine's own would: every
+// interval with its histogram (whose count is the interval's events), the
+// host's telemetry on each, and a summary whose events are the intervals'
+// plus the tail.
+func TestRunThroughTheAgent(t *testing.T) {
+	c := pair(t, t.TempDir())
+	if c.Version != "test" || c.Facts["fs_type"] != "x" {
+		t.Fatalf("hello: %q %v", c.Version, c.Facts)
+	}
+	w := build(t, "cpu", "--cpu-max-prime=2000")
+	calls := 0
+	cfg := engine.Config{Workload: w, Threads: 2, Time: 1200 * time.Millisecond, ReportInterval: 300 * time.Millisecond, Percentile: 95,
+		Telemetry: func() map[string]any { calls++; return map[string]any{"n": calls} }}
+	var emitted []result.Interval
+	var histEvents int64
+	run, err := c.RunOnce(context.Background(), cfg, "ctr", func(iv result.Interval, h *hdrhistogram.Histogram) {
+		emitted = append(emitted, iv)
+		histEvents += h.TotalCount()
+	})
+	if err != nil || !run.Complete || run.Target != "ctr" {
+		t.Fatalf("run: %v complete=%v target=%q", err, run.Complete, run.Target)
+	}
+	if len(emitted) != 4 || len(run.Intervals) != 4 {
+		t.Fatalf("1.2 s at 0.3 s: %d emitted, %d in the run, want 4", len(emitted), len(run.Intervals))
+	}
+	var sum uint64
+	for i, iv := range run.Intervals {
+		sum += iv.Events
+		if iv.Telemetry == nil || iv.Telemetry["n"] != emitted[i].Telemetry["n"] {
+			t.Fatalf("interval %d: host telemetry %v, emitted %v", i, iv.Telemetry, emitted[i].Telemetry)
+		}
+	}
+	if histEvents != int64(sum) {
+		t.Fatalf("histograms hold %d events, intervals %d", histEvents, sum)
+	}
+	if run.Summary.Events < sum || run.Summary.Events == 0 {
+		t.Fatalf("summary %d events, intervals %d", run.Summary.Events, sum)
+	}
+}
+
+// Stopping the host's context stops the agent's run promptly; the partial
+// run comes back marked incomplete and the agent serves the next request.
+func TestStopReachesTheAgent(t *testing.T) {
+	c := pair(t, t.TempDir())
+	w := build(t, "cpu")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	run, _ := c.RunOnce(ctx, engine.Config{Workload: w, Threads: 1, Time: time.Minute, ReportInterval: time.Second, Percentile: 95}, "ctr", nil)
+	if took := time.Since(start); took > 10*time.Second || run.Complete {
+		t.Fatalf("stopped run took %s, complete=%v", took, run.Complete)
+	}
+	st, err := c.Check(context.Background(), w, 1)
+	if err != nil || !st.Reusable {
+		t.Fatalf("after a stop the agent must still answer: %+v %v", st, err)
+	}
+}
+
+// fileio's files are made, found and removed where the agent runs.
+func TestFileStepsThroughTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	c := pair(t, dir)
+	w := build(t, "fileio", "--file-num=2", "--file-total-size=1M", "--file-block-size=4K")
+	if st, err := c.Check(context.Background(), w, 1); err != nil || !st.Missing {
+		t.Fatalf("before prepare: %+v %v", st, err)
+	}
+	var last workload.Progress
+	if err := c.Prepare(context.Background(), w, 1, func(p workload.Progress) { last = p }); err != nil {
+		t.Fatal(err)
+	}
+	if last.Rows != last.TotalRows || last.TotalRows != 256 {
+		t.Fatalf("progress: %+v, want 256 of 256 blocks", last)
+	}
+	if st, _ := c.Check(context.Background(), w, 1); !st.Reusable {
+		t.Fatalf("after prepare: %+v", st)
+	}
+	removed, err := c.Cleanup(context.Background(), w, 1)
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("cleanup: %v %v", removed, err)
+	}
+}
+
+// A workload the agent does not know fails with its message, in one line.
+func TestUnknownWorkloadErrorComesBack(t *testing.T) {
+	c := pair(t, t.TempDir())
+	err := c.do(context.Background(), request{Op: "check", Workload: "nope"}, func(reply) error { return nil })
+	if err == nil {
+		t.Fatal("unknown workload accepted")
+	}
+}

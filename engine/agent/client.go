@@ -1,0 +1,257 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/engine/workload"
+)
+
+// Client talks to one agent: requests go to in, replies come from out. It
+// is an engine.Remote; one request runs at a time.
+type Client struct {
+	mu      sync.Mutex
+	in      io.Writer
+	dec     *json.Decoder
+	dir     string
+	lost    func() string // why the agent stopped answering (its stderr, its exit)
+	Version string
+	Facts   map[string]string
+}
+
+var _ engine.Remote = (*Client)(nil)
+
+// NewClient says hello to the agent and returns once it answered, within
+// timeout. lost, if set, explains a missing answer (the agent's last words).
+func NewClient(ctx context.Context, in io.Writer, out io.Reader, dir string, timeout time.Duration, lost func() string) (*Client, error) {
+	c := &Client{in: in, dec: json.NewDecoder(bufio.NewReader(out)), dir: dir, lost: lost}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := c.do(hctx, request{Op: "hello"}, func(r reply) error {
+		if r.Type == "hello" {
+			c.Version, c.Facts = r.Version, r.Facts
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the agent did not answer: %w", err)
+	}
+	return c, nil
+}
+
+// do sends one request and hands every reply to on until done or error.
+// A cancelled ctx sends stop and waits for the agent to finish the request.
+func (c *Client) do(ctx context.Context, req request, on func(reply) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := json.NewEncoder(c.in).Encode(req); err != nil {
+		return c.gone(err)
+	}
+	replies := make(chan reply)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(replies)
+		for {
+			var r reply
+			if err := c.dec.Decode(&r); err != nil {
+				readErr <- err
+				return
+			}
+			replies <- r
+			if r.Type == "done" || r.Type == "error" {
+				return
+			}
+		}
+	}()
+	var onErr error
+	stopped := false
+	done := ctx.Done()
+	for {
+		select {
+		case <-done:
+			done = nil
+			if !stopped {
+				stopped = true
+				_ = json.NewEncoder(c.in).Encode(request{Op: "stop"})
+			}
+		case r, ok := <-replies:
+			if !ok {
+				return c.gone(<-readErr)
+			}
+			switch r.Type {
+			case "done":
+				return onErr
+			case "error":
+				if onErr != nil {
+					return onErr
+				}
+				return errors.New(r.Error)
+			default:
+				if onErr == nil {
+					onErr = on(r)
+				}
+			}
+		}
+	}
+}
+
+// gone explains a broken conversation with the agent's own last words.
+func (c *Client) gone(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = errors.New("the agent exited")
+	}
+	if c.lost != nil {
+		if why := c.lost(); why != "" {
+			return fmt.Errorf("%v: %s", err, why)
+		}
+	}
+	return err
+}
+
+func workloadRequest(op string, w workload.Workload, threads int) (request, error) {
+	p, ok := w.(workload.Portable)
+	if !ok {
+		return request{}, fmt.Errorf("workload %s cannot run in dbduel's agent", w.Name())
+	}
+	return request{Op: op, Workload: w.Name(), Args: p.Args(), Threads: threads}, nil
+}
+
+// Check asks the agent whether the workload's files are there.
+func (c *Client) Check(ctx context.Context, w workload.Workload, threads int) (workload.TableState, error) {
+	req, err := workloadRequest("check", w, threads)
+	if err != nil {
+		return workload.TableState{}, err
+	}
+	var st workload.TableState
+	err = c.do(ctx, req, func(r reply) error {
+		if r.State != nil {
+			st = *r.State
+		}
+		return nil
+	})
+	return st, err
+}
+
+// Prepare makes the workload's files where the agent runs.
+func (c *Client) Prepare(ctx context.Context, w workload.Workload, threads int, progress func(workload.Progress)) error {
+	req, err := workloadRequest("prepare", w, threads)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, req, func(r reply) error {
+		if r.Progress != nil {
+			progress(*r.Progress)
+		}
+		return nil
+	})
+}
+
+// Cleanup removes the workload's files where the agent runs.
+func (c *Client) Cleanup(ctx context.Context, w workload.Workload, threads int) ([]string, error) {
+	req, err := workloadRequest("cleanup", w, threads)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	err = c.do(ctx, req, func(r reply) error {
+		removed = append(removed, r.Removed...)
+		return nil
+	})
+	return removed, err
+}
+
+// RunOnce runs cfg in the agent. The host side adds what it alone can
+// see to each interval as it arrives: the container's telemetry and the
+// machine's noise.
+func (c *Client) RunOnce(ctx context.Context, cfg engine.Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
+	req, err := workloadRequest("run", cfg.Workload, cfg.Threads)
+	if err != nil {
+		return result.Run{Target: target}, err
+	}
+	req.Run = &runSpec{Threads: cfg.Threads, Time: cfg.Time, Events: cfg.Events, ReportInterval: cfg.ReportInterval,
+		Percentile: cfg.Percentile, Seed: cfg.Seed, Rate: cfg.Rate, Warmup: cfg.Warmup}
+	if cfg.AtReady != nil {
+		cfg.AtReady()
+	}
+	if cfg.Telemetry != nil {
+		cfg.Telemetry() // the windows start with the run
+	}
+	if cfg.Noise != nil {
+		cfg.Noise(nil)
+	}
+	var run *result.Run
+	var sides []result.Interval // host-side additions, by interval
+	err = c.do(ctx, req, func(r reply) error {
+		switch {
+		case r.Interval != nil:
+			iv := *r.Interval
+			if cfg.Telemetry != nil {
+				iv.Telemetry = cfg.Telemetry()
+			}
+			if cfg.Noise != nil {
+				iv.Noise = cfg.Noise(iv.Telemetry)
+			}
+			sides = append(sides, iv)
+			h := stats.NewHistogram()
+			if r.Hist != "" {
+				d, err := hdrhistogram.Decode([]byte(r.Hist))
+				if err != nil {
+					return fmt.Errorf("agent interval histogram: %w", err)
+				}
+				h = d
+			}
+			if emit != nil {
+				emit(iv, h)
+			}
+		case r.Run != nil:
+			run = r.Run
+		}
+		return nil
+	})
+	if cfg.AtEnd != nil {
+		cfg.AtEnd()
+	}
+	if run == nil {
+		if err == nil {
+			err = errors.New("the agent ended the run without its result")
+		}
+		return result.Run{Target: target}, err
+	}
+	run.Target = target
+	for i := range run.Intervals {
+		if i < len(sides) {
+			run.Intervals[i].Telemetry, run.Intervals[i].Noise = sides[i].Telemetry, sides[i].Noise
+		}
+	}
+	if ctx.Err() != nil {
+		run.Complete = false
+	}
+	return *run, err
+}
+
+// The driver.DB side: the engine opens the agent like any target; its
+// connections are never used (runs go through RunOnce).
+
+func (c *Client) Conn(ctx context.Context) (driver.Conn, error) { return host.New(c.dir).Conn(ctx) }
+func (c *Client) Classify(err error) driver.Failure             { return host.New(c.dir).Classify(err) }
+func (c *Client) OpCount(ctx context.Context) (driver.OpCount, error) {
+	return host.New(c.dir).OpCount(ctx)
+}
+func (c *Client) Unblock()     {}
+func (c *Client) Close() error { return nil }
+
+// Dir is where the workload's files live inside the agent's container.
+func (c *Client) Dir() string { return c.dir }

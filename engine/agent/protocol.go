@@ -1,0 +1,49 @@
+// Package agent runs workloads somewhere else on the engine's behalf: the
+// dbduel binary, copied into a container, serves requests on its stdin and
+// answers on its stdout (Serve); the Client on the host side is an
+// engine.Remote, so the agent's intervals feed the same engine, TUI,
+// verdict plan and reports. The messages are JSON lines; histograms travel
+// in HdrHistogram's compressed V2 encoding, so merged intervals stay exact.
+package agent
+
+import (
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
+)
+
+// request is one operation for the agent.
+type request struct {
+	Op       string   `json:"op"` // hello, check, prepare, cleanup, run, stop
+	Workload string   `json:"workload,omitempty"`
+	Args     []string `json:"args,omitempty"`
+	Threads  int      `json:"threads,omitempty"`
+	Run      *runSpec `json:"run,omitempty"`
+}
+
+// runSpec is the engine.Config of one run, without the host-side hooks.
+type runSpec struct {
+	Threads        int           `json:"threads"`
+	Time           time.Duration `json:"time_ns"`
+	Events         uint64        `json:"events"`
+	ReportInterval time.Duration `json:"report_interval_ns"`
+	Percentile     float64       `json:"percentile"`
+	Seed           uint64        `json:"seed"`
+	Rate           float64       `json:"rate"`
+	Warmup         time.Duration `json:"warmup_ns"`
+}
+
+// reply is one message from the agent; a request ends with done or error.
+type reply struct {
+	Type     string               `json:"type"` // hello, progress, interval, done, error
+	Version  string               `json:"version,omitempty"`
+	Facts    map[string]string    `json:"facts,omitempty"`
+	Progress *workload.Progress   `json:"progress,omitempty"`
+	Interval *result.Interval     `json:"interval,omitempty"`
+	Hist     string               `json:"hist,omitempty"` // base64, HdrHistogram V2 compressed
+	State    *workload.TableState `json:"state,omitempty"`
+	Removed  []string             `json:"removed,omitempty"`
+	Run      *result.Run          `json:"run,omitempty"`
+	Error    string               `json:"error,omitempty"`
+}

@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/spf13/pflag"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
+)
+
+// Serve answers requests from in on out until in ends. dir is where the
+// workload's files live (the container's datadir); facts describe the
+// place the agent runs in, sent with the hello.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string, facts func() map[string]string) error {
+	reqs := make(chan request)
+	readErr := make(chan error, 1)
+	var mu sync.Mutex // stop requests arrive while an operation runs
+	var cancelOp context.CancelFunc = func() {}
+	go func() {
+		dec := json.NewDecoder(bufio.NewReader(in))
+		for {
+			var r request
+			if err := dec.Decode(&r); err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				mu.Lock()
+				cancelOp() // the host is gone: stop what runs
+				mu.Unlock()
+				readErr <- err
+				close(reqs)
+				return
+			}
+			if r.Op == "stop" {
+				mu.Lock()
+				cancelOp()
+				mu.Unlock()
+				continue
+			}
+			reqs <- r
+		}
+	}()
+	w := &replyWriter{enc: json.NewEncoder(out)}
+	db := host.New(dir)
+	for r := range reqs {
+		opCtx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		cancelOp = cancel
+		mu.Unlock()
+		err := serveOne(opCtx, r, db, w, version, facts)
+		cancel()
+		if err != nil {
+			w.send(reply{Type: "error", Error: err.Error()})
+		} else {
+			w.send(reply{Type: "done"})
+		}
+		if w.err != nil {
+			return w.err
+		}
+	}
+	return <-readErr
+}
+
+// replyWriter serialises replies (the run's intervals come from its
+// reporting goroutine).
+type replyWriter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	err error
+}
+
+func (w *replyWriter) send(r reply) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.enc.Encode(r)
+	}
+}
+
+func serveOne(ctx context.Context, r request, db *host.DB, w *replyWriter, version string, facts func() map[string]string) error {
+	if r.Op == "hello" {
+		w.send(reply{Type: "hello", Version: version, Facts: facts()})
+		return nil
+	}
+	wl, err := rebuild(r.Workload, r.Args)
+	if err != nil {
+		return err
+	}
+	switch r.Op {
+	case "check":
+		st, err := wl.Check(ctx, db, r.Threads)
+		if err != nil {
+			return err
+		}
+		w.send(reply{Type: "state", State: &st})
+	case "prepare":
+		return wl.Prepare(ctx, db, r.Threads, func(p workload.Progress) { w.send(reply{Type: "progress", Progress: &p}) })
+	case "cleanup":
+		removed, err := wl.Cleanup(ctx, db, r.Threads)
+		w.send(reply{Type: "removed", Removed: removed})
+		return err
+	case "run":
+		if r.Run == nil {
+			return errors.New("run request without its settings")
+		}
+		s := r.Run
+		cfg := engine.Config{Workload: wl, Threads: s.Threads, Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval,
+			Percentile: s.Percentile, Seed: s.Seed, Rate: s.Rate, Warmup: s.Warmup}
+		run, runErr := engine.RunOnce(ctx, cfg, "", db, func(iv result.Interval, h *hdrhistogram.Histogram) {
+			enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+			w.send(reply{Type: "interval", Interval: &iv, Hist: string(enc)})
+		})
+		w.send(reply{Type: "run", Run: &run})
+		return runErr
+	default:
+		return fmt.Errorf("unknown request %q", r.Op)
+	}
+	return nil
+}
+
+// rebuild makes the workload from its name and flags, as the CLI does.
+func rebuild(name string, args []string) (workload.Workload, error) {
+	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	factory := workload.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("workload options: %w", err)
+	}
+	return factory(name)
+}
