@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/dbduel/dbduel/engine/workload/oltp" // registers sysbench's OLTP scripts
+	_ "github.com/dbduel/dbduel/engine/workload/sys"  // registers cpu, memory and fileio
 	"github.com/dbduel/dbduel/targets"
 )
 
@@ -104,7 +105,7 @@ a verdict: repeated runs, confidence intervals, and the cause of the gap.`,
 	root.SetFlagErrorFunc(suggestFlag)
 	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"),
 		newDemoCmd(stdout, stderr), newCleanCmd(stdout, stderr),
-		newReportCmd(stdout), newCompareCmd(stdout))
+		newReportCmd(stdout), newCompareCmd(stdout), newAgentCmd())
 	return root
 }
 

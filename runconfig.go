@@ -1,9 +1,13 @@
 package main
 
 import (
+	"slices"
+
 	"os"
 	"strings"
 	"time"
+
+	"github.com/dbduel/dbduel/engine/driver/host"
 
 	"github.com/dbduel/dbduel/engine"
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
@@ -87,13 +91,19 @@ func newRunConfig(verb, wlName string, o *runOptions) (*runConfig, error) {
 	return rc, nil
 }
 
+// onHost says the workload runs on the machine itself (cpu, memory,
+// fileio): its files are removed at the end unless --keep.
+func (rc *runConfig) onHost() bool {
+	return slices.Equal(rc.workload.Protocols(), []string{host.Protocol})
+}
+
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // session builds the engine's plan: every sweep point, interleaved blocks.
 func (rc *runConfig) session(o *runOptions, names []string) engine.Session {
 	points := plan.Sweep(rc.threads, rc.sizes)
 	sess := engine.Session{Config: rc.engine, Plan: plan.New(names, points, o.runs, o.warmupRuns, rc.seed),
-		Reprepare: o.reprepare, Cleanup: o.cleanup}
+		Reprepare: o.reprepare, Cleanup: o.cleanup || (rc.onHost() && !o.keep)}
 	sess.Cooldown, _ = o.cooldownDuration() // checked by validate
 	if o.auto {
 		sess.Adaptive = &engine.Adaptive{CITargetPct: o.ciTarget, MaxTime: seconds(o.maxTime)}

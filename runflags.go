@@ -37,6 +37,7 @@ type runOptions struct {
 	reprepare      bool
 	cleanup        bool
 	keep           bool
+	fileDir        string
 	failIf         []string
 	newWorkload    workload.Factory
 	file           string   // -f scenario.yaml
@@ -83,7 +84,8 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.StringVarP(&o.out, "out", "o", "", "write the result to `FILE.json` (rewritten after every run)")
 	fs.BoolVar(&o.reprepare, "reprepare", false, "drop and re-create sbtestN tables whose count or size does not match")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "drop the run's sbtestN tables at the end")
-	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run")
+	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run (and fileio's files)")
+	fs.StringVar(&o.fileDir, "file-dir", "", "fileio on host targets: the directory of the test files (default: dbduel's state directory)")
 	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI vs the baseline lies past `METRIC<PCT%`, e.g. 'tps<-5%' or 'p95>+10%' (repeatable; needs --runs 2 or more)")
 	fs.BoolVar(&o.strictParity, "strict-parity", false, "refuse to run (exit 4) when targets differ in server version or any configuration variable")
 	fs.StringVarP(&o.file, "file", "f", "", "read targets, workload, options and plan from a scenario `FILE.yaml` (flags given here override it; examples/)")

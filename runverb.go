@@ -33,7 +33,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		}
 		defer stop()
 	}
-	ts, err := buildTargets(o.targets, rc.runID, stderr)
+	ts, err := buildTargets(o.targets, rc.runID, rc.onHost(), o.fileDir, stderr)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/driver/host"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -45,7 +46,16 @@ func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stder
 			return st, fmt.Errorf("target %s: describe: %w", t.Name(), err)
 		}
 		st.described = append(st.described, d)
-		st.engine = append(st.engine, engine.Target{Name: t.Name(), Open: targets.Opener(t.Endpoint(), ignore), Telemetry: telemetry(ctx, t)})
+		open := targets.Opener(t.Endpoint(), ignore)
+		if so, ok := t.(targets.SelfOpener); ok {
+			open = so.Open
+		}
+		if sys := d.Described.System; sys != nil {
+			fmt.Fprintf(stderr, "dbduel: %s runs on cpus %s (quota %s, memory.max %s), governor %s at %s MHz; files on %s (%s), O_DIRECT %s\n",
+				t.Name(), sys["cpus_allowed"], sys["cpu_quota"], sys["memory_max"], sys["cpu_governor"], sys["cpu_mhz"],
+				sys["fs_type"], sys["mount_options"], sys["o_direct"])
+		}
+		st.engine = append(st.engine, engine.Target{Name: t.Name(), Open: open, Telemetry: telemetry(ctx, t)})
 	}
 	if err := checkProtocols(ts, rc.workload); err != nil {
 		return st, err
@@ -163,7 +173,8 @@ func readParity(ctx context.Context, ts []targets.Target, described []result.Tar
 	if len(ts) < 2 {
 		return nil, nil
 	}
-	if len(protocols(ts)) > 1 { // a MySQL and a PostgreSQL setting share no names
+	// A MySQL and a PostgreSQL setting share no names; the machine has none.
+	if p := protocols(ts); len(p) > 1 || p[0] == host.Protocol {
 		versions := map[string]string{}
 		for i, t := range ts {
 			versions[t.Name()] = described[i].ServerVersion

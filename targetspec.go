@@ -9,11 +9,14 @@ import (
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/container"
 	"github.com/dbduel/dbduel/targets/local"
+	"github.com/dbduel/dbduel/targets/machine"
 	"github.com/dbduel/dbduel/targets/native"
 )
 
 // buildTargets parses every --target NAME=SPEC; names must be unique.
-func buildTargets(flags []string, runID string, stderr io.Writer) ([]targets.Target, error) {
+// A workload on the host protocol (cpu, memory, fileio) makes `host` this
+// machine and docker: an agent container; fileDir is --file-dir.
+func buildTargets(flags []string, runID string, onHost bool, fileDir string, stderr io.Writer) ([]targets.Target, error) {
 	seen := map[string]bool{}
 	var out []targets.Target
 	for _, f := range flags {
@@ -25,7 +28,12 @@ func buildTargets(flags []string, runID string, stderr io.Writer) ([]targets.Tar
 			return nil, usageErr("--target name %q is used twice", name)
 		}
 		seen[name] = true
-		t, err := newTarget(name, spec, runID, stderr)
+		var t targets.Target
+		if onHost {
+			t, err = newHostTarget(name, spec, runID, fileDir)
+		} else {
+			t, err = newTarget(name, spec, runID, stderr)
+		}
 		if err != nil {
 			return nil, namedTargetErr(name, err)
 		}
@@ -50,6 +58,8 @@ func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, erro
 		}
 		c.SetProgress(stderr)
 		return c, nil
+	case spec == "host":
+		return nil, usageErr("--target %s: host is this machine itself, for the system micro-benchmarks (cpu, memory, fileio); a database needs mysql://, postgres://, local: or docker:", name)
 	case strings.HasPrefix(spec, "local:"):
 		l, err := local.New(name, strings.TrimPrefix(spec, "local:"), runID)
 		if err != nil {
@@ -59,6 +69,22 @@ func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, erro
 		return l, nil
 	}
 	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
+}
+
+// newHostTarget is a target of the system micro-benchmarks: this machine,
+// or an agent container made from the image.
+func newHostTarget(name, spec, runID, fileDir string) (targets.Target, error) {
+	switch {
+	case spec == "host":
+		return machine.New(name, fileDir), nil
+	case strings.HasPrefix(spec, "docker:"):
+		bin, err := agentBinary()
+		if err != nil {
+			return nil, err
+		}
+		return container.NewAgent(name, strings.TrimPrefix(spec, "docker:"), runID, bin)
+	}
+	return nil, usageErr("--target %s: the system micro-benchmarks (cpu, memory, fileio) run on host or docker:IMAGE[,k=v], not on %q", name, targets.RedactSpec(spec))
 }
 
 // namedTargetErr puts the target's name in front of a SPEC error, keeping

@@ -80,6 +80,12 @@ type Target interface {
 	Stop(ctx context.Context) error
 }
 
+// SelfOpener is a target that gives the engine its DB itself (the machine,
+// an agent container) instead of an endpoint to dial.
+type SelfOpener interface {
+	Open(ctx context.Context, maxConns int) (driver.DB, error)
+}
+
 // Diagnoser is a target that can say what became of its server after a
 // failure (a managed container or process): "" when it looks fine.
 type Diagnoser interface {

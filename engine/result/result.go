@@ -91,6 +91,10 @@ type Described struct {
 	Cpuset           string   `json:"cpuset,omitempty"`
 	Seccomp          string   `json:"seccomp,omitempty"`
 	Address          string   `json:"address,omitempty"`
+	// System is what explains a system micro-benchmark's figure, as the
+	// benchmark's process saw it: cpus_allowed, cpu_quota, memory_max,
+	// cpu_governor, cpu_mhz, fs_type, mount_options, o_direct.
+	System map[string]string `json:"system,omitempty"`
 }
 
 // Datadir is where the server keeps its data.

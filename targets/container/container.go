@@ -180,30 +180,10 @@ func (s *Server) Start(ctx context.Context) error {
 		cc.ExposedPorts = nat.PortSet{p: {}}
 		hc.PortBindings = nat.PortMap{p: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}
 	}
-	switch s.o.Datadir {
-	case "volume":
-		s.volumeName = "dbduel-" + s.runID + "-" + s.name
-		if _, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: s.volumeName, Labels: s.labels()}); err != nil {
-			return fmt.Errorf("create volume: %w", err)
-		}
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: s.volumeName, Target: s.flavor().datadir})
-	case "bind":
-		dir := filepath.Join(s.hostDir, "datadir")
-		if err := os.Mkdir(dir, 0o777); err != nil {
-			return err
-		}
-		os.Chmod(dir, 0o777) // the server runs as the image's own user
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: s.flavor().datadir})
+	if err := s.mountDatadir(ctx, hc, s.flavor().datadir); err != nil {
+		return err
 	}
-	if s.o.MemoryBytes > 0 {
-		hc.Memory = s.o.MemoryBytes
-	}
-	if s.o.CPUs > 0 {
-		hc.NanoCPUs = int64(s.o.CPUs * 1e9)
-	}
-	if s.o.Cpuset != "" {
-		hc.CpusetCpus = s.o.Cpuset
-	}
+	s.o.applyLimits(hc)
 	cc.Cmd = append(cmd, s.o.Args...)
 
 	created, err := cli.ContainerCreate(ctx, cc, hc, nil, nil, "dbduel-"+s.runID+"-"+s.name)
@@ -215,6 +195,41 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("start container: %v (%s)", err, s.lastLogs(5))
 	}
 	return s.waitReady(ctx, readyTimeout)
+}
+
+// mountDatadir mounts the SPEC's datadir kind at path: a labelled named
+// volume (volume), a host directory (bind), or nothing: the container's
+// own overlay filesystem (overlay).
+func (s *Server) mountDatadir(ctx context.Context, hc *container.HostConfig, path string) error {
+	switch s.o.Datadir {
+	case "volume":
+		s.volumeName = "dbduel-" + s.runID + "-" + s.name
+		if _, err := s.cli.VolumeCreate(ctx, volume.CreateOptions{Name: s.volumeName, Labels: s.labels()}); err != nil {
+			return fmt.Errorf("create volume: %w", err)
+		}
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: s.volumeName, Target: path})
+	case "bind":
+		dir := filepath.Join(s.hostDir, "datadir")
+		if err := os.Mkdir(dir, 0o777); err != nil {
+			return err
+		}
+		os.Chmod(dir, 0o777) // the server runs as the image's own user
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: path})
+	}
+	return nil
+}
+
+// applyLimits sets the SPEC's memory, cpus and cpuset.
+func (o Options) applyLimits(hc *container.HostConfig) {
+	if o.MemoryBytes > 0 {
+		hc.Memory = o.MemoryBytes
+	}
+	if o.CPUs > 0 {
+		hc.NanoCPUs = int64(o.CPUs * 1e9)
+	}
+	if o.Cpuset != "" {
+		hc.CpusetCpus = o.Cpuset
+	}
 }
 
 // ensureImage checks the image is present; with pull=missing it pulls it within 30 s.

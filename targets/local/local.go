@@ -121,7 +121,7 @@ type Server struct {
 	mu                sync.Mutex
 	cmd               *exec.Cmd
 	exited            chan struct{}
-	output            *tailBuffer         // the process's own stdout and stderr
+	output            *targets.TailBuffer         // the process's own stdout and stderr
 	cred              *syscall.Credential // the account the server runs as (nil: dbduel's own)
 	notices           io.Writer           // where to say what dbduel decided for the user
 	logPath           string
@@ -392,7 +392,7 @@ func (s *Server) spawn(name string, argv []string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM, Credential: s.cred}
 	// What the process prints itself (taskset's refusal, a crash before
 	// the error log opens) is part of why it exited.
-	out := &tailBuffer{max: 4096}
+	out := &targets.TailBuffer{Max: 4096}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.binary, err)
@@ -480,32 +480,6 @@ func (s *Server) exitReason() string {
 		reason += "; error log: " + errs
 	}
 	return reason
-}
-
-// tailBuffer keeps the last max bytes written to it (safe for concurrent use).
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if len(b.buf) > b.max {
-		b.buf = b.buf[len(b.buf)-b.max:]
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	if b == nil {
-		return ""
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }
 
 func lastLines(s string, n int) string {

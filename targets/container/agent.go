@@ -1,0 +1,231 @@
+package container
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/dbduel/dbduel/engine/agent"
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// Where the agent lives in its container: its binary, and the directory
+// a database's datadir would be (fileio's files go there).
+const (
+	agentBinary  = "/.dbduel/dbduel"
+	AgentDataDir = "/var/lib/dbduel"
+	agentTimeout = 30 * time.Second
+)
+
+// Agent is a container that runs dbduel's agent instead of a database
+// server, for the system micro-benchmarks: a copy of the dbduel binary,
+// started in a container made from the image with the SPEC's limits,
+// network and datadir, answering the engine over its attached stdin and
+// stdout (no network needed).
+type Agent struct {
+	*Server
+	binary string
+	conn   types.HijackedResponse
+	stderr *targets.TailBuffer
+	client *agent.Client
+}
+
+// agentKeys are the SPEC keys that mean something without a server.
+var agentKeys = []string{"memory", "cpus", "cpuset", "network", "datadir", "pull", "env"}
+
+// NewAgent returns an unstarted agent container for SPEC (without
+// "docker:"); binary is the dbduel to copy in.
+func NewAgent(name, spec, runID, binary string) (*Agent, error) {
+	s, err := New(name, spec, runID)
+	if err != nil {
+		return nil, err
+	}
+	if s.o.Cnf != "" || len(s.o.Args) > 0 || s.o.Protocol != "" {
+		return nil, &targets.UsageError{Msg: fmt.Sprintf("docker: the system micro-benchmarks run dbduel's agent, not a server: only %s apply", strings.Join(agentKeys, ", "))}
+	}
+	return &Agent{Server: s, binary: binary, stderr: &targets.TailBuffer{Max: 4096}}, nil
+}
+
+// Endpoint is the host protocol: the agent runs the workload itself.
+func (a *Agent) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: host.Protocol} }
+
+// Start creates the container with the binary copied in, attaches to its
+// stdin and stdout, starts it and waits for the agent's hello.
+func (a *Agent) Start(ctx context.Context) error {
+	s := a.Server
+	cli, err := NewClient()
+	if err != nil {
+		return err
+	}
+	s.cli = cli
+	if _, err := cli.Ping(ctx); err != nil {
+		return fmt.Errorf("Docker engine not reachable (%s): %v", cli.DaemonHost(), err)
+	}
+	if err := s.ensureImage(ctx); err != nil {
+		return err
+	}
+	bin, err := os.ReadFile(a.binary)
+	if err != nil {
+		return fmt.Errorf("read the dbduel binary to copy into the container: %w", err)
+	}
+	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+		return err
+	}
+	if s.hostDir, err = os.MkdirTemp(state.Dir(), hostDirPrefix+s.runID+"-"+s.name+"-"); err != nil {
+		return err
+	}
+	os.Chmod(s.hostDir, 0o755)
+	hc := &container.HostConfig{NetworkMode: "bridge"}
+	if s.o.Network == "host" {
+		hc.NetworkMode = "host"
+	}
+	if err := s.mountDatadir(ctx, hc, AgentDataDir); err != nil {
+		return err
+	}
+	s.o.applyLimits(hc)
+	cc := &container.Config{Image: s.o.Image, Labels: s.labels(), Env: s.o.Env,
+		Entrypoint: []string{agentBinary, "agent", "--dir", AgentDataDir}, Cmd: []string{},
+		// root: the volume's directory belongs to root, whatever the image's user.
+		User:      "0:0",
+		OpenStdin: true, AttachStdin: true, AttachStdout: true, AttachStderr: true}
+	created, err := cli.ContainerCreate(ctx, cc, hc, nil, nil, "dbduel-"+s.runID+"-"+s.name)
+	if err != nil {
+		return fmt.Errorf("create container: %w", err)
+	}
+	s.id = created.ID
+	if err := cli.CopyToContainer(ctx, s.id, "/", binaryTar(bin), container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("copy dbduel into the container: %w", err)
+	}
+	if a.conn, err = cli.ContainerAttach(ctx, s.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true}); err != nil {
+		return fmt.Errorf("attach to the agent: %w", err)
+	}
+	if err := cli.ContainerStart(ctx, s.id, container.StartOptions{}); err != nil {
+		return fmt.Errorf("start container: %v (%s)", err, s.lastLogs(5))
+	}
+	stdout, pw := io.Pipe()
+	go func() {
+		_, err := stdcopy.StdCopy(pw, a.stderr, a.conn.Reader)
+		if err == nil {
+			err = io.EOF
+		}
+		pw.CloseWithError(err)
+	}()
+	a.client, err = agent.NewClient(ctx, a.conn.Conn, stdout, AgentDataDir, agentTimeout, a.lastWords)
+	if err != nil {
+		return fmt.Errorf("dbduel's agent in %s: %w", s.o.Image, err)
+	}
+	return nil
+}
+
+// lastWords is what the agent said on stderr and how its container ended.
+func (a *Agent) lastWords() string {
+	var parts []string
+	if e := strings.TrimSpace(a.stderr.String()); e != "" {
+		parts = append(parts, "agent said: "+targets.OneLine(e))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if d := a.Server.Diagnose(ctx); d != "" {
+		parts = append(parts, d)
+		if strings.Contains(a.stderr.String(), "no such file") || strings.Contains(d, "127") {
+			parts = append(parts, "a dynamically linked dbduel cannot run in this image: build a static one (CGO_ENABLED=0 go build)")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// binaryTar is the tar stream CopyToContainer unpacks at /.
+func binaryTar(bin []byte) io.Reader {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	_ = tw.WriteHeader(&tar.Header{Name: ".dbduel/", Typeflag: tar.TypeDir, Mode: 0o755})
+	_ = tw.WriteHeader(&tar.Header{Name: ".dbduel/dbduel", Mode: 0o755, Size: int64(len(bin))})
+	_, _ = tw.Write(bin)
+	_ = tw.Close()
+	return &buf
+}
+
+// Open gives the engine the agent (the same one for every pool).
+func (a *Agent) Open(context.Context, int) (driver.DB, error) {
+	if a.client == nil {
+		return nil, errors.New("the agent is not running")
+	}
+	return a.client, nil
+}
+
+// Describe reads the container back and adds the agent's own view of its
+// place: CPUs, quota, filesystem, O_DIRECT.
+func (a *Agent) Describe(ctx context.Context) (result.Target, error) {
+	s := a.Server
+	t := result.Target{Name: s.name, Kind: "container", SpecRedacted: s.SpecRedacted()}
+	insp, err := s.cli.ContainerInspect(ctx, s.id)
+	if err != nil {
+		return t, err
+	}
+	d := &t.Described
+	d.Image, d.ImageID = insp.Config.Image, insp.Image
+	d.NetworkMode = "bridge"
+	if string(insp.HostConfig.NetworkMode) == "host" {
+		d.NetworkMode = "host"
+	}
+	facts := a.client.Facts
+	d.Datadir = &result.Datadir{Kind: "overlay", Path: AgentDataDir, FSType: facts["fs_type"]}
+	for _, m := range insp.Mounts {
+		if strings.TrimSuffix(m.Destination, "/") == AgentDataDir {
+			switch m.Type {
+			case mount.TypeVolume:
+				d.Datadir.Kind = "volume"
+			case mount.TypeBind:
+				d.Datadir.Kind = "bind"
+			}
+		}
+	}
+	d.MemoryLimitBytes = insp.HostConfig.Memory
+	if insp.HostConfig.NanoCPUs > 0 {
+		d.CPUs = float64(insp.HostConfig.NanoCPUs) / 1e9
+	}
+	d.Cpuset = insp.HostConfig.CpusetCpus
+	if cg := readCgroupLimits(insp.State.Pid); cg.ok {
+		if cg.memoryBytes > 0 {
+			d.MemoryLimitBytes = cg.memoryBytes
+		}
+		if cg.cpus > 0 {
+			d.CPUs = cg.cpus
+		}
+		if cg.cpuset != "" {
+			d.Cpuset = cg.cpuset
+		}
+	}
+	d.Seccomp = "default"
+	d.System = facts
+	return t, nil
+}
+
+// Restart has no server to restart: the agent keeps running.
+func (a *Agent) Restart(context.Context) error { return nil }
+
+// Stop ends the agent (its stdin closes) and removes the container, its
+// volume and host files.
+func (a *Agent) Stop(ctx context.Context) error {
+	if a.conn.Conn != nil {
+		_ = a.conn.CloseWrite()
+		a.conn.Close()
+		a.conn = types.HijackedResponse{}
+	}
+	return a.Server.Stop(ctx)
+}
