@@ -121,7 +121,7 @@ type Server struct {
 	mu                sync.Mutex
 	cmd               *exec.Cmd
 	exited            chan struct{}
-	output            *targets.TailBuffer         // the process's own stdout and stderr
+	output            *targets.TailBuffer // the process's own stdout and stderr
 	cred              *syscall.Credential // the account the server runs as (nil: dbduel's own)
 	notices           io.Writer           // where to say what dbduel decided for the user
 	logPath           string
