@@ -98,6 +98,7 @@ func pickPrinter(o *runOptions, stdout io.Writer, rc *runConfig) text.Printer {
 		return &text.SysbenchPrinter{W: stdout, Banner: text.Banner{
 			Version: version, Threads: cfg.Threads, ReportInterval: int(cfg.ReportInterval.Seconds()),
 			RandSeed: rc.workload.Shape().RandSeed, Percentile: int(cfg.Percentile), Rate: cfg.Rate,
+			Workload: rc.workload.Name(),
 		}}
 	case "json":
 		return &text.JSONPrinter{W: stdout}

@@ -219,6 +219,11 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 				tv = append(tv, m.get(byTarget[t][b]))
 				bv = append(bv, m.get(byTarget[base][b]))
 			}
+			if slices.Contains(bv, 0) {
+				// No ratio to nothing: cpu runs no queries, memory's
+				// latencies are below the histogram's 1 µs.
+				continue
+			}
 			p := ComparePaired(tv, bv)
 			if !p.HasCI && r.Plan.Runs > 1 {
 				// Not a "single run": more were planned, and some were cut short.

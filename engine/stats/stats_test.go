@@ -485,3 +485,29 @@ func TestVerdictSaysWhenIntervalsWereNoisy(t *testing.T) {
 		t.Fatalf("warnings: %q", r.Warnings)
 	}
 }
+
+// A metric the baseline measured as zero (cpu runs no queries; memory's
+// events are faster than the histogram's 1 µs) gets no comparison: a
+// ratio to nothing is not −100%. A target that fell to zero still does.
+func TestAnalyzeSkipsMetricsWhoseBaselineIsZero(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "native"}, {Name: "c"}}}
+	for b, v := range [][2]float64{{100, 50}, {110, 55}} {
+		r.Runs = append(r.Runs,
+			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[0], AvgUS: 10, P95US: 0, P99US: 20}},
+			result.Run{Target: "c", Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[1], AvgUS: 0, P95US: 3, P99US: 20}})
+	}
+	Analyze(r)
+	got := map[string]float64{}
+	for _, c := range r.Comparisons {
+		got[c.Metric] = c.DeltaPct
+	}
+	if _, ok := got["qps"]; ok {
+		t.Errorf("qps compared against a zero baseline: %v", got)
+	}
+	if _, ok := got["p95"]; ok {
+		t.Errorf("p95 compared against a zero baseline: %v", got)
+	}
+	if !near(got["avg"], -100, 1e-9) || !near(got["tps"], -50, 1e-9) {
+		t.Errorf("a target at zero is still compared: %v", got)
+	}
+}

@@ -38,7 +38,7 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		}
 		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s%s%s\n",
 			iv.TS, e.Target, iv.TPS, iv.QPS, iv.P95US/1000, iv.P99US/1000,
-			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue, Telemetry(iv)+Noise(iv), warm)
+			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue+transfer(iv), Telemetry(iv)+Noise(iv), warm)
 	case engine.EventRunDone:
 		s := e.Run.Summary
 		fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
@@ -50,7 +50,12 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		if s.UnservedEvents > 0 {
 			fmt.Fprintf(p.W, "   open loop: %d arrivals were never served (the oldest had waited %.2f ms when the run stopped)\n", s.UnservedEvents, s.UnservedMaxWaitUS/1000)
 		}
-		if h := e.Run.Honesty; h != nil {
+		if s.ReadMiBPerS+s.WrittenMiBPerS > 0 {
+			fmt.Fprintf(p.W, "   throughput: read %.2f MiB/s, written %.2f MiB/s\n", s.ReadMiBPerS, s.WrittenMiBPerS)
+		}
+		if h := e.Run.Honesty; h != nil && h.Note != "" && h.Counter == "" {
+			fmt.Fprintf(p.W, "   server counter: %s\n", h.Note)
+		} else if h != nil {
 			unit := h.Unit
 			if unit == "" {
 				unit = "statements"
@@ -58,6 +63,14 @@ func (p *PlainPrinter) Event(e engine.Event) {
 			fmt.Fprintf(p.W, "   server counter %s: %d %s (dbduel counted %d, %+.2f%%)\n", h.Counter, h.ServerQueries, unit, h.DbduelQueries, h.DiffPct)
 		}
 	}
+}
+
+// transfer is the MiB/s of a workload that moves data (memory, fileio).
+func transfer(iv result.Interval) string {
+	if iv.ReadMiBPerS+iv.WrittenMiBPerS == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  read %.2f MiB/s  written %.2f MiB/s", iv.ReadMiBPerS, iv.WrittenMiBPerS)
 }
 
 // perSec is a count over the interval's span (a stalled interval with no

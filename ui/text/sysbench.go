@@ -25,6 +25,7 @@ type Banner struct {
 	RandSeed       uint64
 	Rate           float64
 	Percentile     int
+	Workload       string // cpu, memory and fileio have layouts of their own
 }
 
 // SysbenchPrinter prints exactly sysbench 1.0.20's interval lines and final
@@ -75,12 +76,12 @@ func (p *SysbenchPrinter) Event(e engine.Event) {
 			return // sysbench prints nothing during --warmup-time
 		}
 		// Each run's own thread count: a --threads sweep's later points differ.
-		fmt.Fprintln(p.W, SysbenchIntervalLine(e.Interval, e.Threads, p.Banner.Percentile))
+		fmt.Fprintln(p.W, sysbenchLine(p.Banner.Workload, e.Interval, e.Threads, p.Banner.Percentile))
 		if p.Banner.Rate > 0 {
 			fmt.Fprintf(p.W, "[ %.0fs ] queue length: %d, concurrency: %d\n", e.Interval.TS, e.Interval.QueueLen, e.Interval.Concurrency)
 		}
 	case engine.EventRunDone:
-		fmt.Fprint(p.W, SysbenchSummary(e.Run.Summary, e.Run.Fairness))
+		fmt.Fprint(p.W, sysbenchReport(p.Banner.Workload, e.Run.Summary, e.Run.Fairness))
 	}
 }
 
@@ -101,7 +102,58 @@ func SysbenchIntervalLine(iv result.Interval, threads, pct int) string {
 		pct, iv.PctUS/1000, per(iv.Errors), per(iv.Reconnects))
 }
 
-// SysbenchSummary is sysbench 1.0.20's final report of one run.
+// sysbenchLine is the interval line of the workload's sysbench test: the
+// system tests print their own (sb_cpu.c uses the default with eps).
+func sysbenchLine(workload string, iv result.Interval, threads, pct int) string {
+	switch workload {
+	case "cpu":
+		return fmt.Sprintf("[ %.0fs ] thds: %d eps: %4.2f lat (ms,%d%%): %4.2f", iv.TS, threads, iv.TPS, pct, iv.PctUS/1000)
+	case "memory":
+		return fmt.Sprintf("[ %.0fs ] %4.2f MiB/sec", iv.TS, iv.ReadMiBPerS+iv.WrittenMiBPerS)
+	case "fileio":
+		fsyncs := 0.0
+		if iv.SpanS > 0 {
+			fsyncs = float64(iv.Other) / iv.SpanS
+		}
+		return fmt.Sprintf("[ %.0fs ] reads: %4.2f MiB/s writes: %4.2f MiB/s fsyncs: %4.2f/s latency (ms,%d%%): %4.3f",
+			iv.TS, iv.ReadMiBPerS, iv.WrittenMiBPerS, fsyncs, pct, iv.PctUS/1000)
+	}
+	return SysbenchIntervalLine(iv, threads, pct)
+}
+
+// sysbenchReport is the final report of the workload's sysbench test:
+// the test's own figures, then the general statistics every test shares.
+func sysbenchReport(workload string, s result.Summary, f *result.Fairness) string {
+	rate := func(n uint64) float64 {
+		if s.DurationS <= 0 {
+			return 0
+		}
+		return float64(n) / s.DurationS
+	}
+	switch workload {
+	case "cpu":
+		return fmt.Sprintf("CPU speed:\n    events per second: %8.2f\n", rate(s.Events)) + generalStatistics(s, f)
+	case "memory":
+		out := fmt.Sprintf("Total operations: %d (%8.2f per second)\n\n", s.Events, rate(s.Events))
+		if s.Reads+s.Writes > 0 {
+			mib := s.ReadMiBPerS + s.WrittenMiBPerS
+			out += fmt.Sprintf("%4.2f MiB transferred (%4.2f MiB/sec)\n\n", mib*s.DurationS, mib)
+		}
+		return out + generalStatistics(s, f)
+	case "fileio":
+		out := "\nFile operations:\n"
+		out += fmt.Sprintf("    reads/s:                      %4.2f\n", rate(s.Reads))
+		out += fmt.Sprintf("    writes/s:                     %4.2f\n", rate(s.Writes))
+		out += fmt.Sprintf("    fsyncs/s:                     %4.2f\n", rate(s.Other))
+		out += "\nThroughput:\n"
+		out += fmt.Sprintf("    read, MiB/s:                  %4.2f\n", s.ReadMiBPerS)
+		out += fmt.Sprintf("    written, MiB/s:               %4.2f\n", s.WrittenMiBPerS)
+		return out + generalStatistics(s, f)
+	}
+	return SysbenchSummary(s, f)
+}
+
+// SysbenchSummary is sysbench 1.0.20's final report of one OLTP run.
 func SysbenchSummary(s result.Summary, f *result.Fairness) string {
 	rate := func(n uint64) float64 {
 		if s.DurationS <= 0 {
@@ -119,7 +171,12 @@ func SysbenchSummary(s result.Summary, f *result.Fairness) string {
 	out += fmt.Sprintf("    queries:                             %-6d (%.2f per sec.)\n", s.Queries, rate(s.Queries))
 	out += fmt.Sprintf("    ignored errors:                      %-6d (%.2f per sec.)\n", s.Errors, rate(s.Errors))
 	out += fmt.Sprintf("    reconnects:                          %-6d (%.2f per sec.)\n", s.Reconnects, rate(s.Reconnects))
-	out += "\nGeneral statistics:\n"
+	return out + generalStatistics(s, f)
+}
+
+// generalStatistics is the part of sysbench's report every test shares.
+func generalStatistics(s result.Summary, f *result.Fairness) string {
+	out := "\nGeneral statistics:\n"
 	out += fmt.Sprintf("    total time:                          %.4fs\n", s.DurationS)
 	out += fmt.Sprintf("    total number of events:              %d\n", s.Events)
 	out += "\nLatency (ms):\n"
