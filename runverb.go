@@ -40,6 +40,11 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	// Managed targets are removed on every exit path unless --keep.
 	defer stopTargets(ctx, ts, o.keep, stderr)
 	st, err := startTargets(ctx, ts, rc, stderr)
+	if verb == "run" && rc.onHost() && !o.keep {
+		// fileio's files go on every exit path, an interrupted run's too
+		// (a complete run's were removed by its own cleanup already).
+		defer removeHostFiles(ctx, rc, st, stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -214,4 +219,16 @@ func checkWritable(path string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// removeHostFiles removes the system tests' files from every target that
+// started (the agent's, before its container goes).
+func removeHostFiles(ctx context.Context, rc *runConfig, st *startedTargets, stderr io.Writer) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, t := range st.engine {
+		if _, err := engine.Cleanup(cctx, rc.workload, rc.engine.Threads, t); err != nil {
+			fmt.Fprintf(stderr, "dbduel: %s: removing the test files: %v\n", t.Name, err)
+		}
+	}
 }

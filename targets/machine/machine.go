@@ -21,15 +21,16 @@ import (
 
 // Host is this machine as a target.
 type Host struct {
-	name string
-	dir  string
+	name       string
+	dir        string
+	defaultDir bool // in the state directory: removed at Stop when empty
 }
 
 // New returns the host target; dir holds fileio's files ("" : the state
 // directory's fileio/NAME).
 func New(name, dir string) *Host {
 	if dir == "" {
-		dir = filepath.Join(state.Dir(), "fileio", name)
+		return &Host{name: name, dir: filepath.Join(state.Dir(), "fileio", name), defaultDir: true}
 	}
 	return &Host{name: name, dir: dir}
 }
@@ -66,5 +67,11 @@ func (h *Host) Sample(context.Context) (targets.Sample, error) {
 // Restart has no server to restart.
 func (h *Host) Restart(context.Context) error { return nil }
 
-// Stop leaves the directory: the workload's cleanup removes its own files.
-func (h *Host) Stop(context.Context) error { return nil }
+// Stop leaves the files to the workload's cleanup (or --keep) and removes
+// the state directory's fileio directories once they are empty.
+func (h *Host) Stop(context.Context) error {
+	if h.defaultDir && os.Remove(h.dir) == nil {
+		os.Remove(filepath.Dir(h.dir))
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// sysbenchRate runs real sysbench and reads one figure from its report.
+func sysbenchRate(t *testing.T, dir string, re *regexp.Regexp, args ...string) float64 {
+	t.Helper()
+	cmd := exec.Command("sysbench", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sysbench %v: %v\n%s", args, err, out)
+	}
+	m := re.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("sysbench %v: no %s in\n%s", args, re, out)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}
+
+// dbduelRun runs dbduel on the host and returns its one run's summary.
+func dbduelRun(t *testing.T, args ...string) result.Summary {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := cli(t, append(append([]string{"run"}, args...), "--target", "h=host", "--no-tui", "-o", out)...)
+	if code != 0 {
+		t.Fatalf("dbduel %v: exit %d: %s", args, code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil || len(r.Runs) != 1 {
+		t.Fatalf("result: %v", err)
+	}
+	return r.Runs[0].Summary
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
+
+// Each system test measures what sysbench 1.0.20 measures with the same
+// options on this machine, alternating the two tools (A B A B A B) and
+// comparing medians. The tolerance is wide because the machine is shared
+// and noisy: cpu within 25% (the issue's bar), memory and fileio within a
+// factor 1.6 — a figure computed the wrong way (MiB instead of blocks,
+// fsyncs counted as reads) is off by far more.
+func TestSysWorkloadsAgreeWithSysbench(t *testing.T) {
+	integration.Require(t, "sysbench")
+	dir := t.TempDir()
+	cases := []struct {
+		name     string
+		args     []string
+		re       *regexp.Regexp
+		ours     func(result.Summary) float64
+		tolerate float64
+	}{
+		{"cpu", []string{"cpu", "--cpu-max-prime=10000", "--time=2"}, regexp.MustCompile(`events per second:\s+([0-9.]+)`),
+			func(s result.Summary) float64 { return s.TPS }, 1.25},
+		{"memory", []string{"memory", "--memory-block-size=8K", "--memory-total-size=2G", "--time=2"}, regexp.MustCompile(`MiB transferred \(([0-9.]+) MiB/sec\)`),
+			func(s result.Summary) float64 { return s.WrittenMiBPerS }, 1.6},
+		{"fileio", []string{"fileio", "--file-num=4", "--file-total-size=32M", "--file-test-mode=rndrw", "--time=2"}, regexp.MustCompile(`read, MiB/s:\s+([0-9.]+)`),
+			func(s result.Summary) float64 { return s.ReadMiBPerS }, 1.6},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "fileio" {
+				sysbenchRate(t, dir, regexp.MustCompile(`(\d+) bytes written`), "fileio", "--file-num=4", "--file-total-size=32M", "prepare")
+				defer exec.Command("sysbench", "fileio", "--file-num=4", "--file-total-size=32M", "cleanup").Run()
+			}
+			var theirs, ours []float64
+			for i := 0; i < 3; i++ {
+				theirs = append(theirs, sysbenchRate(t, dir, c.re, append(c.args, "run")...))
+				args := append([]string{}, c.args...)
+				args = append(args, "--file-dir", dir, "--keep") // sysbench's next run needs the files
+				ours = append(ours, c.ours(dbduelRun(t, args...)))
+			}
+			ratio := median(ours) / median(theirs)
+			t.Logf("%s: dbduel %v, sysbench %v: ratio of medians %.3f", c.name, ours, theirs, ratio)
+			if ratio > c.tolerate || ratio < 1/c.tolerate || math.IsNaN(ratio) {
+				t.Fatalf("%s: dbduel/sysbench = %.3f, outside 1/%.2f..%.2f", c.name, ratio, c.tolerate, c.tolerate)
+			}
+		})
+	}
+}
+
+// buildStaticBinary builds the dbduel the agent containers run.
+func buildStaticBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dbduel")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// The agent runs in a container with the SPEC's CPU limit: the limit is
+// read back, the throttling shows in the container's telemetry, both sides
+// are measured, and nothing of the run is left.
+func TestCPUInAnAgentContainerIsThrottled(t *testing.T) {
+	integration.Require(t, "Docker and the test image")
+	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t))
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := cli(t, "run", "cpu", "--threads", "2", "--target", "native=host", "--target", "c=docker:"+testImage(t)+",cpus=0.5",
+		"--time", "2", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil || len(r.Runs) != 2 {
+		t.Fatalf("result: %v", err)
+	}
+	c := r.Targets[1]
+	if c.Described.CPUs != 0.5 || c.Described.System["cpu_quota"] != "0.50 cpus" || c.Described.Image == "" {
+		t.Fatalf("container as read back: %+v", c.Described)
+	}
+	throttled := 0.0
+	for _, run := range r.Runs {
+		if run.Target != "c" {
+			continue
+		}
+		for _, iv := range run.Intervals {
+			if v, ok := iv.Telemetry["cpu_throttled_pct"].(float64); ok {
+				throttled = math.Max(throttled, v)
+			}
+		}
+		if run.Summary.Events == 0 {
+			t.Fatalf("the agent measured nothing: %+v", run.Summary)
+		}
+	}
+	if throttled < 20 {
+		t.Fatalf("two threads under a half-CPU quota: throttled at most %.1f%% of the time", throttled)
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left", n, runID)
+	}
+}
+
+// fileio's files live where a database's datadir would: a named volume, a
+// bind-mounted host directory or the container's own overlay; each is read
+// back with its filesystem, and the run measures on all three.
+func TestFileioOnVolumeBindAndOverlay(t *testing.T) {
+	integration.Require(t, "Docker and the test image")
+	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t))
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	out := filepath.Join(t.TempDir(), "r.json")
+	img := "docker:" + testImage(t)
+	_, stderr, code := cli(t, "run", "fileio", "--file-num", "4", "--file-total-size", "16M", "--file-test-mode", "rndrd",
+		"--target", "vol="+img+",datadir=volume", "--target", "bind="+img+",datadir=bind", "--target", "ovl="+img+",datadir=overlay",
+		"--time", "1", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, tg := range r.Targets {
+		d := tg.Described.Datadir
+		kinds[tg.Name] = d.Kind + "/" + d.FSType
+		if tg.Described.System["o_direct"] == "" {
+			t.Errorf("%s: O_DIRECT not probed", tg.Name)
+		}
+	}
+	if !strings.HasPrefix(kinds["vol"], "volume/") || !strings.HasPrefix(kinds["bind"], "bind/") || !strings.Contains(kinds["ovl"], "overlay") {
+		t.Fatalf("datadirs as read back: %v", kinds)
+	}
+	for _, run := range r.Runs {
+		if run.Summary.Reads == 0 || run.Summary.ReadMiBPerS <= 0 {
+			t.Fatalf("%s read nothing: %+v", run.Target, run.Summary)
+		}
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left", n, runID)
+	}
+}
+
+// SIGINT during an agent's run: exit 130, a partial result, and no
+// container, volume or file of the run left.
+func TestSIGINTStopsTheAgent(t *testing.T) {
+	integration.Require(t, "Docker and the test image")
+	bin := buildStaticBinary(t)
+	runID := "test-" + state.NewRunID()
+	privateStateDir(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(bin, "run", "fileio", "--file-num", "2", "--file-total-size", "8M", "--target", "native=host",
+		"--target", "c=docker:"+testImage(t), "--time", "30", "--runs", "2", "--no-tui", "-o", out)
+	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(stderr.String(), "starting c") {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // the container is up, a run is going
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130 after SIGINT, got %v: %s", err, stderr.String())
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left after SIGINT", n, runID)
+	}
+	if files := stateFiles(t); len(files) != 0 {
+		t.Fatalf("files left in the state directory after SIGINT: %v", files)
+	}
+}
