@@ -35,8 +35,12 @@ func prepareAll(ctx context.Context, rc *runConfig, ts []engine.Target, reprepar
 func cleanupAll(ctx context.Context, rc *runConfig, ts []engine.Target, stderr io.Writer) error {
 	for _, t := range ts {
 		dropped, err := engine.Cleanup(ctx, rc.workload, rc.engine.Threads, t)
+		what := "dropped table"
+		if rc.onHost() {
+			what = "removed file"
+		}
 		for _, d := range dropped {
-			fmt.Fprintf(stderr, "dbduel: %s: dropped table '%s'\n", t.Name, d)
+			fmt.Fprintf(stderr, "dbduel: %s: %s '%s'\n", t.Name, what, d)
 		}
 		if err != nil {
 			return fmt.Errorf("target %s: %w", t.Name, err)
