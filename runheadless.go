@@ -12,6 +12,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/ui/text"
 	"github.com/dbduel/dbduel/ui/theme"
 	"github.com/dbduel/dbduel/ui/tui"
@@ -53,7 +54,7 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 	shape := rc.workload.Shape()
 	info := tui.Info{Workload: rc.workload.Name(), Tables: shape.Tables, TableSize: shape.TableSize,
 		Threads: rc.engine.Threads, Rate: o.rate, Runs: o.runs, RunTime: rc.engine.Time, Targets: st.described, OutPath: o.out,
-		TotalRuns: sess.Plan.TotalRuns()}
+		TotalRuns: sess.Plan.TotalRuns(), Data: dataLabel(rc)}
 	finished := make(chan outcome, 1)
 	// The model reads the engine's stream through this tap, which keeps
 	// the final result for the caller.
@@ -149,4 +150,27 @@ func exportNow(out string, r *result.Result) (string, error) {
 		out = "dbduel-" + time.Now().Format("20060102-150405") + ".json"
 	}
 	return out, result.WriteFile(out, r)
+}
+
+// dataLabel describes the data of a workload without tables for the TUI's
+// header ("" for table workloads, which show tables×rows).
+func dataLabel(rc *runConfig) string {
+	if !rc.onHost() {
+		return ""
+	}
+	o := rc.workload.Options()
+	switch rc.workload.Name() {
+	case "cpu":
+		return fmt.Sprintf("primes below %v", o["cpu_max_prime"])
+	case "memory":
+		return fmt.Sprintf("%v %s %s, %v blocks", o["memory_access_mode"], o["memory_oper"], o["memory_scope"], workload.FormatSize(toInt64(o["memory_block_size"])))
+	case "fileio":
+		return fmt.Sprintf("%s, %v files, %v", o["file_test_mode"], o["file_num"], workload.FormatSize(toInt64(o["file_total_size"])))
+	}
+	return rc.workload.Name()
+}
+
+func toInt64(v any) int64 {
+	n, _ := v.(int64)
+	return n
 }

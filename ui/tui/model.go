@@ -27,6 +27,9 @@ type Info struct {
 	Targets   []result.Target // baseline first
 	OutPath   string
 	TotalRuns int // runs in the whole plan (all points, warm-ups included)
+	// Data replaces "T×N rows" in the header for workloads without tables
+	// (cpu, memory, fileio), whose cards show events/s and MiB/s.
+	Data string
 }
 
 // Metrics the large chart can show.
@@ -37,6 +40,7 @@ type card struct {
 	name        string
 	kind        string
 	version     string
+	place       string // the system tests' facts, shown instead of a version
 	running     bool
 	phase       string
 	last        result.Interval
@@ -105,6 +109,9 @@ func New(info Info, events <-chan engine.Event, cancel func(), export func(*resu
 			}
 		}
 		c := &card{name: t.Name, kind: kind, version: t.ServerVersion}
+		if sys := t.Described.System; sys != nil {
+			c.place = fmt.Sprintf("cpus %s · quota %s · %s", sys["cpus_allowed"], sys["cpu_quota"], sys["fs_type"])
+		}
 		m.cards = append(m.cards, c)
 		m.byName[t.Name] = c
 	}

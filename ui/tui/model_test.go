@@ -269,3 +269,32 @@ func TestNoisyIntervalIsMarked(t *testing.T) {
 		t.Fatalf("no noise mark:\n%s", v)
 	}
 }
+
+// A system test's cards say where each side runs (CPUs, quota, filesystem)
+// instead of a server version, and show events/s and MiB/s; the header
+// describes the data instead of tables×rows.
+func TestSystemTestCards(t *testing.T) {
+	sys := map[string]string{"cpus_allowed": "0-1", "cpu_quota": "1.00 cpus", "fs_type": "ext4"}
+	info := Info{Workload: "fileio", Data: "rndrw, 16 files, 256M", Threads: 4, Runs: 1, RunTime: 3 * time.Second,
+		Targets: []result.Target{
+			{Name: "native", Kind: "native", Described: result.Described{System: map[string]string{"cpus_allowed": "0-1", "cpu_quota": "unlimited", "fs_type": "ext4"}}},
+			{Name: "c", Kind: "container", Described: result.Described{Image: "img", NetworkMode: "bridge", System: sys}},
+		}}
+	m := New(info, nil, nil, nil, false)
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	m.SetClock(t0, t0.Add(2*time.Second))
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.apply(engine.Event{Kind: engine.EventPhase, Target: "c", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	m.apply(engine.Event{Kind: engine.EventInterval, Target: "c", Interval: result.Interval{TS: 1, SpanS: 1, Events: 3000, Reads: 1800, Writes: 1200,
+		TPS: 3000, QPS: 3000, ReadMiBPerS: 28.1, WrittenMiBPerS: 18.7}})
+	v := ansi.ReplaceAllString(m.View(), "")
+	for _, want := range []string{"dbduel · fileio · rndrw, 16 files, 256M · 4 threads", "cpus 0-1 · quota 1.00 cpus · ext4",
+		"cpus 0-1 · quota unlimited · ext4", "events/s 3000  MiB/s 46.8"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "version not yet known") || strings.Contains(v, "0×0 rows") {
+		t.Errorf("a system test's view speaks of servers or rows:\n%s", v)
+	}
+}

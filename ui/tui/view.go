@@ -88,13 +88,29 @@ func (m *Model) header() string {
 	if n == 1 {
 		threads = "1 thread"
 	}
-	line1 := fmt.Sprintf("dbduel · %s · %d×%d rows · %s%s · %s%s",
-		m.info.Workload, m.info.Tables, m.info.TableSize, threads, rate, m.phase, paused)
+	data := fmt.Sprintf("%d×%d rows", m.info.Tables, m.info.TableSize)
+	if m.info.Data != "" {
+		data = m.info.Data
+	}
+	line1 := fmt.Sprintf("dbduel · %s · %s · %s%s · %s%s",
+		m.info.Workload, data, threads, rate, m.phase, paused)
 	barW := 30
 	filled := int(frac * float64(barW))
 	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s [%s%s]",
 		elapsed, m.runsDone, runs, total, eta, strings.Repeat("█", filled), strings.Repeat("░", barW-filled))
 	return lipgloss.NewStyle().Bold(true).Render(line1) + "\n" + line2
+}
+
+// rates is a card's throughput: TPS and QPS, or for the system tests
+// events/s and the MiB/s they moved.
+func (m *Model) rates(tps, qps, mib float64) string {
+	if m.info.Data == "" {
+		return fmt.Sprintf("TPS %s  QPS %s", chart.Human(tps), chart.Human(qps))
+	}
+	if mib > 0 {
+		return fmt.Sprintf("events/s %s  MiB/s %s", chart.Human(tps), chart.Human(mib))
+	}
+	return "events/s " + chart.Human(tps)
 }
 
 func (m *Model) cardsRow(cards []*card) string {
@@ -109,7 +125,11 @@ func (m *Model) cardsRow(cards []*card) string {
 		}
 		lines = append(lines, m.style(i).Bold(true).Render(theme.For(i).Glyph+" "+c.name)+"  "+status)
 		lines = append(lines, truncate(c.kind, w-2))
-		lines = append(lines, "version "+orUnknown(c.version))
+		if c.place != "" {
+			lines = append(lines, truncate(c.place, w-2))
+		} else {
+			lines = append(lines, "version "+orUnknown(c.version))
+		}
 		switch {
 		case c.prepTotal > 0 && c.prepRows < c.prepTotal && !c.running:
 			pct := float64(c.prepRows) / float64(c.prepTotal)
@@ -125,7 +145,7 @@ func (m *Model) cardsRow(cards []*card) string {
 			lines = append(lines, line)
 		case c.running && c.last.TS > 0:
 			iv := c.last
-			lines = append(lines, fmt.Sprintf("TPS %s  QPS %s", chart.Human(iv.TPS), chart.Human(iv.QPS)))
+			lines = append(lines, m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS))
 			lines = append(lines, fmt.Sprintf("p95 %.2f ms  p99 %.2f ms", iv.P95US/1000, iv.P99US/1000))
 			errs, reconn := 0.0, 0.0
 			if iv.SpanS > 0 {
@@ -143,7 +163,7 @@ func (m *Model) cardsRow(cards []*card) string {
 			}
 		case c.lastRun != nil:
 			s := c.lastRun.Summary
-			lines = append(lines, fmt.Sprintf("last run %d: TPS %s  QPS %s", c.lastRun.Index, chart.Human(s.TPS), chart.Human(s.QPS)))
+			lines = append(lines, fmt.Sprintf("last run %d: %s", c.lastRun.Index, m.rates(s.TPS, s.QPS, s.ReadMiBPerS+s.WrittenMiBPerS)))
 			lines = append(lines, fmt.Sprintf("avg %.2f ms  p95 %.2f ms", s.AvgUS/1000, s.P95US/1000))
 			lines = append(lines, fmt.Sprintf("errors %d  reconnects %d", s.Errors, s.Reconnects))
 		default:
