@@ -105,7 +105,7 @@ a verdict: repeated runs, confidence intervals, and the cause of the gap.`,
 	root.SetFlagErrorFunc(suggestFlag)
 	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"),
 		newDemoCmd(stdout, stderr), newCleanCmd(stdout, stderr),
-		newReportCmd(stdout), newCompareCmd(stdout), newAgentCmd())
+		newReportCmd(stdout), newCompareCmd(stdout), newAgentCmd(), newExplainCmd(stdout, stderr))
 	return root
 }
 

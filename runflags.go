@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -38,6 +39,7 @@ type runOptions struct {
 	cleanup        bool
 	keep           bool
 	fileDir        string
+	ladder         []explain.Rung // dbduel explain's rungs (nil for run)
 	failIf         []string
 	newWorkload    workload.Factory
 	file           string   // -f scenario.yaml

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/targets"
@@ -48,6 +49,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 	if err != nil {
 		return err
 	}
+	st.ladder = o.ladder
 	if o.strictParity && st.differ() {
 		return &exitError{code: exitParity, err: errors.New("--strict-parity: the targets differ in version or configuration (see above); nothing was run")}
 	}
@@ -90,6 +92,10 @@ func measure(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarge
 		out = runHeadless(ctx, rc, o, st, events, stdout, stderr)
 	}
 	out.err = explainFailure(ctx, out, st)
+	if out.res != nil && out.res.Explain != nil && o.format != "json" {
+		ex := out.res.Explain
+		fmt.Fprint(stdout, "\n"+explain.Waterfall(ex))
+	}
 	return finish(out, rc, o, stderr)
 }
 

@@ -35,13 +35,14 @@ func sysbenchRate(t *testing.T, dir string, re *regexp.Regexp, args ...string) f
 	return v
 }
 
-// dbduelRun runs dbduel on the host and returns its one run's summary.
-func dbduelRun(t *testing.T, args ...string) result.Summary {
+// dbduelRun runs a dbduel binary on the host and returns its one run's
+// summary (a built binary: the test binary under -race is many times slower).
+func dbduelRun(t *testing.T, bin string, args ...string) result.Summary {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := cli(t, append(append([]string{"run"}, args...), "--target", "h=host", "--no-tui", "-o", out)...)
-	if code != 0 {
-		t.Fatalf("dbduel %v: exit %d: %s", args, code, stderr)
+	cmd := exec.Command(bin, append(append([]string{"run"}, args...), "--target", "h=host", "--no-tui", "-o", out)...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dbduel %v: %v: %s", args, err, msg)
 	}
 	r, err := result.ReadFile(out)
 	if err != nil || len(r.Runs) != 1 {
@@ -64,6 +65,7 @@ func median(v []float64) float64 {
 func TestSysWorkloadsAgreeWithSysbench(t *testing.T) {
 	integration.Require(t, "sysbench")
 	dir := t.TempDir()
+	bin := buildBinary(t)
 	cases := []struct {
 		name     string
 		args     []string
@@ -89,7 +91,7 @@ func TestSysWorkloadsAgreeWithSysbench(t *testing.T) {
 				theirs = append(theirs, sysbenchRate(t, dir, c.re, append(c.args, "run")...))
 				args := append([]string{}, c.args...)
 				args = append(args, "--file-dir", dir, "--keep") // sysbench's next run needs the files
-				ours = append(ours, c.ours(dbduelRun(t, args...)))
+				ours = append(ours, c.ours(dbduelRun(t, bin, args...)))
 			}
 			ratio := median(ours) / median(theirs)
 			t.Logf("%s: dbduel %v, sysbench %v: ratio of medians %.3f", c.name, ours, theirs, ratio)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -29,6 +30,7 @@ type startedTargets struct {
 	warnings  []string
 	parity    *result.Parity
 	env       map[string]string
+	ladder    []explain.Rung // dbduel explain: analysed at every annotation
 }
 
 // startTargets starts every target in order and reads each back. The
@@ -121,6 +123,9 @@ func (st *startedTargets) annotate(r *result.Result) {
 	r.Parity = st.parity
 	r.Environment = st.env
 	stats.Analyze(r)
+	if st.ladder != nil {
+		explain.Analyze(r, st.ladder)
+	}
 }
 
 // stopTargets removes what the managed targets created (unless keep).

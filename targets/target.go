@@ -80,6 +80,31 @@ type Target interface {
 	Stop(ctx context.Context) error
 }
 
+// SeccompMode reads a process's syscall filter from /proc/PID/status:
+// "disabled", "strict" or "filter" ("" when unreadable).
+func SeccompMode(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "Seccomp:"); ok {
+			switch strings.TrimSpace(v) {
+			case "0":
+				return "disabled"
+			case "1":
+				return "strict"
+			case "2":
+				return "filter"
+			}
+		}
+	}
+	return ""
+}
+
 // SelfOpener is a target that gives the engine its DB itself (the machine,
 // an agent container) instead of an endpoint to dial.
 type SelfOpener interface {

@@ -35,6 +35,8 @@ type Result struct {
 	Environment map[string]string `json:"environment"`
 	Warnings    []string          `json:"warnings,omitempty"`
 	Error       string            `json:"error,omitempty"`
+	// Explain is dbduel explain's ablation ladder (absent for other runs).
+	Explain *Explain `json:"explain,omitempty"`
 }
 
 // Workload names the script and its effective options.
@@ -90,7 +92,10 @@ type Described struct {
 	CPUs             float64  `json:"cpus,omitempty"`
 	Cpuset           string   `json:"cpuset,omitempty"`
 	Seccomp          string   `json:"seccomp,omitempty"`
-	Address          string   `json:"address,omitempty"`
+	// SeccompMode is the server process's filter as /proc/PID/status says:
+	// disabled, strict or filter.
+	SeccompMode string `json:"seccomp_mode,omitempty"`
+	Address     string `json:"address,omitempty"`
 	// System is what explains a system micro-benchmark's figure, as the
 	// benchmark's process saw it: cpus_allowed, cpu_quota, memory_max,
 	// cpu_governor, cpu_mhz, fs_type, mount_options, o_direct.
@@ -354,4 +359,43 @@ func ReadFile(path string) (*Result, error) {
 		return nil, fmt.Errorf("%s is not a dbduel result (no schema_version)", path)
 	}
 	return &r, nil
+}
+
+// Explain attributes the gap between a native server and its container to
+// layers: each rung changes one thing of the rung it is compared to.
+type Explain struct {
+	Rungs       []Rung        `json:"rungs"`
+	Attribution []Attribution `json:"attribution"`
+	Metric      string        `json:"metric"` // what the deltas compare (tps)
+}
+
+// Rung is one step of the ladder, measured as a target of the plan.
+type Rung struct {
+	Name       string `json:"name"`
+	Change     string `json:"change"`      // what this rung changes
+	ComparedTo string `json:"compared_to"` // the rung it changes one thing of ("" for native)
+	// DeltaPct is the throughput change against ComparedTo (negative:
+	// slower), the geometric mean of per-block ratios with its paired CI.
+	DeltaPct         float64        `json:"delta_pct"`
+	CILowPct         float64        `json:"ci_low_pct"`
+	CIHighPct        float64        `json:"ci_high_pct"`
+	HasCI            bool           `json:"has_ci"`
+	N                int            `json:"n"`
+	DeltaVsNativePct float64        `json:"delta_vs_native_pct"`
+	Evidence         map[string]any `json:"evidence"`
+	Valid            bool           `json:"valid"`
+	Invalid          string         `json:"invalid,omitempty"` // why the evidence contradicts the label
+}
+
+// Attribution is one layer's share of the total gap (native to the
+// default container): the layers' log-ratios add up to the total's.
+type Attribution struct {
+	Layer     string  `json:"layer"`
+	From      string  `json:"from"`
+	To        string  `json:"to"`
+	DeltaPct  float64 `json:"delta_pct"`
+	CILowPct  float64 `json:"ci_low_pct"`
+	CIHighPct float64 `json:"ci_high_pct"`
+	HasCI     bool    `json:"has_ci"`
+	SharePct  float64 `json:"share_pct"` // of the total gap's log-ratio
 }

@@ -46,7 +46,7 @@ type Agent struct {
 }
 
 // agentKeys are the SPEC keys that mean something without a server.
-var agentKeys = []string{"memory", "cpus", "cpuset", "network", "datadir", "pull", "env"}
+var agentKeys = []string{"memory", "cpus", "cpuset", "network", "datadir", "pull", "env", "seccomp"}
 
 // NewAgent returns an unstarted agent container for SPEC (without
 // "docker:"); binary is the dbduel to copy in.
@@ -212,6 +212,10 @@ func (a *Agent) Describe(ctx context.Context) (result.Target, error) {
 		}
 	}
 	d.Seccomp = "default"
+	if s.o.Seccomp != "" {
+		d.Seccomp = s.o.Seccomp
+	}
+	d.SeccompMode = targets.SeccompMode(insp.State.Pid)
 	d.System = facts
 	return t, nil
 }

@@ -219,8 +219,11 @@ func (s *Server) mountDatadir(ctx context.Context, hc *container.HostConfig, pat
 	return nil
 }
 
-// applyLimits sets the SPEC's memory, cpus and cpuset.
+// applyLimits sets the SPEC's memory, cpus, cpuset and seccomp.
 func (o Options) applyLimits(hc *container.HostConfig) {
+	if o.Seccomp != "" {
+		hc.SecurityOpt = append(hc.SecurityOpt, "seccomp="+o.Seccomp)
+	}
 	if o.MemoryBytes > 0 {
 		hc.Memory = o.MemoryBytes
 	}
@@ -386,6 +389,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 			d.Seccomp = strings.TrimPrefix(strings.TrimPrefix(o, "seccomp="), "seccomp:")
 		}
 	}
+	d.SeccompMode = targets.SeccompMode(insp.State.Pid)
 	return t, nil
 }
 

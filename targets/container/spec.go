@@ -23,10 +23,11 @@ type Options struct {
 	Env         []string
 	Cnf         string
 	Protocol    string // protocol=mysql|postgres; "" until read from the image's exposed port
+	Seccomp     string // seccomp=unconfined: no syscall filter ("" : Docker's default profile)
 }
 
 var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
-	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true}
+	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true}
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
@@ -97,6 +98,11 @@ func ParseSpec(spec string) (Options, error) {
 				return bad("protocol=%q: want mysql or postgres", v)
 			}
 			o.Protocol = v
+		case "seccomp":
+			if v != "unconfined" {
+				return bad("seccomp=%q: want unconfined (Docker's default profile applies without the key)", v)
+			}
+			o.Seccomp = v
 		case "cnf":
 			abs, err := targets.CheckCnf(v)
 			if err != nil {

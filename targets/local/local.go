@@ -325,6 +325,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	if s.o.Cpuset != "" {
 		t.Described.Cpuset = readCpuset(s.pid())
 	}
+	t.Described.SeccompMode = targets.SeccompMode(s.pid())
 	return t, nil
 }
 

@@ -1,0 +1,111 @@
+package explain
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// evidence is what the run read back about a rung: the path a client's
+// queries took, the proxy's and the server's CPU (per transaction too),
+// the datadir, the syscall filter, the CPU limits and their throttling,
+// and the machine's noise while it ran.
+func evidence(r *result.Result, t result.Target) map[string]any {
+	d := t.Described
+	ev := map[string]any{"network_path": d.NetworkPath, "seccomp_mode": d.SeccompMode}
+	if d.Datadir != nil {
+		ev["datadir_kind"], ev["datadir_fstype"] = d.Datadir.Kind, d.Datadir.FSType
+	}
+	if d.CPUs > 0 {
+		ev["cpus"] = d.CPUs
+	}
+	if d.Cpuset != "" {
+		ev["cpuset"] = d.Cpuset
+	}
+	means := map[string]*mean{}
+	add := func(key string, v any) {
+		f, ok := v.(float64)
+		if !ok || math.IsNaN(f) {
+			return
+		}
+		if means[key] == nil {
+			means[key] = &mean{}
+		}
+		means[key].add(f)
+	}
+	var tpsSum float64
+	var runs int
+	for _, run := range r.Runs {
+		if run.Target != t.Name || run.Warmup || !run.Complete {
+			continue
+		}
+		tpsSum += run.Summary.TPS
+		runs++
+		for _, iv := range run.Intervals {
+			if iv.Warmup {
+				continue
+			}
+			for _, k := range []string{"server_cpu_cores", "proxy_cpu_cores", "cpu_throttled_pct"} {
+				add(k, iv.Telemetry[k])
+			}
+			for _, k := range []string{"steal_pct", "psi_cpu_some_pct", "other_cpu_cores"} {
+				add(k, iv.Noise[k])
+			}
+		}
+	}
+	for k, m := range means {
+		ev[k] = round(m.value(), 3)
+	}
+	if runs > 0 && tpsSum > 0 {
+		tps := tpsSum / float64(runs)
+		// CPU per transaction: where a rung's cost lands (server or proxy).
+		if m := means["server_cpu_cores"]; m != nil {
+			ev["server_cpu_us_per_txn"] = round(m.value()/tps*1e6, 1)
+		}
+		if m := means["proxy_cpu_cores"]; m != nil {
+			ev["proxy_cpu_us_per_txn"] = round(m.value()/tps*1e6, 1)
+		}
+	}
+	return ev
+}
+
+type mean struct {
+	sum float64
+	n   int
+}
+
+func (m *mean) add(v float64)  { m.sum += v; m.n++ }
+func (m *mean) value() float64 { return m.sum / float64(m.n) }
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// contradiction says how the evidence contradicts the rung's label ("":
+// it does not).
+func contradiction(e Expect, ev map[string]any) string {
+	check := []struct{ what, want, got string }{
+		{"network path", e.NetworkPath, str(ev["network_path"])},
+		{"datadir", e.Datadir, str(ev["datadir_kind"])},
+		{"seccomp", e.Seccomp, str(ev["seccomp_mode"])},
+		{"cpuset", e.Cpuset, str(ev["cpuset"])},
+	}
+	for _, c := range check {
+		if c.want != "" && c.got != c.want {
+			return fmt.Sprintf("%s is %q, the rung needs %q", c.what, c.got, c.want)
+		}
+	}
+	if e.CPUs > 0 {
+		if got, _ := ev["cpus"].(float64); math.Abs(got-e.CPUs) > 1e-6 {
+			return fmt.Sprintf("CPU quota is %g, the rung needs %g", got, e.CPUs)
+		}
+	}
+	return ""
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

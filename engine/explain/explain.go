@@ -1,0 +1,180 @@
+// Package explain is dbduel explain's ablation ladder: the rungs from a
+// native server to the container `docker run -p` gives, each changing one
+// thing of another rung, and the analysis that turns their interleaved
+// runs into per-rung deltas with paired CIs, checked evidence and an
+// attribution of the total gap to layers. It reads results only.
+package explain
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+)
+
+// Rung is one step: its target SPEC's keys (after docker:IMAGE) and what
+// its evidence must show.
+type Rung struct {
+	Name       string
+	Change     string
+	ComparedTo string
+	Keys       string // SPEC keys after the image ("" for native)
+	Expect     Expect
+}
+
+// Expect is what a rung's read-back evidence must say for its label to hold.
+type Expect struct {
+	NetworkPath string // direct, docker-proxy, bridge-direct
+	Datadir     string // dir, bind, volume, overlay
+	Seccomp     string // disabled, filter ("" : not checked)
+	CPUs        float64
+	Cpuset      string
+}
+
+// Ladder is every rung, in the order that isolates one factor at a time.
+// cpus is the size of the CPU-limit pair (a quota vs a cpuset of as many
+// CPUs).
+func Ladder(cpus int) []Rung {
+	set := "0"
+	if cpus > 1 {
+		set = fmt.Sprintf("0-%d", cpus-1)
+	}
+	return []Rung{
+		{Name: "native", Change: "the native server", Expect: Expect{NetworkPath: "direct", Datadir: "dir"}},
+		{Name: "host-bind", Change: "the container itself: namespaces, cgroups, seccomp (host network, datadir bind-mounted)", ComparedTo: "native",
+			Keys: "network=host,datadir=bind", Expect: Expect{NetworkPath: "direct", Datadir: "bind", Seccomp: "filter"}},
+		{Name: "host-volume", Change: "datadir on a named volume instead of a bind mount", ComparedTo: "host-bind",
+			Keys: "network=host,datadir=volume", Expect: Expect{NetworkPath: "direct", Datadir: "volume", Seccomp: "filter"}},
+		{Name: "host-overlay", Change: "datadir on the container's overlay filesystem instead of a volume", ComparedTo: "host-volume",
+			Keys: "network=host,datadir=overlay", Expect: Expect{NetworkPath: "direct", Datadir: "overlay", Seccomp: "filter"}},
+		{Name: "bridge-proxy", Change: "bridge network, port published on 127.0.0.1 (docker-proxy): what docker run -p gives", ComparedTo: "host-volume",
+			Keys: "network=bridge,datadir=volume", Expect: Expect{NetworkPath: "docker-proxy", Datadir: "volume", Seccomp: "filter"}},
+		{Name: "seccomp-unconfined", Change: "no seccomp filter", ComparedTo: "host-volume",
+			Keys: "network=host,datadir=volume,seccomp=unconfined", Expect: Expect{NetworkPath: "direct", Datadir: "volume", Seccomp: "disabled"}},
+		{Name: "cpuset", Change: fmt.Sprintf("pinned to %d CPU(s) (cpuset=%s)", cpus, set), ComparedTo: "host-volume",
+			Keys: "network=host,datadir=volume,cpuset=" + set, Expect: Expect{NetworkPath: "direct", Datadir: "volume", Cpuset: set}},
+		{Name: "cpu-quota", Change: fmt.Sprintf("a CPU quota of %d CPU(s) instead of a cpuset of as many", cpus), ComparedTo: "cpuset",
+			Keys: fmt.Sprintf("network=host,datadir=volume,cpus=%d", cpus), Expect: Expect{NetworkPath: "direct", Datadir: "volume", CPUs: float64(cpus)}},
+	}
+}
+
+// Layers split the total gap (native to bridge-proxy, the default
+// container) along the chain whose steps telescope.
+var layers = []struct{ name, from, to string }{
+	{"container itself (namespaces, cgroups, seccomp)", "native", "host-bind"},
+	{"storage (named volume vs bind mount)", "host-bind", "host-volume"},
+	{"network (docker-proxy vs host network)", "host-volume", "bridge-proxy"},
+}
+
+// Select keeps the named rungs (and, so that every delta has its
+// reference, the rungs they are compared to, transitively), in ladder order.
+func Select(ladder []Rung, names []string) ([]Rung, error) {
+	byName := map[string]Rung{}
+	for _, r := range ladder {
+		byName[r.Name] = r
+	}
+	want := map[string]bool{"native": true}
+	for _, n := range names {
+		r, ok := byName[n]
+		if !ok {
+			var known []string
+			for _, r := range ladder {
+				known = append(known, r.Name)
+			}
+			return nil, fmt.Errorf("unknown rung %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		for ; r.Name != ""; r = byName[r.ComparedTo] {
+			want[r.Name] = true
+		}
+	}
+	var out []Rung
+	for _, r := range ladder {
+		if want[r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Analyze fills r.Explain from the runs of the rungs (targets named after
+// them, native first): deltas against each rung's reference, paired by
+// block, the evidence read back, and the attribution of the total gap.
+func Analyze(r *result.Result, rungs []Rung) {
+	ex := &result.Explain{Metric: "tps"}
+	tps := perBlock(r)
+	targets := map[string]result.Target{}
+	for _, t := range r.Targets {
+		targets[t.Name] = t
+	}
+	for _, rung := range rungs {
+		out := result.Rung{Name: rung.Name, Change: rung.Change, ComparedTo: rung.ComparedTo}
+		if rung.ComparedTo != "" {
+			p := pair(tps, rung.Name, rung.ComparedTo)
+			out.DeltaPct, out.HasCI, out.N = (p.Ratio-1)*100, p.HasCI, p.N
+			if p.HasCI {
+				out.CILowPct, out.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+			}
+			out.DeltaVsNativePct = (pair(tps, rung.Name, "native").Ratio - 1) * 100
+		}
+		out.Evidence = evidence(r, targets[rung.Name])
+		out.Invalid = contradiction(rung.Expect, out.Evidence)
+		out.Valid = out.Invalid == ""
+		ex.Rungs = append(ex.Rungs, out)
+	}
+	names := map[string]bool{}
+	for _, rung := range rungs {
+		names[rung.Name] = true
+	}
+	total := pair(tps, "bridge-proxy", "native")
+	for _, l := range layers {
+		if !names[l.from] || !names[l.to] {
+			continue
+		}
+		p := pair(tps, l.to, l.from)
+		a := result.Attribution{Layer: l.name, From: l.from, To: l.to, DeltaPct: (p.Ratio - 1) * 100, HasCI: p.HasCI}
+		if p.HasCI {
+			a.CILowPct, a.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+		}
+		if total.N > 0 && total.Ratio != 1 {
+			a.SharePct = math.Log(p.Ratio) / math.Log(total.Ratio) * 100
+		}
+		ex.Attribution = append(ex.Attribution, a)
+	}
+	r.Explain = ex
+}
+
+// perBlock is each target's TPS by block (complete measured runs of the
+// first point).
+func perBlock(r *result.Result) map[string]map[int]float64 {
+	out := map[string]map[int]float64{}
+	for _, run := range r.Runs {
+		if run.Warmup || !run.Complete || run.Point != 0 {
+			continue
+		}
+		if out[run.Target] == nil {
+			out[run.Target] = map[int]float64{}
+		}
+		out[run.Target][run.Block] = run.Summary.TPS
+	}
+	return out
+}
+
+// pair compares target with baseline over the blocks both completed.
+func pair(tps map[string]map[int]float64, target, baseline string) stats.Paired {
+	var blocks []int
+	for b := range tps[target] {
+		if _, ok := tps[baseline][b]; ok {
+			blocks = append(blocks, b)
+		}
+	}
+	slices.Sort(blocks)
+	var tv, bv []float64
+	for _, b := range blocks {
+		tv = append(tv, tps[target][b])
+		bv = append(bv, tps[baseline][b])
+	}
+	return stats.ComparePaired(tv, bv)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbduel/dbduel/engine/explain"
+)
+
+// newExplainCmd is dbduel explain: the ablation ladder from a native
+// server to the container `docker run -p` gives, every rung a target of
+// one interleaved plan, ending with a waterfall of deltas with CIs.
+func newExplainCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &runOptions{}
+	var native, image, rungs string
+	var cpus int
+	cmd := &cobra.Command{
+		Use:   "explain [WORKLOAD] --native SPEC --image IMAGE",
+		Short: "Attribute a container's gap to its causes, layer by layer, with confidence intervals",
+		Long: `explain measures an ablation ladder in shuffled interleaved blocks, each rung
+changing one thing of another: native; the container on the host network with
+a bind-mounted datadir (the container itself); a named volume; the overlay
+filesystem; bridge with a port published on 127.0.0.1 (docker-proxy); no
+seccomp filter; a cpuset; a CPU quota of as many CPUs. It ends with each
+rung's Δ% and CI, the evidence read back for it (network path, proxy and
+server CPU per transaction, datadir, seccomp, throttling) and the
+attribution of the total gap to layers.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			if len(o.targets) > 0 {
+				return usageErr("explain builds its targets from --native and --image; --target does not apply")
+			}
+			if native == "" || image == "" {
+				return usageErr("explain needs --native SPEC (e.g. local:mariadbd) and --image IMAGE")
+			}
+			if strings.HasPrefix(image, "docker:") || strings.Contains(image, ",") {
+				return usageErr("--image %q: want an image name only (the rungs add their own keys)", image)
+			}
+			if cpus < 1 {
+				return usageErr("--explain-cpus must be at least 1")
+			}
+			ladder := explain.Ladder(cpus)
+			if rungs != "" {
+				var err error
+				if ladder, err = explain.Select(ladder, strings.Split(rungs, ",")); err != nil {
+					return usageErr("--rungs: %v", err)
+				}
+			}
+			for _, r := range ladder {
+				spec := native
+				if r.Keys != "" {
+					spec = "docker:" + image + "," + r.Keys
+				}
+				o.targets = append(o.targets, r.Name+"="+spec)
+			}
+			o.ladder = ladder
+			if o.dryRun {
+				return dryRun("run", name, o, stdout)
+			}
+			return runVerb(cmd.Context(), "run", name, o, stdout, stderr)
+		},
+	}
+	bindRunFlags(cmd.Flags(), o)
+	cmd.Flags().StringVar(&native, "native", "", "the native server's SPEC (local:mariadbd, local:postgres, mysql://...)")
+	cmd.Flags().StringVar(&image, "image", "", "the image of the container rungs")
+	cmd.Flags().StringVar(&rungs, "rungs", "", "comma-separated rungs to measure (with the rungs they are compared to); default: all")
+	cmd.Flags().IntVar(&cpus, "explain-cpus", 1, "CPUs of the cpuset and CPU-quota rungs")
+	return cmd
+}
