@@ -111,8 +111,8 @@ func Analyze(r *result.Result, rungs []Rung) {
 	}
 	for _, rung := range rungs {
 		out := result.Rung{Name: rung.Name, Change: rung.Change, ComparedTo: rung.ComparedTo}
-		if rung.ComparedTo != "" {
-			p := pair(tps, rung.Name, rung.ComparedTo)
+		// A snapshot may hold a rung before its reference ran: no pairs, no delta.
+		if p := pair(tps, rung.Name, rung.ComparedTo); rung.ComparedTo != "" && p.N > 0 {
 			out.DeltaPct, out.HasCI, out.N = (p.Ratio-1)*100, p.HasCI, p.N
 			if p.HasCI {
 				out.CILowPct, out.CIHighPct = (p.Low-1)*100, (p.High-1)*100
@@ -134,11 +134,14 @@ func Analyze(r *result.Result, rungs []Rung) {
 			continue
 		}
 		p := pair(tps, l.to, l.from)
+		if p.N == 0 {
+			continue
+		}
 		a := result.Attribution{Layer: l.name, From: l.from, To: l.to, DeltaPct: (p.Ratio - 1) * 100, HasCI: p.HasCI}
 		if p.HasCI {
 			a.CILowPct, a.CIHighPct = (p.Low-1)*100, (p.High-1)*100
 		}
-		if total.N > 0 && total.Ratio != 1 {
+		if total.N > 0 && total.Ratio != 1 && p.Ratio > 0 && total.Ratio > 0 {
 			a.SharePct = math.Log(p.Ratio) / math.Log(total.Ratio) * 100
 		}
 		ex.Attribution = append(ex.Attribution, a)

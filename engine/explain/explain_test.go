@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -105,5 +106,33 @@ func TestContradictingEvidenceInvalidatesTheRung(t *testing.T) {
 	}
 	if !strings.Contains(Waterfall(r.Explain), "INVALID") {
 		t.Fatal("the waterfall does not say the rung is invalid")
+	}
+}
+
+// A snapshot after some rungs only (a rung ran, its reference not yet):
+// no delta is made up and the result still encodes (no ±Inf).
+func TestPartialLadderEncodes(t *testing.T) {
+	r, rungs := ladderResult("docker-proxy")
+	var kept []result.Run
+	for _, run := range r.Runs {
+		if run.Target == "native" || run.Target == "bridge-proxy" {
+			kept = append(kept, run)
+		}
+	}
+	r.Runs = kept
+	Analyze(r, rungs)
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatalf("partial ladder: %v", err)
+	}
+	for _, rg := range r.Explain.Rungs {
+		if rg.Name == "bridge-proxy" && (rg.N != 0 || rg.DeltaPct != 0) {
+			t.Fatalf("bridge-proxy without host-volume got a delta: %+v", rg)
+		}
+	}
+	if len(r.Explain.Attribution) != 0 {
+		t.Fatalf("attribution without its rungs: %+v", r.Explain.Attribution)
+	}
+	if !strings.Contains(Waterfall(r.Explain), "not paired yet") {
+		t.Fatal("the waterfall does not say the rung is not paired yet")
 	}
 }

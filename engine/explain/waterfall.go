@@ -16,7 +16,9 @@ func Waterfall(ex *result.Explain) string {
 	fmt.Fprintf(&b, "%-19s %-13s %9s %17s %11s  %s\n", "rung", "vs", "Δ%", "CI95", "vs native", "evidence")
 	for _, r := range ex.Rungs {
 		delta, ci, native := "", "", ""
-		if r.ComparedTo != "" {
+		if r.ComparedTo != "" && r.N == 0 {
+			delta = "not paired yet"
+		} else if r.ComparedTo != "" {
 			delta = fmt.Sprintf("%+.1f%%", r.DeltaPct)
 			ci = "no CI"
 			if r.HasCI {

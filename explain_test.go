@@ -1,0 +1,70 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// explain on real servers: four rungs (native, the container on the host
+// network with a bind mount, then a volume, then bridge with docker-proxy),
+// each with its delta, CI and evidence read back; the docker-proxy rung
+// is valid and costs more than 15%; the waterfall is printed; nothing of the
+// run is left.
+func TestExplainLadder(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := cli(t, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
+		"--rungs", "bridge-proxy", "--threads", "4", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil || r.Explain == nil {
+		t.Fatalf("result: %v %+v", err, r)
+	}
+	var names []string
+	for _, rg := range r.Explain.Rungs {
+		names = append(names, rg.Name)
+		if rg.Evidence["network_path"] == nil || rg.Evidence["datadir_kind"] == nil {
+			t.Errorf("%s: evidence %v", rg.Name, rg.Evidence)
+		}
+		if rg.Name != "native" && (rg.N != 2 || !rg.HasCI || rg.CILowPct > rg.DeltaPct || rg.CIHighPct < rg.DeltaPct) {
+			t.Errorf("%s: delta %.1f%% CI [%.1f, %.1f] n=%d", rg.Name, rg.DeltaPct, rg.CILowPct, rg.CIHighPct, rg.N)
+		}
+	}
+	if got := strings.Join(names, " "); got != "native host-bind host-volume bridge-proxy" {
+		t.Fatalf("rungs %s", got)
+	}
+	proxy := r.Explain.Rungs[3]
+	if !proxy.Valid || proxy.Evidence["network_path"] != "docker-proxy" || proxy.DeltaPct > -15 {
+		t.Fatalf("docker-proxy rung: %+v", proxy)
+	}
+	if len(r.Explain.Attribution) != 3 || !strings.Contains(stdout, "attribution of the gap") || !strings.Contains(stdout, "bridge-proxy") {
+		t.Fatalf("attribution %+v, waterfall:\n%s", r.Explain.Attribution, stdout)
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left", n, runID)
+	}
+}
+
+func TestExplainBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"explain", "--image", "x"},
+		{"explain", "--native", "local:mariadbd"},
+		{"explain", "--native", "local:mariadbd", "--image", "x", "--rungs", "nope"},
+		{"explain", "--native", "local:mariadbd", "--image", "docker:x,cpus=1"},
+		{"explain", "--native", "local:mariadbd", "--image", "x", "--target", "a=host"},
+	} {
+		_, stderr, code := cli(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d: %q", args, code, stderr)
+		}
+	}
+}
