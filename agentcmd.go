@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dbduel/dbduel/engine/agent"
+	"github.com/dbduel/dbduel/engine/driver"
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/sysfacts"
 )
 
@@ -20,7 +24,16 @@ func newAgentCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return agent.Serve(cmd.Context(), os.Stdin, os.Stdout, dir, version, func() map[string]string { return sysfacts.Read(dir) })
+			// A server the engine names is reached with the protocols' own
+			// drivers (the default error rules: --mysql-ignore-errors is not passed on).
+			open := func(ctx context.Context, ep driver.Endpoint, maxConns int) (driver.DB, error) {
+				ignore, err := mysqldrv.ParseErrorSet(mysqldrv.DefaultIgnoreErrors)
+				if err != nil {
+					return nil, err
+				}
+				return targets.Opener(ep, ignore)(ctx, maxConns)
+			}
+			return agent.Serve(cmd.Context(), os.Stdin, os.Stdout, dir, version, func() map[string]string { return sysfacts.Read(dir) }, open)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "/var/lib/dbduel", "where the workload's files live")

@@ -16,7 +16,7 @@ func dryRun(verb, wlName string, o *runOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ts, err := buildTargets(o.targets, rc.runID, rc.onHost(), o.fileDir, io.Discard)
+	ts, err := buildTargets(o.targets, targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir}, io.Discard)
 	if err != nil {
 		return err
 	}

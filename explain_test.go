@@ -10,8 +10,9 @@ import (
 	"github.com/dbduel/dbduel/targets/state"
 )
 
-// explain on real servers: four rungs (native, the container on the host
-// network with a bind mount, then a volume, then bridge with docker-proxy),
+// explain on real servers: five rungs (native, the container on the host
+// network with a bind mount, then a volume, then bridge with docker-proxy,
+// then bridge with the client in the container's network namespace),
 // each with its delta, CI and evidence read back; the docker-proxy rung
 // is valid and costs more than 15%; the waterfall is printed; nothing of the
 // run is left.
@@ -19,9 +20,10 @@ func TestExplainLadder(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
 	runID := "test-" + state.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
+	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t)) // the client in the namespace
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := cli(t, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
-		"--rungs", "bridge-proxy", "--threads", "4", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
+		"--rungs", "bridge-direct", "--threads", "4", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -39,8 +41,19 @@ func TestExplainLadder(t *testing.T) {
 			t.Errorf("%s: delta %.1f%% CI [%.1f, %.1f] n=%d", rg.Name, rg.DeltaPct, rg.CILowPct, rg.CIHighPct, rg.N)
 		}
 	}
-	if got := strings.Join(names, " "); got != "native host-bind host-volume bridge-proxy" {
+	if got := strings.Join(names, " "); got != "native host-bind host-volume bridge-proxy bridge-direct" {
 		t.Fatalf("rungs %s", got)
+	}
+	// The client in the server's namespace: no proxy, its own CPU known,
+	// and the server's counter read from in there agrees with dbduel's.
+	direct := r.Explain.Rungs[4]
+	if !direct.Valid || direct.Evidence["network_path"] != "bridge-direct" || direct.Evidence["client_cpu_us_per_txn"] == nil {
+		t.Fatalf("bridge-direct rung: %+v", direct)
+	}
+	for _, run := range r.Runs {
+		if run.Target == "bridge-direct" && (run.Honesty == nil || run.Honesty.Counter == "" || run.Honesty.DbduelQueries == 0) {
+			t.Fatalf("bridge-direct run without the server's count: %+v", run.Honesty)
+		}
 	}
 	proxy := r.Explain.Rungs[3]
 	if !proxy.Valid || proxy.Evidence["network_path"] != "docker-proxy" || proxy.DeltaPct > -15 {

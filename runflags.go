@@ -40,6 +40,7 @@ type runOptions struct {
 	keep           bool
 	fileDir        string
 	ladder         []explain.Rung // dbduel explain's rungs (nil for run)
+	flags          *pflag.FlagSet // the command's flags (for the workload's, passed to a client agent)
 	failIf         []string
 	newWorkload    workload.Factory
 	file           string   // -f scenario.yaml
@@ -98,6 +99,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for dbduel's own speed work)")
 	_ = fs.MarkHidden("cpuprofile")
 	o.newWorkload = workload.BindFlags(fs)
+	o.flags = fs
 	// sysbench spells options with underscores too (--table_size).
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
@@ -253,4 +255,23 @@ func (r *runsValue) Set(v string) error {
 	}
 	*r = runsValue(v)
 	return nil
+}
+
+// workloadArgs are the workload flags the user set, as --name=value, for a
+// client agent that rebuilds the workload inside a container.
+func (o *runOptions) workloadArgs() []string {
+	if o.flags == nil {
+		return nil
+	}
+	names := map[string]bool{}
+	probe := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	workload.BindFlags(probe)
+	probe.VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
+	var args []string
+	o.flags.Visit(func(f *pflag.Flag) {
+		if names[f.Name] {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return args
 }

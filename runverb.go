@@ -34,7 +34,7 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		}
 		defer stop()
 	}
-	ts, err := buildTargets(o.targets, rc.runID, rc.onHost(), o.fileDir, stderr)
+	ts, err := buildTargets(o.targets, targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir, workloadArgs: o.workloadArgs()}, stderr)
 	if err != nil {
 		return err
 	}

@@ -163,6 +163,9 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
 			m["proxy_cpu_cores"] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
 		}
+		if cur.ClientCPUNS > 0 && dt > 0 && cur.ClientCPUNS >= prev.ClientCPUNS {
+			m["client_cpu_cores"] = math.Round(float64(cur.ClientCPUNS-prev.ClientCPUNS)/1e9/dt*1000) / 1000
+		}
 		if cur.ThrottledNS > prev.ThrottledNS && dt > 0 {
 			// The share of the interval a CPU quota held the server back.
 			m["cpu_throttled_pct"] = math.Round(float64(cur.ThrottledNS-prev.ThrottledNS)/1e9/dt*100*10) / 10

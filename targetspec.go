@@ -13,10 +13,18 @@ import (
 	"github.com/dbduel/dbduel/targets/native"
 )
 
+// targetContext is what building a target needs besides its SPEC.
+type targetContext struct {
+	runID string
+	// onHost: the workload runs on the machine (cpu, memory, fileio), so
+	// `host` is this machine and docker: an agent container.
+	onHost       bool
+	fileDir      string   // --file-dir
+	workloadArgs []string // the workload's flags, for a client agent (client=netns)
+}
+
 // buildTargets parses every --target NAME=SPEC; names must be unique.
-// A workload on the host protocol (cpu, memory, fileio) makes `host` this
-// machine and docker: an agent container; fileDir is --file-dir.
-func buildTargets(flags []string, runID string, onHost bool, fileDir string, stderr io.Writer) ([]targets.Target, error) {
+func buildTargets(flags []string, tc targetContext, stderr io.Writer) ([]targets.Target, error) {
 	seen := map[string]bool{}
 	var out []targets.Target
 	for _, f := range flags {
@@ -29,10 +37,10 @@ func buildTargets(flags []string, runID string, onHost bool, fileDir string, std
 		}
 		seen[name] = true
 		var t targets.Target
-		if onHost {
-			t, err = newHostTarget(name, spec, runID, fileDir)
+		if tc.onHost {
+			t, err = newHostTarget(name, spec, tc.runID, tc.fileDir)
 		} else {
-			t, err = newTarget(name, spec, runID, stderr)
+			t, err = newTarget(name, spec, tc, stderr)
 		}
 		if err != nil {
 			return nil, namedTargetErr(name, err)
@@ -42,7 +50,8 @@ func buildTargets(flags []string, runID string, onHost bool, fileDir string, std
 	return out, nil
 }
 
-func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, error) {
+func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.Target, error) {
+	runID := tc.runID
 	switch {
 	case strings.HasPrefix(spec, "mysql://"), strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		n, err := native.New(name, spec)
@@ -57,6 +66,13 @@ func newTarget(name, spec, runID string, stderr io.Writer) (targets.Target, erro
 			return nil, err
 		}
 		c.SetProgress(stderr)
+		if c.ClientInNetns() {
+			bin, err := agentBinary()
+			if err != nil {
+				return nil, err
+			}
+			return container.NewNetnsClient(c, bin, tc.workloadArgs), nil
+		}
 		return c, nil
 	case spec == "host":
 		return nil, usageErr("--target %s: host is this machine itself, for the system micro-benchmarks (cpu, memory, fileio); a database needs mysql://, postgres://, local: or docker:", name)

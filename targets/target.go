@@ -32,6 +32,9 @@ type Sample struct {
 	ProxyCPUNS uint64 // cumulative CPU time of the docker-proxy serving its port (0: none)
 	// ThrottledNS is the cumulative time a CPU quota held the server back.
 	ThrottledNS uint64
+	// ClientCPUNS is the cumulative CPU of a benchmark client the target
+	// runs itself (dbduel's agent in the server's network namespace; 0: none).
+	ClientCPUNS uint64
 }
 
 // ProcCPU is a process's cumulative user+system CPU time from /proc, or 0.

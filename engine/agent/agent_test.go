@@ -22,7 +22,7 @@ func pair(t *testing.T, dir string) *Client {
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(context.Background(), inR, outW, dir, "test", func() map[string]string { return map[string]string{"fs_type": "x"} })
+		served <- Serve(context.Background(), inR, outW, dir, "test", func() map[string]string { return map[string]string{"fs_type": "x"} }, nil)
 		outW.Close()
 	}()
 	c, err := NewClient(context.Background(), inW, outR, dir, 5*time.Second, nil)

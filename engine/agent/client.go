@@ -23,13 +23,17 @@ import (
 // Client talks to one agent: requests go to in, replies come from out. It
 // is an engine.Remote; one request runs at a time.
 type Client struct {
-	mu      sync.Mutex
-	in      io.Writer
-	dec     *json.Decoder
-	dir     string
-	lost    func() string // why the agent stopped answering (its stderr, its exit)
-	Version string
-	Facts   map[string]string
+	mu   sync.Mutex
+	in   io.Writer
+	dec  *json.Decoder
+	dir  string
+	lost func() string // why the agent stopped answering (its stderr, its exit)
+	// endpoint, if set, is the server the agent reaches; args are the
+	// workload's flags for workloads that cannot list their own.
+	endpoint *driver.Endpoint
+	args     []string
+	Version  string
+	Facts    map[string]string
 }
 
 var _ engine.Remote = (*Client)(nil)
@@ -121,17 +125,23 @@ func (c *Client) gone(err error) error {
 	return err
 }
 
-func workloadRequest(op string, w workload.Workload, threads int) (request, error) {
-	p, ok := w.(workload.Portable)
-	if !ok {
+// Reach makes the agent run workloads against ep, a server it reaches from
+// where it runs, with the workload flags args.
+func (c *Client) Reach(ep driver.Endpoint, args []string) { c.endpoint, c.args = &ep, args }
+
+func (c *Client) workloadRequest(op string, w workload.Workload, threads int) (request, error) {
+	args := c.args
+	if p, ok := w.(workload.Portable); ok {
+		args = p.Args()
+	} else if c.endpoint == nil {
 		return request{}, fmt.Errorf("workload %s cannot run in dbduel's agent", w.Name())
 	}
-	return request{Op: op, Workload: w.Name(), Args: p.Args(), Threads: threads}, nil
+	return request{Op: op, Workload: w.Name(), Args: args, Threads: threads, Endpoint: c.endpoint}, nil
 }
 
 // Check asks the agent whether the workload's files are there.
 func (c *Client) Check(ctx context.Context, w workload.Workload, threads int) (workload.TableState, error) {
-	req, err := workloadRequest("check", w, threads)
+	req, err := c.workloadRequest("check", w, threads)
 	if err != nil {
 		return workload.TableState{}, err
 	}
@@ -147,7 +157,7 @@ func (c *Client) Check(ctx context.Context, w workload.Workload, threads int) (w
 
 // Prepare makes the workload's files where the agent runs.
 func (c *Client) Prepare(ctx context.Context, w workload.Workload, threads int, progress func(workload.Progress)) error {
-	req, err := workloadRequest("prepare", w, threads)
+	req, err := c.workloadRequest("prepare", w, threads)
 	if err != nil {
 		return err
 	}
@@ -161,7 +171,7 @@ func (c *Client) Prepare(ctx context.Context, w workload.Workload, threads int, 
 
 // Cleanup removes the workload's files where the agent runs.
 func (c *Client) Cleanup(ctx context.Context, w workload.Workload, threads int) ([]string, error) {
-	req, err := workloadRequest("cleanup", w, threads)
+	req, err := c.workloadRequest("cleanup", w, threads)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +187,7 @@ func (c *Client) Cleanup(ctx context.Context, w workload.Workload, threads int) 
 // see to each interval as it arrives: the container's telemetry and the
 // machine's noise.
 func (c *Client) RunOnce(ctx context.Context, cfg engine.Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
-	req, err := workloadRequest("run", cfg.Workload, cfg.Threads)
+	req, err := c.workloadRequest("run", cfg.Workload, cfg.Threads)
 	if err != nil {
 		return result.Run{Target: target}, err
 	}
@@ -247,8 +257,25 @@ func (c *Client) RunOnce(ctx context.Context, cfg engine.Config, target string, 
 
 func (c *Client) Conn(ctx context.Context) (driver.Conn, error) { return host.New(c.dir).Conn(ctx) }
 func (c *Client) Classify(err error) driver.Failure             { return host.New(c.dir).Classify(err) }
+
+// OpCount is the server's own count, read by the agent where it reaches
+// the server; the machine has none.
 func (c *Client) OpCount(ctx context.Context) (driver.OpCount, error) {
-	return host.New(c.dir).OpCount(ctx)
+	if c.endpoint == nil {
+		return host.New(c.dir).OpCount(ctx)
+	}
+	var n *driver.OpCount
+	err := c.do(ctx, request{Op: "opcount", Endpoint: c.endpoint, Threads: 0}, func(r reply) error {
+		n = r.OpCount
+		return nil
+	})
+	if err == nil && n == nil {
+		err = errors.New("the agent sent no count")
+	}
+	if err != nil {
+		return driver.OpCount{}, err
+	}
+	return *n, nil
 }
 func (c *Client) Unblock()     {}
 func (c *Client) Close() error { return nil }

@@ -9,6 +9,7 @@ package agent
 import (
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
 )
@@ -20,6 +21,10 @@ type request struct {
 	Args     []string `json:"args,omitempty"`
 	Threads  int      `json:"threads,omitempty"`
 	Run      *runSpec `json:"run,omitempty"`
+	// Endpoint, if set, is a server the agent reaches from where it runs
+	// (the server's own network namespace); without it the agent runs on
+	// its machine (the system micro-benchmarks).
+	Endpoint *driver.Endpoint `json:"endpoint,omitempty"`
 }
 
 // runSpec is the engine.Config of one run, without the host-side hooks.
@@ -45,5 +50,6 @@ type reply struct {
 	State    *workload.TableState `json:"state,omitempty"`
 	Removed  []string             `json:"removed,omitempty"`
 	Run      *result.Run          `json:"run,omitempty"`
+	OpCount  *driver.OpCount      `json:"op_count,omitempty"`
 	Error    string               `json:"error,omitempty"`
 }

@@ -13,15 +13,20 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/driver/host"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
+// Opener opens a server the agent was given an endpoint of.
+type Opener func(ctx context.Context, ep driver.Endpoint, maxConns int) (driver.DB, error)
+
 // Serve answers requests from in on out until in ends. dir is where the
 // workload's files live (the container's datadir); facts describe the
-// place the agent runs in, sent with the hello.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string, facts func() map[string]string) error {
+// place the agent runs in, sent with the hello; open reaches servers of
+// requests that name one (nil: such requests are refused).
+func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string, facts func() map[string]string, open Opener) error {
 	reqs := make(chan request)
 	readErr := make(chan error, 1)
 	var mu sync.Mutex // stop requests arrive while an operation runs
@@ -51,13 +56,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 		}
 	}()
 	w := &replyWriter{enc: json.NewEncoder(out)}
-	db := host.New(dir)
 	for r := range reqs {
 		opCtx, cancel := context.WithCancel(ctx)
 		mu.Lock()
 		cancelOp = cancel
 		mu.Unlock()
-		err := serveOne(opCtx, r, db, w, version, facts)
+		err := serveOne(opCtx, r, dir, open, w, version, facts)
 		cancel()
 		if err != nil {
 			w.send(reply{Type: "error", Error: err.Error()})
@@ -87,9 +91,28 @@ func (w *replyWriter) send(r reply) {
 	}
 }
 
-func serveOne(ctx context.Context, r request, db *host.DB, w *replyWriter, version string, facts func() map[string]string) error {
+func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyWriter, version string, facts func() map[string]string) error {
 	if r.Op == "hello" {
 		w.send(reply{Type: "hello", Version: version, Facts: facts()})
+		return nil
+	}
+	var db driver.DB = host.New(dir)
+	if r.Endpoint != nil {
+		if open == nil {
+			return errors.New("this agent reaches no server")
+		}
+		var err error
+		if db, err = open(ctx, *r.Endpoint, r.Threads+2); err != nil {
+			return err
+		}
+		defer db.Close()
+	}
+	if r.Op == "opcount" {
+		n, err := db.OpCount(ctx)
+		if err != nil {
+			return err
+		}
+		w.send(reply{Type: "opcount", OpCount: &n})
 		return nil
 	}
 	wl, err := rebuild(r.Workload, r.Args)

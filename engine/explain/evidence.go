@@ -46,7 +46,7 @@ func evidence(r *result.Result, t result.Target) map[string]any {
 			if iv.Warmup {
 				continue
 			}
-			for _, k := range []string{"server_cpu_cores", "proxy_cpu_cores", "cpu_throttled_pct"} {
+			for _, k := range []string{"server_cpu_cores", "proxy_cpu_cores", "client_cpu_cores", "cpu_throttled_pct"} {
 				add(k, iv.Telemetry[k])
 			}
 			for _, k := range []string{"steal_pct", "psi_cpu_some_pct", "other_cpu_cores"} {
@@ -65,6 +65,9 @@ func evidence(r *result.Result, t result.Target) map[string]any {
 		}
 		if m := means["proxy_cpu_cores"]; m != nil {
 			ev["proxy_cpu_us_per_txn"] = round(m.value()/tps*1e6, 1)
+		}
+		if m := means["client_cpu_cores"]; m != nil {
+			ev["client_cpu_us_per_txn"] = round(m.value()/tps*1e6, 1)
 		}
 	}
 	return ev

@@ -52,6 +52,8 @@ func Ladder(cpus int) []Rung {
 			Keys: "network=host,datadir=overlay", Expect: Expect{NetworkPath: "direct", Datadir: "overlay", Seccomp: "filter"}},
 		{Name: "bridge-proxy", Change: "bridge network, port published on 127.0.0.1 (docker-proxy): what docker run -p gives", ComparedTo: "host-volume",
 			Keys: "network=bridge,datadir=volume", Expect: Expect{NetworkPath: "docker-proxy", Datadir: "volume", Seccomp: "filter"}},
+		{Name: "bridge-direct", Change: "bridge network without docker-proxy: the client in the container's network namespace (dbduel's agent), on its loopback", ComparedTo: "bridge-proxy",
+			Keys: "network=bridge,datadir=volume,client=netns", Expect: Expect{NetworkPath: "bridge-direct", Datadir: "volume", Seccomp: "filter"}},
 		{Name: "seccomp-unconfined", Change: "no seccomp filter", ComparedTo: "host-volume",
 			Keys: "network=host,datadir=volume,seccomp=unconfined", Expect: Expect{NetworkPath: "direct", Datadir: "volume", Seccomp: "disabled"}},
 		{Name: "cpuset", Change: fmt.Sprintf("pinned to %d CPU(s) (cpuset=%s)", cpus, set), ComparedTo: "host-volume",

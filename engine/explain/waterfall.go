@@ -67,6 +67,9 @@ func summary(ev map[string]any) string {
 	if v, ok := ev["proxy_cpu_us_per_txn"].(float64); ok && v > 0 {
 		parts = append(parts, fmt.Sprintf("proxy %.0f µs CPU/txn", v))
 	}
+	if v, ok := ev["client_cpu_us_per_txn"].(float64); ok && v > 0 {
+		parts = append(parts, fmt.Sprintf("client in netns %.0f µs CPU/txn", v))
+	}
 	if v, ok := ev["cpu_throttled_pct"].(float64); ok && v > 0 {
 		parts = append(parts, fmt.Sprintf("throttled %.0f%%", v))
 	}

@@ -43,6 +43,7 @@ type Agent struct {
 	conn   types.HijackedResponse
 	stderr *targets.TailBuffer
 	client *agent.Client
+	netOf  string // a container whose network namespace the agent joins ("": the SPEC's network)
 }
 
 // agentKeys are the SPEC keys that mean something without a server.
@@ -91,11 +92,16 @@ func (a *Agent) Start(ctx context.Context) error {
 	}
 	os.Chmod(s.hostDir, 0o755)
 	hc := &container.HostConfig{NetworkMode: "bridge"}
-	if s.o.Network == "host" {
+	switch {
+	case a.netOf != "":
+		hc.NetworkMode = container.NetworkMode("container:" + a.netOf)
+	case s.o.Network == "host":
 		hc.NetworkMode = "host"
 	}
-	if err := s.mountDatadir(ctx, hc, AgentDataDir); err != nil {
-		return err
+	if a.netOf == "" {
+		if err := s.mountDatadir(ctx, hc, AgentDataDir); err != nil {
+			return err
+		}
 	}
 	s.o.applyLimits(hc)
 	cc := &container.Config{Image: s.o.Image, Labels: s.labels(), Env: s.o.Env,
@@ -233,3 +239,69 @@ func (a *Agent) Stop(ctx context.Context) error {
 	}
 	return a.Server.Stop(ctx)
 }
+
+// NetnsClient is a database container whose benchmark client is dbduel's
+// agent in the container's own network namespace: the queries go over
+// that namespace's loopback, neither through docker-proxy nor through the
+// host's network stack (explain's bridge-direct rung). The server's port
+// is still published on 127.0.0.1, for reading it back only.
+type NetnsClient struct {
+	*Server
+	agent *Agent
+	args  []string
+}
+
+// NewNetnsClient wraps a database container SPEC with client=netns; args
+// are the workload's flags, binary the dbduel to copy into the client.
+func NewNetnsClient(s *Server, binary string, args []string) *NetnsClient {
+	return &NetnsClient{Server: s, args: args,
+		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never"}},
+			binary: binary, stderr: &targets.TailBuffer{Max: 4096}}}
+}
+
+// Start starts the server, then the client container in its namespace.
+func (n *NetnsClient) Start(ctx context.Context) error {
+	if err := n.Server.Start(ctx); err != nil {
+		return err
+	}
+	n.agent.netOf = n.Server.id
+	if err := n.agent.Start(ctx); err != nil {
+		return fmt.Errorf("client in the container's network namespace: %w", err)
+	}
+	ep := n.Server.ep
+	ep.Host, ep.Port = "127.0.0.1", n.flavor().port
+	n.agent.client.Reach(ep, n.args)
+	return nil
+}
+
+// Open gives the engine the client agent.
+func (n *NetnsClient) Open(ctx context.Context, maxConns int) (driver.DB, error) {
+	return n.agent.Open(ctx, maxConns)
+}
+
+// Describe reads the server back; the path is the namespace's own loopback.
+func (n *NetnsClient) Describe(ctx context.Context) (result.Target, error) {
+	t, err := n.Server.Describe(ctx)
+	t.Described.NetworkPath = "bridge-direct"
+	return t, err
+}
+
+// Sample adds the client's CPU (its container's cgroup) to the server's.
+func (n *NetnsClient) Sample(ctx context.Context) (targets.Sample, error) {
+	s, err := n.Server.Sample(ctx)
+	if err != nil {
+		return s, err
+	}
+	if c, err := n.agent.Server.Sample(ctx); err == nil {
+		s.ClientCPUNS = c.CPUNS
+	}
+	return s, nil
+}
+
+// Stop removes the client container, then the server's.
+func (n *NetnsClient) Stop(ctx context.Context) error {
+	return errors.Join(n.agent.Stop(ctx), n.Server.Stop(ctx))
+}
+
+// ClientInNetns says the SPEC asks for the client in the namespace.
+func (s *Server) ClientInNetns() bool { return s.o.Client == "netns" }

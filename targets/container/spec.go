@@ -24,10 +24,13 @@ type Options struct {
 	Cnf         string
 	Protocol    string // protocol=mysql|postgres; "" until read from the image's exposed port
 	Seccomp     string // seccomp=unconfined: no syscall filter ("" : Docker's default profile)
+	// Client is "netns" when the benchmark client runs in the server's
+	// network namespace (dbduel's agent), not on the host.
+	Client string
 }
 
 var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
-	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true}
+	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true, "client": true}
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
@@ -98,6 +101,11 @@ func ParseSpec(spec string) (Options, error) {
 				return bad("protocol=%q: want mysql or postgres", v)
 			}
 			o.Protocol = v
+		case "client":
+			if v != "netns" {
+				return bad("client=%q: want netns (the client in the container's network namespace)", v)
+			}
+			o.Client = v
 		case "seccomp":
 			if v != "unconfined" {
 				return bad("seccomp=%q: want unconfined (Docker's default profile applies without the key)", v)

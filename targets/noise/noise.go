@@ -100,9 +100,10 @@ func (s *Sampler) Sample(telemetry map[string]any) map[string]any {
 		out = map[string]any{"steal_pct": round(steal)}
 		server, known := telemetry["server_cpu_cores"].(float64)
 		proxy, _ := telemetry["proxy_cpu_cores"].(float64)
+		client, _ := telemetry["client_cpu_cores"].(float64) // dbduel's agent, when it is the client
 		other := 0.0
 		if known {
-			other = math.Max(0, busyCores-selfCores-server-proxy)
+			other = math.Max(0, busyCores-selfCores-server-proxy-client)
 			out["other_cpu_cores"] = round(other)
 		}
 		if psiOK && s.prevPSI > 0 && psi >= s.prevPSI {
