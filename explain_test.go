@@ -37,6 +37,13 @@ func TestExplainLadder(t *testing.T) {
 		if rg.Evidence["network_path"] == nil || rg.Evidence["datadir_kind"] == nil {
 			t.Errorf("%s: evidence %v", rg.Name, rg.Evidence)
 		}
+		// performance_schema is on: each statement's latency splits into
+		// the server's time and the rest, and the server's is the smaller.
+		srv, _ := rg.Evidence["server_us_per_statement"].(float64)
+		cl, _ := rg.Evidence["client_us_per_statement"].(float64)
+		if srv <= 0 || cl <= srv {
+			t.Errorf("%s: server %.1f µs of a %.1f µs statement", rg.Name, srv, cl)
+		}
 		if rg.Name != "native" && (rg.N != 2 || !rg.HasCI || rg.CILowPct > rg.DeltaPct || rg.CIHighPct < rg.DeltaPct) {
 			t.Errorf("%s: delta %.1f%% CI [%.1f, %.1f] n=%d", rg.Name, rg.DeltaPct, rg.CILowPct, rg.CIHighPct, rg.N)
 		}

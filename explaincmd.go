@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -16,6 +17,7 @@ func newExplainCmd(stdout, stderr io.Writer) *cobra.Command {
 	o := &runOptions{}
 	var native, image, rungs string
 	var cpus int
+	var serverTime bool
 	cmd := &cobra.Command{
 		Use:   "explain [WORKLOAD] --native SPEC --image IMAGE",
 		Short: "Attribute a container's gap to its causes, layer by layer, with confidence intervals",
@@ -52,10 +54,20 @@ attribution of the total gap to layers.`,
 					return usageErr("--rungs: %v", err)
 				}
 			}
+			// MySQL/MariaDB time their statements only with performance_schema
+			// on: every managed rung gets it alike (PostgreSQL's
+			// pg_stat_statements is always there on managed targets).
+			perfSchema := serverTime && (strings.HasPrefix(native, "local:mariadbd") || strings.HasPrefix(native, "local:mysqld"))
+			if perfSchema {
+				fmt.Fprintln(stderr, "dbduel: explain: performance_schema is on in every managed rung, for the server's time per statement (--server-time=false leaves it off)")
+			}
 			for _, r := range ladder {
 				spec := native
 				if r.Keys != "" {
 					spec = "docker:" + image + "," + r.Keys
+				}
+				if perfSchema {
+					spec += ",args=--performance-schema=ON"
 				}
 				o.targets = append(o.targets, r.Name+"="+spec)
 			}
@@ -71,5 +83,6 @@ attribution of the total gap to layers.`,
 	cmd.Flags().StringVar(&image, "image", "", "the image of the container rungs")
 	cmd.Flags().StringVar(&rungs, "rungs", "", "comma-separated rungs to measure (with the rungs they are compared to); default: all")
 	cmd.Flags().IntVar(&cpus, "explain-cpus", 1, "CPUs of the cpuset and CPU-quota rungs")
+	cmd.Flags().BoolVar(&serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
 	return cmd
 }

@@ -250,8 +250,13 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 			var before, after driver.OpCount
 			var beforeErr, afterErr error
 			var ready, ended bool
-			rc.AtReady = func() { before, beforeErr = dbs[name].OpCount(ctx); ready = true }
-			rc.AtEnd = func() { after, afterErr = dbs[name].OpCount(context.WithoutCancel(ctx)); ended = true }
+			var timing serverTiming
+			rc.AtReady = func() { before, beforeErr = dbs[name].OpCount(ctx); ready = true; timing.start(ctx, dbs[name]) }
+			rc.AtEnd = func() {
+				after, afterErr = dbs[name].OpCount(context.WithoutCancel(ctx))
+				ended = true
+				timing.end(context.WithoutCancel(ctx), dbs[name])
+			}
 			run, err := runOn(ctx, rc, name, dbs[name], func(iv result.Interval, h *hdrhistogram.Histogram) {
 				merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup,
 					Threads: pt.Threads, TableSize: pt.TableSize, Interval: iv}, h)
@@ -268,6 +273,7 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 				// Never a silent pass: the result says the check could not run, and why.
 				run.Honesty = &result.Honesty{Note: "not checked: " + beforeErr.Error()}
 			}
+			run.ServerTime = timing.result(run)
 			res.Runs = append(res.Runs, run)
 			done++
 			r := run

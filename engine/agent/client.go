@@ -277,6 +277,27 @@ func (c *Client) OpCount(ctx context.Context) (driver.OpCount, error) {
 	}
 	return *n, nil
 }
+
+// ServerTime is the server's own statement timer, read by the agent where
+// it reaches the server.
+func (c *Client) ServerTime(ctx context.Context) (driver.ServerTime, error) {
+	if c.endpoint == nil {
+		return driver.ServerTime{}, errors.New("the machine has no statement timer")
+	}
+	var t *driver.ServerTime
+	err := c.do(ctx, request{Op: "servertime", Endpoint: c.endpoint}, func(r reply) error {
+		t = r.Time
+		return nil
+	})
+	if err == nil && t == nil {
+		err = errors.New("the agent sent no server time")
+	}
+	if err != nil {
+		return driver.ServerTime{}, err
+	}
+	return *t, nil
+}
+
 func (c *Client) Unblock()     {}
 func (c *Client) Close() error { return nil }
 

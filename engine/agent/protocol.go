@@ -51,5 +51,6 @@ type reply struct {
 	Removed  []string             `json:"removed,omitempty"`
 	Run      *result.Run          `json:"run,omitempty"`
 	OpCount  *driver.OpCount      `json:"op_count,omitempty"`
+	Time     *driver.ServerTime   `json:"server_time,omitempty"`
 	Error    string               `json:"error,omitempty"`
 }

@@ -107,6 +107,18 @@ func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyW
 		}
 		defer db.Close()
 	}
+	if r.Op == "servertime" {
+		st, ok := db.(driver.ServerTimer)
+		if !ok {
+			return errors.New("this server does not time its statements")
+		}
+		t, err := st.ServerTime(ctx)
+		if err != nil {
+			return err
+		}
+		w.send(reply{Type: "servertime", Time: &t})
+		return nil
+	}
 	if r.Op == "opcount" {
 		n, err := db.OpCount(ctx)
 		if err != nil {

@@ -55,6 +55,20 @@ type OpCount struct {
 	Note         string // what else the counter includes
 }
 
+// ServerTime is the server's own cumulative count of statements and the
+// time it spent executing them (performance_schema, pg_stat_statements).
+type ServerTime struct {
+	Source     string // performance_schema, pg_stat_statements
+	Statements uint64
+	NS         float64
+}
+
+// ServerTimer is a DB whose server times its own statements: latency then
+// splits into server time and everything between client and server.
+type ServerTimer interface {
+	ServerTime(ctx context.Context) (ServerTime, error)
+}
+
 // ErrNoOpCount says a server exposes no operation counter.
 var ErrNoOpCount = errors.New("the server reports no operation count")
 

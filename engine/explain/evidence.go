@@ -42,6 +42,12 @@ func evidence(r *result.Result, t result.Target) map[string]any {
 		}
 		tpsSum += run.Summary.TPS
 		runs++
+		if st := run.ServerTime; st != nil {
+			// Where each statement's time goes: the server, or between.
+			add("server_us_per_statement", st.AvgUS)
+			add("client_us_per_statement", st.ClientAvgUS)
+			add("between_us_per_statement", st.BetweenUS)
+		}
 		for _, iv := range run.Intervals {
 			if iv.Warmup {
 				continue

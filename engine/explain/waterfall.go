@@ -61,6 +61,10 @@ func summary(ev map[string]any) string {
 	if s := str(ev["seccomp_mode"]); s != "" {
 		parts = append(parts, "seccomp "+s)
 	}
+	if srv, ok := ev["server_us_per_statement"].(float64); ok {
+		cl, _ := ev["client_us_per_statement"].(float64)
+		parts = append(parts, fmt.Sprintf("statement %.0f µs = server %.0f + between %.0f", cl, srv, cl-srv))
+	}
 	if v, ok := ev["server_cpu_us_per_txn"].(float64); ok {
 		parts = append(parts, fmt.Sprintf("server %.0f µs CPU/txn", v))
 	}

@@ -124,6 +124,8 @@ type Run struct {
 	WarmupQueries uint64     `json:"warmup_queries,omitempty"`
 	WarmupEvents  uint64     `json:"warmup_events,omitempty"`
 	Intervals     []Interval `json:"intervals"`
+	// ServerTime is present when the server times its statements.
+	ServerTime *ServerTime `json:"server_time,omitempty"`
 }
 
 // Summary totals a run; tps and qps are totals over the run's time.
@@ -179,6 +181,20 @@ type Honesty struct {
 	Unit          string  `json:"unit"` // what both counts count: statements or transactions
 	DiffPct       float64 `json:"diff_pct"`
 	Note          string  `json:"note,omitempty"`
+}
+
+// ServerTime is the server's own time executing the run's statements, so
+// that a client's latency splits into server time and everything between.
+type ServerTime struct {
+	Source     string  `json:"source"` // performance_schema, pg_stat_statements
+	Statements uint64  `json:"statements"`
+	AvgUS      float64 `json:"avg_us"` // server time per statement
+	// ClientAvgUS is the client's latency per statement (an event's latency
+	// over its statements); BetweenUS the rest: network path, proxy,
+	// scheduling, client.
+	ClientAvgUS float64 `json:"client_avg_us"`
+	BetweenUS   float64 `json:"between_us"`
+	Note        string  `json:"note,omitempty"`
 }
 
 // Interval is one report interval.

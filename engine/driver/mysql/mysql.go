@@ -168,6 +168,27 @@ func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
 		Note: "the server counter includes any other client of this server"}, nil
 }
 
+// ServerTime sums performance_schema's statement events (prepared
+// executions are statement/com/Execute there, not digests): their count
+// and SUM_TIMER_WAIT (picoseconds). It needs performance_schema=ON.
+func (d *DB) ServerTime(ctx context.Context) (driver.ServerTime, error) {
+	var on int
+	if err := d.DB.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
+		return driver.ServerTime{}, err
+	}
+	if on == 0 {
+		return driver.ServerTime{}, errors.New("performance_schema is off (start the server with --performance-schema=ON)")
+	}
+	var n sql.NullInt64
+	var ps sql.NullFloat64
+	err := d.DB.QueryRowContext(ctx, `SELECT SUM(COUNT_STAR), SUM(SUM_TIMER_WAIT)
+		FROM performance_schema.events_statements_summary_global_by_event_name WHERE EVENT_NAME LIKE 'statement/%'`).Scan(&n, &ps)
+	if err != nil {
+		return driver.ServerTime{}, err
+	}
+	return driver.ServerTime{Source: "performance_schema", Statements: uint64(n.Int64), NS: ps.Float64 / 1000}, nil
+}
+
 // ServerInfo reads VERSION() and @@datadir.
 func ServerInfo(ctx context.Context, ep driver.Endpoint) (version, datadir string, err error) {
 	db, err := SQLOpen(ep)

@@ -166,6 +166,19 @@ func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
 		Note: "the server counter includes any other client of this database"}, nil
 }
 
+// ServerTime sums pg_stat_statements' calls and total_exec_time (ms) of
+// the database.
+func (d *DB) ServerTime(ctx context.Context) (driver.ServerTime, error) {
+	var n sql.NullInt64
+	var ms sql.NullFloat64
+	err := d.DB.QueryRowContext(ctx, `SELECT sum(calls)::bigint, sum(total_exec_time) FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n, &ms)
+	if err != nil {
+		return driver.ServerTime{}, err
+	}
+	return driver.ServerTime{Source: "pg_stat_statements", Statements: uint64(n.Int64), NS: ms.Float64 * 1e6}, nil
+}
+
 // Unblock shuts down every connection's socket.
 func (d *DB) Unblock() { d.conns.shutdownAll() }
 
