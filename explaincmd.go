@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbduel/dbduel/engine/explain"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/container"
 )
 
 // newExplainCmd is dbduel explain: the ablation ladder from a native
@@ -72,6 +75,7 @@ attribution of the total gap to layers.`,
 				o.targets = append(o.targets, r.Name+"="+spec)
 			}
 			o.ladder = ladder
+			o.prestart = sizeMemoryRung(stderr)
 			if o.dryRun {
 				return dryRun("run", name, o, stdout)
 			}
@@ -85,4 +89,23 @@ attribution of the total gap to layers.`,
 	cmd.Flags().IntVar(&cpus, "explain-cpus", 1, "CPUs of the cpuset and CPU-quota rungs")
 	cmd.Flags().BoolVar(&serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
 	return cmd
+}
+
+// sizeMemoryRung sets the memory-limit rung's limit from the native
+// server's resident memory, read just before the rung's container starts.
+func sizeMemoryRung(stderr io.Writer) func(context.Context, targets.Target, []targets.Target) error {
+	return func(ctx context.Context, t targets.Target, started []targets.Target) error {
+		c, ok := t.(*container.Server)
+		if !ok || t.Name() != explain.MemoryRung || len(started) == 0 {
+			return nil
+		}
+		s, err := started[0].Sample(ctx)
+		if err != nil || s.MemBytes == 0 {
+			return fmt.Errorf("the native server's footprint is unknown (%v): the memory-limit rung needs it; leave it out with --rungs", err)
+		}
+		limit := explain.MemoryLimit(s.MemBytes)
+		fmt.Fprintf(stderr, "dbduel: explain: memory-limit rung: %d MiB (the native server uses %d MiB)\n", limit>>20, s.MemBytes>>20)
+		c.SetMemory(limit)
+		return nil
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"slices"
 
 	"os"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/targets"
 
 	"github.com/dbduel/dbduel/engine"
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
@@ -29,6 +31,9 @@ type runConfig struct {
 	thresholds []stats.Threshold
 	seed       int64 // plan order
 	runID      string
+	// prestart, if set, is called before each target starts, with the
+	// targets already started (explain sizes a rung from another's figures).
+	prestart func(ctx context.Context, t targets.Target, started []targets.Target) error
 }
 
 // newRunConfig resolves the flags (pure but for the clock that seeds an
@@ -46,7 +51,7 @@ func newRunConfig(verb, wlName string, o *runOptions) (*runConfig, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	rc := &runConfig{verb: verb, workload: wl, seed: o.seed}
+	rc := &runConfig{verb: verb, workload: wl, seed: o.seed, prestart: o.prestart}
 	if rc.threads, err = plan.ParseList("threads", o.threads); err != nil {
 		return nil, usageErr("%v", err)
 	}

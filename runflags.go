@@ -14,6 +14,7 @@ import (
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets"
 )
 
 // runOptions are the flags of run, prepare and cleanup.
@@ -41,6 +42,7 @@ type runOptions struct {
 	fileDir        string
 	ladder         []explain.Rung // dbduel explain's rungs (nil for run)
 	flags          *pflag.FlagSet // the command's flags (for the workload's, passed to a client agent)
+	prestart       func(ctx context.Context, t targets.Target, started []targets.Target) error
 	failIf         []string
 	newWorkload    workload.Factory
 	file           string   // -f scenario.yaml

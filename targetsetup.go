@@ -38,7 +38,12 @@ type startedTargets struct {
 func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stderr io.Writer) (*startedTargets, error) {
 	ignore := rc.ignore
 	st := &startedTargets{all: ts}
-	for _, t := range ts {
+	for i, t := range ts {
+		if rc.prestart != nil {
+			if err := rc.prestart(ctx, t, ts[:i]); err != nil {
+				return st, fmt.Errorf("target %s: %w", t.Name(), err)
+			}
+		}
 		fmt.Fprintf(stderr, "dbduel: starting %s (%s)\n", t.Name(), t.SpecRedacted())
 		if err := t.Start(ctx); err != nil {
 			return st, fmt.Errorf("target %s: %w", t.Name(), err)

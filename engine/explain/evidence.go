@@ -23,6 +23,9 @@ func evidence(r *result.Result, t result.Target) map[string]any {
 	if d.Cpuset != "" {
 		ev["cpuset"] = d.Cpuset
 	}
+	if d.MemoryLimitBytes > 0 {
+		ev["memory_limit_bytes"] = float64(d.MemoryLimitBytes)
+	}
 	means := map[string]*mean{}
 	add := func(key string, v any) {
 		f, ok := v.(float64)
@@ -52,7 +55,7 @@ func evidence(r *result.Result, t result.Target) map[string]any {
 			if iv.Warmup {
 				continue
 			}
-			for _, k := range []string{"server_cpu_cores", "proxy_cpu_cores", "client_cpu_cores", "cpu_throttled_pct"} {
+			for _, k := range []string{"server_cpu_cores", "proxy_cpu_cores", "client_cpu_cores", "cpu_throttled_pct", "server_mem_bytes"} {
 				add(k, iv.Telemetry[k])
 			}
 			for _, k := range []string{"steal_pct", "psi_cpu_some_pct", "other_cpu_cores"} {
@@ -105,6 +108,9 @@ func contradiction(e Expect, ev map[string]any) string {
 		if c.want != "" && c.got != c.want {
 			return fmt.Sprintf("%s is %q, the rung needs %q", c.what, c.got, c.want)
 		}
+	}
+	if _, ok := ev["memory_limit_bytes"]; e.MemoryLimited && !ok {
+		return "no memory limit was read back, the rung needs one"
 	}
 	if e.CPUs > 0 {
 		if got, _ := ev["cpus"].(float64); math.Abs(got-e.CPUs) > 1e-6 {

@@ -30,8 +30,22 @@ type Expect struct {
 	NetworkPath string // direct, docker-proxy, bridge-direct
 	Datadir     string // dir, bind, volume, overlay
 	Seccomp     string // disabled, filter ("" : not checked)
-	CPUs        float64
-	Cpuset      string
+	CPUs          float64
+	Cpuset        string
+	MemoryLimited bool
+}
+
+// MemoryRung is the rung whose limit the caller sets from the native
+// server's footprint before the rung's container starts.
+const MemoryRung = "memory-limit"
+
+// MemoryLimit is that limit: 1.5 times the footprint, rounded up to 16 MiB,
+// at least 64 MiB.
+func MemoryLimit(footprint uint64) int64 {
+	const step = 16 << 20
+	n := int64(footprint) * 3 / 2
+	n = (n + step - 1) / step * step
+	return max(n, 64<<20)
 }
 
 // Ladder is every rung, in the order that isolates one factor at a time.
@@ -56,6 +70,8 @@ func Ladder(cpus int) []Rung {
 			Keys: "network=bridge,datadir=volume,client=netns", Expect: Expect{NetworkPath: "bridge-direct", Datadir: "volume", Seccomp: "filter"}},
 		{Name: "seccomp-unconfined", Change: "no seccomp filter", ComparedTo: "host-volume",
 			Keys: "network=host,datadir=volume,seccomp=unconfined", Expect: Expect{NetworkPath: "direct", Datadir: "volume", Seccomp: "disabled"}},
+		{Name: "memory-limit", Change: "a memory limit just above the native server's footprint (1.5x its resident memory when it started)", ComparedTo: "host-volume",
+			Keys: "network=host,datadir=volume", Expect: Expect{NetworkPath: "direct", Datadir: "volume", MemoryLimited: true}},
 		{Name: "cpuset", Change: fmt.Sprintf("pinned to %d CPU(s) (cpuset=%s)", cpus, set), ComparedTo: "host-volume",
 			Keys: "network=host,datadir=volume,cpuset=" + set, Expect: Expect{NetworkPath: "direct", Datadir: "volume", Cpuset: set}},
 		{Name: "cpu-quota", Change: fmt.Sprintf("a CPU quota of %d CPU(s) instead of a cpuset of as many", cpus), ComparedTo: "cpuset",

@@ -136,3 +136,13 @@ func TestPartialLadderEncodes(t *testing.T) {
 		t.Fatal("the waterfall does not say the rung is not paired yet")
 	}
 }
+
+// The memory rung's limit is 1.5x the footprint, rounded up to 16 MiB, at
+// least 64 MiB.
+func TestMemoryLimit(t *testing.T) {
+	for fp, want := range map[uint64]int64{100 << 20: 160 << 20, 101 << 20: 160 << 20, 107 << 20: 176 << 20, 10 << 20: 64 << 20} {
+		if got := MemoryLimit(fp); got != want {
+			t.Errorf("footprint %d MiB: limit %d MiB, want %d", fp>>20, got>>20, want>>20)
+		}
+	}
+}

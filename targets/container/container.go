@@ -106,6 +106,10 @@ func (s *Server) Kind() string               { return "container" }
 func (s *Server) SpecRedacted() string       { return redactEnv(s.spec) }
 func (s *Server) Endpoint() targets.Endpoint { return s.ep }
 
+// SetMemory sets the memory limit before Start (explain sizes its
+// memory-limit rung from the native server's footprint).
+func (s *Server) SetMemory(bytes int64) { s.o.MemoryBytes = bytes }
+
 // ID is the container id once started.
 func (s *Server) ID() string { return s.id }
 
