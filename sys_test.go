@@ -232,3 +232,69 @@ func TestSIGINTStopsTheAgent(t *testing.T) {
 		t.Fatalf("files left in the state directory after SIGINT: %v", files)
 	}
 }
+
+// --format sysbench prints each system test as sysbench 1.0.20 prints it,
+// from the first interval line on (digits masked), for cpu, memory and
+// fileio: the test's own interval line and report, then the general
+// statistics.
+func TestSysLayoutsMatchRealSysbench(t *testing.T) {
+	integration.Require(t, "sysbench")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"cpu", []string{"cpu", "--cpu-max-prime=2000"}},
+		// Total-size ends the run before the first second: no interval line
+		// on either side (sysbench's memory skips the last interval's).
+		{"memory", []string{"memory", "--memory-total-size=64M"}},
+		{"fileio", []string{"fileio", "--file-num=2", "--file-total-size=8M", "--file-test-mode=rndrw"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "fileio" {
+				sysbenchRate(t, dir, regexp.MustCompile(`(\d+) bytes written`), "fileio", "--file-num=2", "--file-total-size=8M", "prepare")
+			}
+			cmd := exec.Command("sysbench", append(c.args, "--time=2", "--report-interval=1", "run")...)
+			cmd.Dir = dir
+			theirs, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("sysbench: %v\n%s", err, theirs)
+			}
+			args := append([]string{"run"}, c.args...)
+			args = append(args, "--time", "2", "--target", "h=host", "--file-dir", dir, "--keep", "--format", "sysbench")
+			ours, stderr, code := cli(t, args...)
+			if code != 0 {
+				t.Fatalf("dbduel: exit %d: %s", code, stderr)
+			}
+			want, got := fromReport(string(theirs)), fromReport(ours)
+			if len(want) < 10 || strings.Join(want, "\n") != strings.Join(got, "\n") {
+				t.Fatalf("layout differs from sysbench 1.0.20\n--- sysbench (masked)\n%s\n--- dbduel (masked)\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+			}
+		})
+	}
+}
+
+// fromReport keeps the lines from the test's first interval line or, for
+// a run without one, from its report on, digits masked, repeated interval
+// lines once.
+func fromReport(out string) []string {
+	lines, _ := maskFromFirstInterval(out)
+	if len(lines) > 0 {
+		return lines
+	}
+	all := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for i, l := range all {
+		if strings.HasPrefix(l, "Total operations:") || strings.HasPrefix(l, "CPU speed:") || l == "File operations:" {
+			return maskAll(all[i:])
+		}
+	}
+	return nil
+}
+
+func maskAll(ls []string) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, spaces.ReplaceAllString(digits.ReplaceAllString(l, "9"), " "))
+	}
+	return out
+}

@@ -27,9 +27,9 @@ type Rung struct {
 
 // Expect is what a rung's read-back evidence must say for its label to hold.
 type Expect struct {
-	NetworkPath string // direct, docker-proxy, bridge-direct
-	Datadir     string // dir, bind, volume, overlay
-	Seccomp     string // disabled, filter ("" : not checked)
+	NetworkPath   string // direct, docker-proxy, bridge-direct
+	Datadir       string // dir, bind, volume, overlay
+	Seccomp       string // disabled, filter ("" : not checked)
 	CPUs          float64
 	Cpuset        string
 	MemoryLimited bool
