@@ -251,7 +251,9 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 			var beforeErr, afterErr error
 			var ready, ended bool
 			var timing serverTiming
-			rc.AtReady = func() { before, beforeErr = dbs[name].OpCount(ctx); ready = true; timing.start(ctx, dbs[name]) }
+			// The timer's own statements stay outside the counter's window:
+			// read before the counter at the start, after it at the end.
+			rc.AtReady = func() { timing.start(ctx, dbs[name]); before, beforeErr = dbs[name].OpCount(ctx); ready = true }
 			rc.AtEnd = func() {
 				after, afterErr = dbs[name].OpCount(context.WithoutCancel(ctx))
 				ended = true
