@@ -16,6 +16,7 @@ import (
 
 	_ "github.com/dbduel/dbduel/engine/workload/oltp" // registers sysbench's OLTP scripts
 	_ "github.com/dbduel/dbduel/engine/workload/sys"  // registers cpu, memory and fileio
+	_ "github.com/dbduel/dbduel/engine/workload/tpcc" // registers TPC-C
 	"github.com/dbduel/dbduel/targets"
 )
 

@@ -65,6 +65,11 @@ func newRunConfig(verb, wlName string, o *runOptions) (*runConfig, error) {
 	if rc.thresholds, err = stats.ParseThresholds(o.failIf); err != nil {
 		return nil, usageErr("%v", err)
 	}
+	for _, th := range rc.thresholds {
+		if _, counted := wl.(workload.ServerCounted); (th.Metric == "nopm" || th.Metric == "tpm") && !counted {
+			return nil, usageErr("--fail-if %s: workload %s has no %s (TPC-C's figure)", th.Text, wl.Name(), strings.ToUpper(th.Metric))
+		}
+	}
 	rc.engine = engine.Config{
 		Workload: wl, Threads: rc.threads[0],
 		Time:           seconds(o.timeS),

@@ -139,6 +139,13 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 		s.recs = append(s.recs, rec)
 	}
 
+	types := newTypeTally(cfg.Workload, workers)
+	counts := newServerCounts(cfg.Workload)
+	if counts != nil && cfg.Warmup <= 0 {
+		// Read before the honesty counter's window opens: these reads are
+		// not the workload's statements.
+		counts.read(ctx, db, &counts.before)
+	}
 	if cfg.AtReady != nil {
 		cfg.AtReady() // every thread connected and prepared; no event yet
 	}
@@ -219,6 +226,10 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 		iv := makeInterval(now.Sub(measuredStart), now.Sub(lastTick), c, ivHist, cfg.Percentile)
 		iv.ReadMiBPerS, iv.WrittenMiBPerS = mibPerS(cfg.Workload, c.Reads, c.Writes, iv.SpanS)
 		iv.Warmup = warm
+		if types != nil {
+			types.swap()
+			types.interval(&iv, !warm)
+		}
 		if warm {
 			run.WarmupQueries += c.Queries()
 			run.WarmupEvents += c.Events
@@ -269,6 +280,9 @@ loop:
 			collect(now, true)
 			for _, r := range s.recs {
 				r.ResetTotals()
+			}
+			if counts != nil {
+				counts.read(ctx, db, &counts.before) // HammerDB's ramp-up ends here
 			}
 			inWarmup = false
 			measuredStart, lastTick = now, now
@@ -321,6 +335,14 @@ loop:
 	if cfg.AtEnd != nil {
 		cfg.AtEnd() // every statement done, bulk_insert's last flush too
 	}
+	if counts != nil && !inWarmup {
+		counts.read(context.WithoutCancel(ctx), db, &counts.after)
+	}
+	var tailTypes result.Interval
+	if types != nil {
+		types.swap()
+		types.interval(&tailTypes, !inWarmup)
+	}
 	if !inWarmup {
 		total.Add(tail)
 		totalHist.Merge(tailHist)
@@ -332,6 +354,12 @@ loop:
 	run.Summary = summarize(elapsed, total, totalHist, cfg.Percentile)
 	run.Summary.WarmupS = cfg.Warmup.Seconds()
 	run.Summary.ReadMiBPerS, run.Summary.WrittenMiBPerS = mibPerS(cfg.Workload, total.Reads, total.Writes, elapsed.Seconds())
+	if types != nil {
+		types.summary(&run.Summary, elapsed.Minutes())
+	}
+	if counts != nil {
+		counts.summary(&run.Summary, elapsed.Minutes())
+	}
 	if openLoop && total.Events > 0 {
 		run.Summary.ServiceAvgUS = us(total.ServiceSumNS) / float64(total.Events)
 		run.Summary.ServiceP95US = float64(totalSvc.ValueAtQuantile(95))

@@ -163,6 +163,42 @@ type Summary struct {
 	// Workloads that move data (memory, fileio): reads and writes x block / duration.
 	ReadMiBPerS    float64 `json:"read_mib_per_s,omitempty"`
 	WrittenMiBPerS float64 `json:"written_mib_per_s,omitempty"`
+	// TPC-C, as HammerDB computes them from the server: NOPM is the delta
+	// of sum(district.d_next_o_id) per minute of measured time, TPM the
+	// delta of the commit and rollback counters per minute.
+	NOPM float64 `json:"nopm,omitempty"`
+	TPM  float64 `json:"tpm,omitempty"`
+	// CountedBy names what NOPM and TPM were read from; ServerCountsNote
+	// says why they are missing when the server could not be read.
+	CountedBy        string `json:"counted_by,omitempty"`
+	ServerCountsNote string `json:"server_counts_note,omitempty"`
+	// ClientTPMC is the client's own count of committed New-Orders per
+	// minute (beside NOPM, which the server counted).
+	ClientTPMC float64 `json:"client_tpmc,omitempty"`
+	// Types are per transaction type (TPC-C's five).
+	Types map[string]TypeSummary `json:"types,omitempty"`
+}
+
+// TypeSummary is one transaction type over a run: completed transactions
+// (rollbacks the intended ones among them), failed attempts (deadlocks,
+// lock-wait timeouts, retried) and the completed ones' latency.
+type TypeSummary struct {
+	Count     uint64  `json:"count"`
+	Rollbacks uint64  `json:"rollbacks,omitempty"`
+	Errors    uint64  `json:"errors"`
+	AvgUS     float64 `json:"avg_us"`
+	P50US     float64 `json:"p50_us"`
+	P95US     float64 `json:"p95_us"`
+	P99US     float64 `json:"p99_us"`
+	MaxUS     float64 `json:"max_us"`
+}
+
+// TypeInterval is one transaction type in one report interval.
+type TypeInterval struct {
+	Count     uint64  `json:"count"`
+	Rollbacks uint64  `json:"rollbacks,omitempty"`
+	Errors    uint64  `json:"errors"`
+	P95US     float64 `json:"p95_us"`
 }
 
 // Fairness is sysbench's "Threads fairness" block.
@@ -219,6 +255,11 @@ type Interval struct {
 	// Workloads that move data (memory, fileio): reads and writes x block / span.
 	ReadMiBPerS    float64 `json:"read_mib_per_s,omitempty"`
 	WrittenMiBPerS float64 `json:"written_mib_per_s,omitempty"`
+	// TPC-C, counted by the client for the live panels: committed
+	// New-Orders and all transactions, per minute of the span.
+	TPMC  float64                 `json:"tpmc,omitempty"`
+	TPM   float64                 `json:"tpm,omitempty"`
+	Types map[string]TypeInterval `json:"types,omitempty"`
 
 	Concurrency  uint64         `json:"concurrency"`
 	ServiceP95US float64        `json:"service_p95_us,omitempty"`
@@ -256,6 +297,9 @@ type TargetStats struct {
 	QPS   Distribution `json:"qps"`
 	AvgUS Distribution `json:"avg_us"`
 	P95US Distribution `json:"p95_us"`
+	// TPC-C's server-counted figures, when the workload has them.
+	NOPM *Distribution `json:"nopm,omitempty"`
+	TPM  *Distribution `json:"tpm,omitempty"`
 }
 
 // Comparison is one target against the baseline on one metric.

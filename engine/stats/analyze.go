@@ -24,6 +24,9 @@ var metrics = []metric{
 	{"avg", func(s result.Summary) float64 { return s.AvgUS }, false},
 	{"p95", func(s result.Summary) float64 { return s.P95US }, false},
 	{"p99", func(s result.Summary) float64 { return s.P99US }, false},
+	// TPC-C's server-counted figures (zero, and so skipped, elsewhere).
+	{"nopm", func(s result.Summary) float64 { return s.NOPM }, true},
+	{"tpm", func(s result.Summary) float64 { return s.TPM }, true},
 }
 
 // Analyze fills r.Stats (per target) and r.Comparisons (each target vs the
@@ -193,6 +196,12 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 			QPS:   Describe(values(n, metrics[1].get)),
 			AvgUS: Describe(values(n, metrics[2].get)),
 			P95US: Describe(values(n, metrics[3].get)),
+		}
+		if nopm := values(n, metrics[5].get); !slices.Contains(nopm, 0) {
+			ts := st[n]
+			d, t := Describe(nopm), Describe(values(n, metrics[6].get))
+			ts.NOPM, ts.TPM = &d, &t
+			st[n] = ts
 		}
 		if d := st[n].TPS; d.N > 1 && d.CV > 0.05 {
 			warns = append(warns, fmt.Sprintf("%s%s: TPS varied by %.1f%% (CV) across runs: the machine was noisy", n, label, d.CV*100))

@@ -10,19 +10,19 @@ import (
 
 // Threshold is one --fail-if condition on a metric's Δ% against the baseline.
 type Threshold struct {
-	Metric string // tps|qps|p95|p99
+	Metric string // tps|qps|p95|p99|nopm|tpm
 	Less   bool   // "<" (true) or ">" (false)
 	Pct    float64
 	Text   string
 }
 
-var thresholdRE = regexp.MustCompile(`^\s*(tps|qps|p95|p99)\s*([<>])\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*%\s*$`)
+var thresholdRE = regexp.MustCompile(`^\s*(tps|qps|p95|p99|nopm|tpm)\s*([<>])\s*([+-]?[0-9]+(?:\.[0-9]+)?)\s*%\s*$`)
 
 // ParseThreshold parses "tps<-5%" or "p95>+10%".
 func ParseThreshold(s string) (Threshold, error) {
 	m := thresholdRE.FindStringSubmatch(s)
 	if m == nil {
-		return Threshold{}, fmt.Errorf("invalid --fail-if %q: want METRIC<PCT%% or METRIC>PCT%% with METRIC tps, qps, p95 or p99 (e.g. 'tps<-5%%')", s)
+		return Threshold{}, fmt.Errorf("invalid --fail-if %q: want METRIC<PCT%% or METRIC>PCT%% with METRIC tps, qps, p95, p99, nopm or tpm (e.g. 'tps<-5%%')", s)
 	}
 	v, _ := strconv.ParseFloat(m[3], 64)
 	return Threshold{Metric: m[1], Less: m[2] == "<", Pct: v, Text: s}, nil

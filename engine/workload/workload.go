@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/pflag"
 
 	"github.com/dbduel/dbduel/engine/driver"
@@ -155,4 +156,59 @@ func Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TypeCounts are what a worker did of one transaction type since the last
+// swap: completed events (Rollbacks of them ended in an intended
+// ROLLBACK), failed attempts, and the completed events' latencies in µs.
+type TypeCounts struct {
+	Done, Rollbacks, Errors uint64
+	Hist                    *hdrhistogram.Histogram
+}
+
+// Typed is a workload whose events are of named transaction types (TPC-C's
+// five): its workers are TypedWorkers and the engine reports each type.
+type Typed interface {
+	TypeNames() []string
+	// HeadlineType is the type whose completed, committed events per
+	// minute are the workload's throughput (TPC-C's New-Order: tpmC).
+	HeadlineType() int
+}
+
+// TypedWorker is a Worker that counts its events per type.
+type TypedWorker interface {
+	// SwapTypes adds the counts since the last swap into into (indexed as
+	// TypeNames) and starts new ones. Safe to call while Event runs.
+	SwapTypes(into []TypeCounts)
+}
+
+// ServerCounters are a workload's own figures read from the server: the
+// data it changed (TPC-C's sum of d_next_o_id) and the server's
+// transaction counters, so that throughput is what the server did, as
+// HammerDB reports it.
+type ServerCounters struct {
+	Headline     uint64 // e.g. New-Orders committed so far
+	Transactions uint64 // commits + rollbacks
+	Source       string // what was read
+}
+
+// ServerCounted is a workload whose throughput is read from the server
+// before and after the measured time (NOPM and TPM).
+type ServerCounted interface {
+	ServerCounters(ctx context.Context, db driver.DB) (ServerCounters, error)
+}
+
+// Condition is one consistency condition checked on a target's data.
+type Condition struct {
+	ID     string // "1"
+	Clause string // the specification's clause, "3.3.2.1"
+	Text   string // what must hold
+	OK     bool
+	Detail string // the first violation, when !OK
+}
+
+// Consistent is a workload with consistency conditions on its data
+// (TPC-C's 3.3.2.x): dbduel check runs them.
+type Consistent interface {
+	Consistency(ctx context.Context, db driver.DB) ([]Condition, error)
 }

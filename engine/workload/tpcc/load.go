@@ -1,0 +1,269 @@
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	enginedriver "github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/workload"
+)
+
+// The specification's cardinalities (clause 4.2.2).
+const (
+	itemCount          = 100000
+	districtsPerW      = 10
+	customersPerD      = 3000
+	ordersPerD         = 3000
+	firstUndelivered   = 2101 // orders from here on are undelivered, with a new_order row
+	stockChunk         = 10000
+	avgOrderLinesPerD  = ordersPerD * 10
+	rowsPerWarehouse   = 1 + districtsPerW + itemCount + districtsPerW*(2*customersPerD+ordersPerD+avgOrderLinesPerD+ordersPerD-firstUndelivered+1)
+	loadReportEveryRow = 2000
+)
+
+// loadUnit is one independent piece of the load, with a generator seeded
+// from its own position so that the data does not depend on scheduling.
+type loadUnit struct {
+	name string
+	run  func(ctx context.Context, s *sink, g *rng) error
+}
+
+// units splits the load: items and stock in chunks, the rest per district.
+func (w *tpccWorkload) units(now string) []loadUnit {
+	var us []loadUnit
+	for k := 0; k < itemCount/stockChunk; k++ {
+		us = append(us, loadUnit{"item", func(ctx context.Context, s *sink, g *rng) error {
+			return loadItems(ctx, s, g, k*stockChunk+1, stockChunk)
+		}})
+	}
+	for wid := 1; wid <= w.o.Warehouses; wid++ {
+		us = append(us, loadUnit{"warehouse", func(ctx context.Context, s *sink, g *rng) error { return loadWarehouse(ctx, s, g, wid) }})
+		for k := 0; k < itemCount/stockChunk; k++ {
+			us = append(us, loadUnit{"stock", func(ctx context.Context, s *sink, g *rng) error {
+				return loadStock(ctx, s, g, wid, k*stockChunk+1, stockChunk)
+			}})
+		}
+		for did := 1; did <= districtsPerW; did++ {
+			us = append(us, loadUnit{"customer", func(ctx context.Context, s *sink, g *rng) error { return loadCustomers(ctx, s, g, wid, did, now) }})
+			us = append(us, loadUnit{"orders", func(ctx context.Context, s *sink, g *rng) error { return loadOrders(ctx, s, g, wid, did, now) }})
+		}
+	}
+	return us
+}
+
+// prepare creates the nine tables and loads them with loaders in parallel.
+func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedriver.BulkLoader, threads int, progress func(workload.Progress)) error {
+	for _, t := range tables {
+		if _, err := db.ExecContext(ctx, t.createSQL("InnoDB")); err != nil {
+			return fmt.Errorf("create %s: %w", t.name, err)
+		}
+	}
+	total := uint64(itemCount + w.o.Warehouses*rowsPerWarehouse)
+	var done atomic.Uint64
+	var mu sync.Mutex
+	s := &sink{db: db, bulk: bulk, done: &done, report: func(table string) {
+		if progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		// Order lines per order are random: the total is the expected one.
+		progress(workload.Progress{Rows: min(done.Load(), total), TotalRows: total, Table: table})
+	}}
+	units := w.units(time.Now().UTC().Format(time.DateTime))
+	next := atomic.Int64{}
+	g, gctx := errgroup.WithContext(ctx)
+	// The server does the work (parsing, indexes, the redo log): a few
+	// loaders keep it busy whatever --threads is.
+	for range max(threads, 4) {
+		g.Go(func() error {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(units) {
+					return nil
+				}
+				if err := units[i].run(gctx, s, newRNG(w.seed*31+uint64(i)+1)); err != nil {
+					return fmt.Errorf("load %s: %w", units[i].name, err)
+				}
+			}
+		})
+	}
+	return g.Wait()
+}
+
+// sink writes generated rows through the driver's bulk path (LOAD DATA
+// LOCAL INFILE) or, where the server refuses it, multi-row INSERTs.
+type sink struct {
+	db     *sql.DB
+	bulk   enginedriver.BulkLoader
+	noBulk atomic.Bool
+	done   *atomic.Uint64
+	report func(table string)
+}
+
+// rows loads n rows into table, row(i, out) filling row i's values.
+func (s *sink) rows(ctx context.Context, table string, n int, row func(i int, out []any)) error {
+	cols := tableNamed(table).columnNames()
+	out := make([]any, len(cols))
+	if s.bulk != nil && !s.noBulk.Load() {
+		i := 0
+		_, err := s.bulk.CopyRows(ctx, table, cols, func() ([]any, bool) {
+			if i == n {
+				return nil, false
+			}
+			row(i, out)
+			i++
+			if i%loadReportEveryRow == 0 {
+				s.done.Add(loadReportEveryRow)
+				s.report(table)
+			}
+			return out, true
+		})
+		if err == nil {
+			s.done.Add(uint64(n % loadReportEveryRow))
+			s.report(table)
+			return nil
+		}
+		if !errors.Is(err, enginedriver.ErrNoBulkLoad) {
+			return err
+		}
+		s.noBulk.Store(true) // the same rows with INSERTs, from here on
+	}
+	const batch = 500
+	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	args := make([]any, 0, batch*len(cols))
+	for start := 0; start < n; start += batch {
+		m := min(batch, n-start)
+		args = args[:0]
+		for i := start; i < start+m; i++ {
+			row(i, out)
+			args = append(args, out...)
+		}
+		q := head + strings.TrimSuffix(strings.Repeat(one+", ", m), ", ")
+		if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+		s.done.Add(uint64(m))
+		s.report(table)
+	}
+	return nil
+}
+
+func loadItems(ctx context.Context, s *sink, g *rng, first, n int) error {
+	return s.rows(ctx, "item", n, func(i int, r []any) {
+		r[0], r[1], r[2], r[3], r[4] = int64(first+i), int64(g.uniform(1, 10000)), g.astring(14, 24),
+			decimal(int64(g.uniform(100, 10000)), 2), g.data()
+	})
+}
+
+// address fills street 1 and 2, city, state and zip.
+func (g *rng) address(r []any) {
+	r[0], r[1], r[2], r[3], r[4] = g.astring(10, 20), g.astring(10, 20), g.astring(10, 20), g.astring(2, 2), g.zip()
+}
+
+func loadWarehouse(ctx context.Context, s *sink, g *rng, w int) error {
+	err := s.rows(ctx, "warehouse", 1, func(_ int, r []any) {
+		r[0], r[1] = int64(w), g.astring(6, 10)
+		g.address(r[2:7])
+		r[7], r[8] = decimal(int64(g.uniform(0, 2000)), 4), "300000.00"
+	})
+	if err != nil {
+		return err
+	}
+	return s.rows(ctx, "district", districtsPerW, func(i int, r []any) {
+		r[0], r[1], r[2] = int64(i+1), int64(w), g.astring(6, 10)
+		g.address(r[3:8])
+		r[8], r[9], r[10] = decimal(int64(g.uniform(0, 2000)), 4), "30000.00", int64(ordersPerD+1)
+	})
+}
+
+func loadStock(ctx context.Context, s *sink, g *rng, w, first, n int) error {
+	return s.rows(ctx, "stock", n, func(i int, r []any) {
+		r[0], r[1], r[2] = int64(first+i), int64(w), int64(g.uniform(10, 100))
+		for d := 0; d < 10; d++ {
+			r[3+d] = g.astring(24, 24)
+		}
+		r[13], r[14], r[15], r[16] = int64(0), int64(0), int64(0), g.data()
+	})
+}
+
+func loadCustomers(ctx context.Context, s *sink, g *rng, w, d int, now string) error {
+	err := s.rows(ctx, "customer", customersPerD, func(i int, r []any) {
+		cid := i + 1
+		last := cid - 1 // the first 1000 customers cover every name once (clause 4.3.3.1)
+		if cid > 1000 {
+			last = g.nurand(255, 0, 999, cLoad)
+		}
+		credit := "GC"
+		if g.uniform(1, 10) == 1 {
+			credit = "BC"
+		}
+		r[0], r[1], r[2], r[3], r[4], r[5] = int64(cid), int64(d), int64(w), g.astring(8, 16), "OE", lastName(last)
+		g.address(r[6:11])
+		r[11], r[12], r[13], r[14] = g.nstring(16), now, credit, "50000.00"
+		r[15], r[16], r[17], r[18], r[19], r[20] = decimal(int64(g.uniform(0, 5000)), 4), "-10.00", "10.00", int64(1), int64(0), g.astring(300, 500)
+	})
+	if err != nil {
+		return err
+	}
+	return s.rows(ctx, "history", customersPerD, func(i int, r []any) {
+		r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] = int64(i+1), int64(d), int64(w), int64(d), int64(w), now, "10.00", g.astring(12, 24)
+	})
+}
+
+func loadOrders(ctx context.Context, s *sink, g *rng, w, d int, now string) error {
+	// O_C_ID is a random permutation of the customers (clause 4.3.3.1).
+	cust := make([]int, ordersPerD)
+	for i := range cust {
+		cust[i] = i + 1
+	}
+	g.r.Shuffle(len(cust), func(i, j int) { cust[i], cust[j] = cust[j], cust[i] })
+	lines := make([]int, ordersPerD)
+	total := 0
+	for i := range lines {
+		lines[i] = g.uniform(5, 15)
+		total += lines[i]
+	}
+	err := s.rows(ctx, "orders", ordersPerD, func(i int, r []any) {
+		oid := i + 1
+		var carrier any
+		if oid < firstUndelivered {
+			carrier = int64(g.uniform(1, 10))
+		}
+		r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] = int64(oid), int64(d), int64(w), int64(cust[i]), now, carrier, int64(lines[i]), int64(1)
+	})
+	if err != nil {
+		return err
+	}
+	oid, num := 1, 0
+	err = s.rows(ctx, "order_line", total, func(_ int, r []any) {
+		num++
+		if num > lines[oid-1] {
+			oid, num = oid+1, 1
+		}
+		var delivered any
+		amount := "0.00"
+		if oid < firstUndelivered {
+			delivered = now
+		} else {
+			amount = decimal(int64(g.uniform(1, 999999)), 2)
+		}
+		r[0], r[1], r[2], r[3], r[4], r[5] = int64(oid), int64(d), int64(w), int64(num), int64(g.uniform(1, itemCount)), int64(w)
+		r[6], r[7], r[8], r[9] = delivered, int64(5), amount, g.astring(24, 24)
+	})
+	if err != nil {
+		return err
+	}
+	return s.rows(ctx, "new_order", ordersPerD-firstUndelivered+1, func(i int, r []any) {
+		r[0], r[1], r[2] = int64(firstUndelivered+i), int64(d), int64(w)
+	})
+}

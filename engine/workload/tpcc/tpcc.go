@@ -1,0 +1,154 @@
+// Package tpcc is the TPC-C workload as HammerDB's TPROC-C runs it on
+// MySQL and MariaDB: the specification's nine tables, its loader, and its
+// five transactions in the standard mix with no keying or thinking time.
+// Throughput is read from the server as HammerDB reads it: NOPM from the
+// district table's d_next_o_id, TPM from the commit and rollback counters.
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	enginedriver "github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/workload"
+)
+
+// Options are the workload's options.
+type Options struct {
+	Warehouses int
+	RandSeed   uint64
+}
+
+type family struct{}
+
+func (family) Names() []string { return []string{"tpcc"} }
+
+func (family) BindFlags(fs *pflag.FlagSet) func(string) (workload.Workload, error) {
+	o := Options{}
+	fs.IntVar(&o.Warehouses, "warehouses", 1, "TPC-C: number of warehouses (the scale; HammerDB's warehouse count)")
+	return func(name string) (workload.Workload, error) {
+		// --rand-seed is sysbench's core option, bound by the OLTP family.
+		if f := fs.Lookup("rand-seed"); f != nil {
+			if v, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil {
+				o.RandSeed = v
+			}
+		}
+		return New(o)
+	}
+}
+
+func init() { workload.Register(family{}) }
+
+// New returns the TPC-C workload with options o.
+func New(o Options) (workload.Workload, error) {
+	if o.Warehouses < 1 {
+		return nil, fmt.Errorf("--warehouses must be at least 1")
+	}
+	seed := o.RandSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	return &tpccWorkload{o: o, seed: seed}, nil
+}
+
+type tpccWorkload struct {
+	o    Options
+	seed uint64
+}
+
+func (w *tpccWorkload) Name() string { return "tpcc" }
+
+// Protocols: TPC-C on MySQL and MariaDB; PostgreSQL's is later work.
+func (w *tpccWorkload) Protocols() []string { return []string{"mysql"} }
+
+// Shape: the warehouses are the scale (the nine tables are fixed).
+func (w *tpccWorkload) Shape() workload.Shape {
+	return workload.Shape{Tables: len(tables), TableSize: w.o.Warehouses, RandSeed: w.o.RandSeed}
+}
+
+func (w *tpccWorkload) Options() map[string]any {
+	return map[string]any{"warehouses": w.o.Warehouses, "rand_seed": w.o.RandSeed,
+		"mix": "new_order 45%, payment 43%, order_status 4%, delivery 4%, stock_level 4%", "keying_thinking": false}
+}
+
+func (w *tpccWorkload) Validate(threads int) error {
+	if threads < 1 {
+		return fmt.Errorf("--threads must be at least 1")
+	}
+	return nil
+}
+
+// UsesTransactions: every transaction ends with COMMIT (read-only ones too).
+func (w *tpccWorkload) UsesTransactions() bool { return true }
+
+func (w *tpccWorkload) sqlDB(db enginedriver.DB) (*sql.DB, error) {
+	sdb, ok := db.(enginedriver.SQLDB)
+	if !ok || sdb.Dialect() != "mysql" {
+		return nil, fmt.Errorf("workload tpcc runs on MySQL and MariaDB targets only (PostgreSQL's TPC-C is not built yet)")
+	}
+	return sdb.SQL(), nil
+}
+
+func (w *tpccWorkload) Check(ctx context.Context, db enginedriver.DB, threads int) (workload.TableState, error) {
+	sdb, err := w.sqlDB(db)
+	if err != nil {
+		return workload.TableState{}, err
+	}
+	return w.check(ctx, sdb)
+}
+
+func (w *tpccWorkload) Prepare(ctx context.Context, db enginedriver.DB, threads int, progress func(workload.Progress)) error {
+	sdb, err := w.sqlDB(db)
+	if err != nil {
+		return err
+	}
+	bulk, _ := db.(enginedriver.BulkLoader)
+	return w.prepare(ctx, sdb, bulk, threads, progress)
+}
+
+func (w *tpccWorkload) Cleanup(ctx context.Context, db enginedriver.DB, threads int) ([]string, error) {
+	sdb, err := w.sqlDB(db)
+	if err != nil {
+		return nil, err
+	}
+	return w.cleanup(ctx, sdb)
+}
+
+// TypeNames are the five transactions, in the order of the mix.
+func (w *tpccWorkload) TypeNames() []string { return typeNames[:] }
+
+// HeadlineType is New-Order: its commits per minute are tpmC.
+func (w *tpccWorkload) HeadlineType() int { return int(newOrder) }
+
+// ServerCounters reads what HammerDB reads: the sum of d_next_o_id (each
+// committed New-Order adds one) and Com_commit + Com_rollback.
+func (w *tpccWorkload) ServerCounters(ctx context.Context, db enginedriver.DB) (workload.ServerCounters, error) {
+	sdb, err := w.sqlDB(db)
+	if err != nil {
+		return workload.ServerCounters{}, err
+	}
+	var c workload.ServerCounters
+	c.Source = "sum(district.d_next_o_id); Com_commit + Com_rollback"
+	if err := sdb.QueryRowContext(ctx, "SELECT COALESCE(SUM(d_next_o_id), 0) FROM district").Scan(&c.Headline); err != nil {
+		return c, fmt.Errorf("read district.d_next_o_id: %w", err)
+	}
+	rows, err := sdb.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")
+	if err != nil {
+		return c, fmt.Errorf("read the commit counters: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var v uint64
+		if err := rows.Scan(&name, &v); err != nil {
+			return c, err
+		}
+		c.Transactions += v
+	}
+	return c, rows.Err()
+}
