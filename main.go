@@ -104,7 +104,7 @@ a verdict: repeated runs, confidence intervals, and the cause of the gap.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(suggestFlag)
-	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"),
+	root.AddCommand(newRunCmd(stdout, stderr, "run"), newRunCmd(stdout, stderr, "prepare"), newRunCmd(stdout, stderr, "cleanup"), newRunCmd(stdout, stderr, "check"),
 		newDemoCmd(stdout, stderr), newCleanCmd(stdout, stderr),
 		newReportCmd(stdout), newCompareCmd(stdout), newAgentCmd(), newExplainCmd(stdout, stderr))
 	return root

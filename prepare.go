@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
@@ -45,6 +46,30 @@ func cleanupAll(ctx context.Context, rc *runConfig, ts []engine.Target, stderr i
 		if err != nil {
 			return fmt.Errorf("target %s: %w", t.Name, err)
 		}
+	}
+	return nil
+}
+
+// checkAll runs the workload's consistency conditions on every target and
+// fails naming the conditions that do not hold.
+func checkAll(ctx context.Context, rc *runConfig, ts []engine.Target, stdout io.Writer) error {
+	var failed []string
+	for _, t := range ts {
+		conds, err := engine.Consistency(ctx, rc.workload, t)
+		if err != nil {
+			return fmt.Errorf("target %s: %w", t.Name, err)
+		}
+		for _, c := range conds {
+			verdict := "holds"
+			if !c.OK {
+				verdict = "FAILS: " + c.Detail
+				failed = append(failed, fmt.Sprintf("%s condition %s (%s)", t.Name, c.ID, c.Clause))
+			}
+			fmt.Fprintf(stdout, "%s: condition %s (%s) %s: %s\n", t.Name, c.ID, c.Clause, c.Text, verdict)
+		}
+	}
+	if len(failed) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("consistency conditions fail: %s", strings.Join(failed, ", "))}
 	}
 	return nil
 }

@@ -114,6 +114,7 @@ func newRunCmd(stdout, stderr io.Writer, verb string) *cobra.Command {
 		"run":     "Run a workload against each target (prepares missing tables first)",
 		"prepare": "Create and load the workload's tables on each target",
 		"cleanup": "Drop the workload's sbtestN tables on each target",
+		"check":   "Check the workload's consistency conditions on each target (tpcc: TPC-C's 3.3.2.1-3.3.2.4)",
 	}[verb]
 	cmd := &cobra.Command{
 		Use:   verb + " [WORKLOAD] --target NAME=SPEC ...",

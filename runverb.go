@@ -58,6 +58,8 @@ func runVerb(ctx context.Context, verb, wlName string, o *runOptions, stdout, st
 		return prepareAll(ctx, rc, st.engine, o.reprepare, stderr)
 	case "cleanup":
 		return cleanupAll(ctx, rc, st.engine, stderr)
+	case "check":
+		return checkAll(ctx, rc, st.engine, stdout)
 	}
 	return measure(ctx, rc, o, st, stdout, stderr)
 }

@@ -82,3 +82,17 @@ func Prepare(ctx context.Context, w workload.Workload, threads int, target strin
 	}
 	return nil
 }
+
+// Consistency opens target and runs the workload's consistency conditions.
+func Consistency(ctx context.Context, w workload.Workload, target Target) ([]workload.Condition, error) {
+	c, ok := w.(workload.Consistent)
+	if !ok {
+		return nil, fmt.Errorf("workload %s has no consistency conditions (tpcc has)", w.Name())
+	}
+	db, err := target.Open(ctx, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return c.Consistency(ctx, db)
+}

@@ -38,7 +38,7 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		}
 		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s%s%s\n",
 			iv.TS, e.Target, iv.TPS, iv.QPS, iv.P95US/1000, iv.P99US/1000,
-			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue+transfer(iv), Telemetry(iv)+Noise(iv), warm)
+			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue+transfer(iv)+tpcc(iv), Telemetry(iv)+Noise(iv), warm)
 	case engine.EventRunDone:
 		s := e.Run.Summary
 		fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
@@ -53,6 +53,14 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		if s.ReadMiBPerS+s.WrittenMiBPerS > 0 {
 			fmt.Fprintf(p.W, "   throughput: read %.2f MiB/s, written %.2f MiB/s\n", s.ReadMiBPerS, s.WrittenMiBPerS)
 		}
+		if s.CountedBy != "" {
+			fmt.Fprintf(p.W, "   TPC-C: NOPM %.0f, TPM %.0f (the server's %s); client tpmC %.0f\n", s.NOPM, s.TPM, s.CountedBy, s.ClientTPMC)
+		} else if s.ServerCountsNote != "" {
+			fmt.Fprintf(p.W, "   TPC-C: no NOPM or TPM: %s\n", s.ServerCountsNote)
+		}
+		if len(s.Types) > 0 {
+			fmt.Fprintf(p.W, "   per transaction: %s\n", TypeLine(s.Types))
+		}
 		if h := e.Run.Honesty; h != nil && h.Note != "" && h.Counter == "" {
 			fmt.Fprintf(p.W, "   server counter: %s\n", h.Note)
 		} else if h != nil {
@@ -63,6 +71,38 @@ func (p *PlainPrinter) Event(e engine.Event) {
 			fmt.Fprintf(p.W, "   server counter %s: %d %s (dbduel counted %d, %+.2f%%)\n", h.Counter, h.ServerQueries, unit, h.DbduelQueries, h.DiffPct)
 		}
 	}
+}
+
+// tpcc is an interval's client-counted TPC-C rates ("" for other workloads).
+func tpcc(iv result.Interval) string {
+	if iv.Types == nil {
+		return ""
+	}
+	return fmt.Sprintf("  tpmC %.0f  TPM %.0f", iv.TPMC, iv.TPM)
+}
+
+// TypeOrder is TPC-C's transactions in the order of the mix.
+var TypeOrder = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
+
+// TypeLine is each transaction type's count, rollbacks, retried errors
+// and p95, in the order of the mix.
+func TypeLine(types map[string]result.TypeSummary) string {
+	var parts []string
+	for _, n := range TypeOrder {
+		t, ok := types[n]
+		if !ok {
+			continue
+		}
+		part := fmt.Sprintf("%s %d", n, t.Count)
+		if t.Rollbacks > 0 {
+			part += fmt.Sprintf(" (%d rolled back)", t.Rollbacks)
+		}
+		if t.Errors > 0 {
+			part += fmt.Sprintf(" %d retried", t.Errors)
+		}
+		parts = append(parts, part+fmt.Sprintf(" p95 %.1f ms", t.P95US/1000))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // transfer is the MiB/s of a workload that moves data (memory, fileio).
@@ -165,9 +205,46 @@ func pointTable(r *result.Result, point int) string {
 			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "CI95", "", ci["qps"], ci["tps"], ci["avg"], ci["p95"])
 		}
 	}
+	b.WriteString(tpccTable(r, names, point))
 	for _, c := range r.Comparisons {
-		if c.Metric == "tps" && c.Point == point {
+		if (c.Metric == "tps" || c.Metric == "nopm") && c.Point == point {
 			fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
+		}
+	}
+	return b.String()
+}
+
+// tpccTable is TPC-C's server-counted NOPM and TPM per run, with Δ% and
+// CI rows ("" for other workloads).
+func tpccTable(r *result.Result, names []string, point int) string {
+	var b strings.Builder
+	for _, name := range names {
+		for _, run := range r.Runs {
+			if run.Target != name || run.Warmup || run.Point != point || run.Summary.CountedBy == "" {
+				continue
+			}
+			if b.Len() == 0 {
+				fmt.Fprintf(&b, "\n%-14s %5s %12s %12s %12s\n", "target", "run", "NOPM", "TPM", "client tpmC")
+			}
+			label := fmt.Sprint(run.Index)
+			if !run.Complete {
+				label += "*"
+			}
+			s := run.Summary
+			fmt.Fprintf(&b, "%-14s %5s %12.0f %12.0f %12.0f\n", name, label, s.NOPM, s.TPM, s.ClientTPMC)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	for _, name := range names[1:] {
+		n, t := findComparison(r, name, "nopm", point), findComparison(r, name, "tpm", point)
+		if n == nil || t == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "%-14s %5s %12s %12s\n", name, "Δ%", fmt.Sprintf("%+.2f%%", n.DeltaPct), fmt.Sprintf("%+.2f%%", t.DeltaPct))
+		if n.HasCI && t.HasCI {
+			fmt.Fprintf(&b, "%-14s %5s %12s %12s\n", name, "CI95", fmt.Sprintf("[%+.1f,%+.1f]", n.CILowPct, n.CIHighPct), fmt.Sprintf("[%+.1f,%+.1f]", t.CILowPct, t.CIHighPct))
 		}
 	}
 	return b.String()
