@@ -55,6 +55,10 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 	info := tui.Info{Workload: rc.workload.Name(), Tables: shape.Tables, TableSize: shape.TableSize,
 		Threads: rc.engine.Threads, Rate: o.rate, Runs: o.runs, RunTime: rc.engine.Time, Targets: st.described, OutPath: o.out,
 		TotalRuns: sess.Plan.TotalRuns(), Data: dataLabel(rc)}
+	if _, ok := rc.workload.(workload.ServerCounted); ok {
+		info.TPCC = true
+		info.Data = fmt.Sprintf("%d warehouse(s)", shape.TableSize)
+	}
 	finished := make(chan outcome, 1)
 	// The model reads the engine's stream through this tap, which keeps
 	// the final result for the caller.

@@ -30,6 +30,9 @@ type Info struct {
 	// Data replaces "T×N rows" in the header for workloads without tables
 	// (cpu, memory, fileio), whose cards show events/s and MiB/s.
 	Data string
+	// TPCC: cards and charts show the client-counted tpmC and TPM per
+	// interval, and each finished run's server-counted NOPM and TPM.
+	TPCC bool
 }
 
 // Metrics the large chart can show.
@@ -281,8 +284,13 @@ func (m *Model) apply(e engine.Event) {
 		if f, _ := iv.Noise["flagged"].(bool); f && !iv.Warmup {
 			c.noisy++
 		}
-		c.history[0] = append(c.history[0], iv.TPS)
-		c.history[1] = append(c.history[1], iv.QPS)
+		if m.info.TPCC {
+			c.history[0] = append(c.history[0], iv.TPMC)
+			c.history[1] = append(c.history[1], iv.TPM)
+		} else {
+			c.history[0] = append(c.history[0], iv.TPS)
+			c.history[1] = append(c.history[1], iv.QPS)
+		}
 		c.history[2] = append(c.history[2], iv.P95US/1000)
 	case engine.EventRunDone:
 		c.running = false

@@ -104,13 +104,21 @@ func (m *Model) header() string {
 // rates is a card's throughput: TPS and QPS, or for the system tests
 // events/s and the MiB/s they moved.
 func (m *Model) rates(tps, qps, mib float64) string {
-	if m.info.Data == "" {
+	if m.info.Data == "" || m.info.TPCC {
 		return fmt.Sprintf("TPS %s  QPS %s", chart.Human(tps), chart.Human(qps))
 	}
 	if mib > 0 {
 		return fmt.Sprintf("events/s %s  MiB/s %s", chart.Human(tps), chart.Human(mib))
 	}
 	return "events/s " + chart.Human(tps)
+}
+
+// metricName is chart metric k's name: TPC-C's first two are tpmC and TPM.
+func (m *Model) metricName(k int) string {
+	if m.info.TPCC && k < 2 {
+		return []string{"tpmC", "TPM"}[k]
+	}
+	return metricNames[k]
 }
 
 func (m *Model) cardsRow(cards []*card) string {
@@ -145,7 +153,11 @@ func (m *Model) cardsRow(cards []*card) string {
 			lines = append(lines, line)
 		case c.running && c.last.TS > 0:
 			iv := c.last
-			lines = append(lines, m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS))
+			if m.info.TPCC {
+				lines = append(lines, fmt.Sprintf("tpmC %s  TPM %s  TPS %s", chart.Human(iv.TPMC), chart.Human(iv.TPM), chart.Human(iv.TPS)))
+			} else {
+				lines = append(lines, m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS))
+			}
 			lines = append(lines, fmt.Sprintf("p95 %.2f ms  p99 %.2f ms", iv.P95US/1000, iv.P99US/1000))
 			errs, reconn := 0.0, 0.0
 			if iv.SpanS > 0 {
@@ -163,7 +175,11 @@ func (m *Model) cardsRow(cards []*card) string {
 			}
 		case c.lastRun != nil:
 			s := c.lastRun.Summary
-			lines = append(lines, fmt.Sprintf("last run %d: %s", c.lastRun.Index, m.rates(s.TPS, s.QPS, s.ReadMiBPerS+s.WrittenMiBPerS)))
+			if s.CountedBy != "" {
+				lines = append(lines, fmt.Sprintf("last run %d: NOPM %s  TPM %s (server)", c.lastRun.Index, chart.Human(s.NOPM), chart.Human(s.TPM)))
+			} else {
+				lines = append(lines, fmt.Sprintf("last run %d: %s", c.lastRun.Index, m.rates(s.TPS, s.QPS, s.ReadMiBPerS+s.WrittenMiBPerS)))
+			}
 			lines = append(lines, fmt.Sprintf("avg %.2f ms  p95 %.2f ms", s.AvgUS/1000, s.P95US/1000))
 			lines = append(lines, fmt.Sprintf("errors %d  reconnects %d", s.Errors, s.Reconnects))
 		default:
@@ -198,6 +214,9 @@ func (m *Model) comparisonLine(cards []*card) string {
 			continue
 		}
 		s := fmt.Sprintf("%s: %s TPS", c.name, deltaCI(tps))
+		if nopm := findComparison(r, c.name, "nopm", point); nopm != nil {
+			s = fmt.Sprintf("%s: %s NOPM, %s TPS", c.name, deltaCI(nopm), deltaCI(tps))
+		}
 		if qps != nil && p95 != nil {
 			s += fmt.Sprintf(", %s QPS, %s p95", deltaCI(qps), deltaCI(p95))
 		}
@@ -237,7 +256,7 @@ func (m *Model) charts(cards []*card, height int) string {
 		}
 		series = append(series, h)
 	}
-	title := fmt.Sprintf("%s per interval (last %d)", metricNames[m.metric], m.window)
+	title := fmt.Sprintf("%s per interval (last %d)", m.metricName(m.metric), m.window)
 	noisy := 0
 	for _, c := range cards {
 		noisy += c.noisy
@@ -274,7 +293,7 @@ func (m *Model) charts(cards []*card, height int) string {
 		for i, c := range cards {
 			row = append(row, m.style(i).Render(theme.For(i).Glyph+" "+chart.Sparkline(c.history[k], 30, maxV)))
 		}
-		b.WriteString(fmt.Sprintf("%-7s %s\n", metricNames[k], strings.Join(row, "  ")))
+		b.WriteString(fmt.Sprintf("%-7s %s\n", m.metricName(k), strings.Join(row, "  ")))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
