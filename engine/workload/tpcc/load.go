@@ -96,7 +96,14 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 			}
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if progress != nil {
+		// The expected total was an estimate; the last report is exact.
+		progress(workload.Progress{Rows: done.Load(), TotalRows: done.Load(), Table: "order_line"})
+	}
+	return nil
 }
 
 // sink writes generated rows through the driver's bulk path (LOAD DATA

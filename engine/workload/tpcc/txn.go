@@ -116,8 +116,10 @@ type worker struct {
 	st        [numStmts]*sql.Stmt
 	retryType txnType // the type of a failed transaction, run again
 	retry     bool
-	mu        sync.Mutex // guards types: the engine swaps them while Event runs
-	types     [numTypes]workload.TypeCounts
+	// alwaysRollback makes every New-Order take the 1% rollback path (tests).
+	alwaysRollback bool
+	mu             sync.Mutex // guards types: the engine swaps them while Event runs
+	types          [numTypes]workload.TypeCounts
 }
 
 // NewWorker prepares the statements on the thread's connection.
@@ -192,6 +194,11 @@ func (wk *worker) Event(ctx context.Context, c *workload.Counts) error {
 	if wk.retry {
 		t, wk.retry = wk.retryType, false
 	}
+	return wk.transact(ctx, t, c)
+}
+
+// transact runs one transaction of type t and records it.
+func (wk *worker) transact(ctx context.Context, t txnType, c *workload.Counts) error {
 	start := time.Now()
 	if err := wk.exec(ctx, -1, c, "BEGIN"); err != nil {
 		return wk.failed(t, err)
@@ -321,6 +328,9 @@ func (wk *worker) newOrder(ctx context.Context, c *workload.Counts) (rolledBack 
 	cid := wk.g.nurand(1023, 1, customersPerD, cRunID)
 	n := wk.g.uniform(5, 15)
 	rbk := wk.g.uniform(1, 100)
+	if wk.alwaysRollback {
+		rbk = 1
+	}
 	type line struct{ item, supply, qty int }
 	lines := make([]line, n)
 	allLocal := 1

@@ -1,0 +1,348 @@
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dbduel/dbduel/engine/driver"
+	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
+	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/internal/testdb"
+)
+
+func TestNURandStaysInRangeAndSkews(t *testing.T) {
+	g := newRNG(1)
+	hits := make([]int, 3001)
+	for range 300000 {
+		v := g.nurand(1023, 1, 3000, cRunID)
+		if v < 1 || v > 3000 {
+			t.Fatalf("NURand(1023,1,3000) = %d", v)
+		}
+		hits[v]++
+	}
+	// Non-uniform: the most drawn id is drawn far more often than uniform
+	// draws would give it (100 per id on average).
+	most := 0
+	for _, h := range hits {
+		most = max(most, h)
+	}
+	if most < 200 {
+		t.Errorf("NURand looks uniform: the most drawn id came %d times in 300000 draws", most)
+	}
+}
+
+func TestLastNames(t *testing.T) {
+	for n, want := range map[int]string{0: "BARBARBAR", 371: "PRICALLYOUGHT", 999: "EINGEINGEING", 123: "OUGHTABLEPRI"} {
+		if got := lastName(n); got != want {
+			t.Errorf("lastName(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+func TestDecimalAndCents(t *testing.T) {
+	for _, c := range []struct {
+		units int64
+		scale int
+		s     string
+	}{{0, 2, "0.00"}, {5, 2, "0.05"}, {123456, 2, "1234.56"}, {-1000, 2, "-10.00"}, {1999, 4, "0.1999"}} {
+		if got := decimal(c.units, c.scale); got != c.s {
+			t.Errorf("decimal(%d, %d) = %s, want %s", c.units, c.scale, got, c.s)
+		}
+		if c.scale == 2 && cents([]byte(c.s)) != c.units {
+			t.Errorf("cents(%s) = %d, want %d", c.s, cents([]byte(c.s)), c.units)
+		}
+	}
+}
+
+func TestMixIsTheStandardOne(t *testing.T) {
+	wk := &worker{g: newRNG(7)}
+	const n = 200000
+	var got [numTypes]int
+	for range n {
+		got[wk.pick()]++
+	}
+	want := [numTypes]float64{0.45, 0.43, 0.04, 0.04, 0.04}
+	for i, w := range want {
+		share := float64(got[i]) / n
+		// 5 standard deviations of a binomial share.
+		if tol := 5 * math.Sqrt(w*(1-w)/n); math.Abs(share-w) > tol {
+			t.Errorf("%s: %.4f of transactions, want %.2f ± %.4f", typeNames[i], share, w, tol)
+		}
+	}
+}
+
+// open returns a driver DB on a fresh database of the test server.
+func open(t *testing.T, srv *testdb.Server, name string) driver.DB {
+	t.Helper()
+	srv.Exec(t, "CREATE DATABASE IF NOT EXISTS "+name)
+	ep := srv.Endpoint()
+	ep.DB = name
+	ignore, _ := mysqldrv.ParseErrorSet(mysqldrv.DefaultIgnoreErrors)
+	db, err := mysqldrv.Open(ep, 8, ignore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func count(t *testing.T, db *sql.DB, q string, args ...any) int64 {
+	t.Helper()
+	var n sql.NullFloat64
+	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return int64(math.Round(n.Float64 * 100)) // money in cents; counts times 100
+}
+
+func mustConsistent(t *testing.T, w workload.Workload, db driver.DB) {
+	t.Helper()
+	conds, err := w.(workload.Consistent).Consistency(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conds) != 4 {
+		t.Fatalf("%d conditions, want 4", len(conds))
+	}
+	for _, c := range conds {
+		if !c.OK {
+			t.Errorf("condition %s (%s) fails: %s", c.ID, c.Clause, c.Detail)
+		}
+	}
+}
+
+func TestLoaderRowCounts(t *testing.T) {
+	srv := testdb.Start(t)
+	ctx := context.Background()
+	for _, wh := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d warehouses", wh), func(t *testing.T) {
+			db := open(t, srv, fmt.Sprintf("tpcc_load_%d", wh))
+			w, err := New(Options{Warehouses: wh, RandSeed: 11})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, err := w.Check(ctx, db, 4); err != nil || !st.Missing {
+				t.Fatalf("before prepare: %+v %v", st, err)
+			}
+			var last workload.Progress
+			if err := w.Prepare(ctx, db, 4, func(p workload.Progress) { last = p }); err != nil {
+				t.Fatal(err)
+			}
+			if last.Rows != last.TotalRows || last.TotalRows == 0 {
+				t.Errorf("progress ended at %d of %d rows", last.Rows, last.TotalRows)
+			}
+			sdb := db.(driver.SQLDB).SQL()
+			W := int64(wh)
+			for table, want := range map[string]int64{"item": 100000, "warehouse": W, "district": 10 * W, "customer": 30000 * W,
+				"history": 30000 * W, "orders": 30000 * W, "new_order": 9000 * W, "stock": 100000 * W} {
+				if got := count(t, sdb, "SELECT COUNT(*) FROM "+table) / 100; got != want {
+					t.Errorf("%s: %d rows, want %d", table, got, want)
+				}
+			}
+			lines, olCnt := count(t, sdb, "SELECT COUNT(*) FROM order_line")/100, count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")/100
+			if lines != olCnt || lines < 5*30000*W || lines > 15*30000*W {
+				t.Errorf("order_line: %d rows, sum(o_ol_cnt) %d", lines, olCnt)
+			}
+			// Clause 4.3.3.1: the first 1000 customers of a district take
+			// every last name once; 10% have bad credit; 2100 orders delivered.
+			if n := count(t, sdb, "SELECT COUNT(DISTINCT c_last) FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id <= 1000") / 100; n != 1000 {
+				t.Errorf("%d distinct last names among the first 1000 customers", n)
+			}
+			if bc := count(t, sdb, "SELECT AVG(c_credit = 'BC') FROM customer"); bc < 8 || bc > 12 {
+				t.Errorf("%.2f of customers have bad credit, want about 0.10", float64(bc)/100)
+			}
+			if n := count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL") / 100; n != 900*10*W {
+				t.Errorf("%d undelivered orders, want %d", n, 9000*W)
+			}
+			if st, err := w.Check(ctx, db, 4); err != nil || !st.Reusable {
+				t.Errorf("after prepare: %+v %v", st, err)
+			}
+			mustConsistent(t, w, db)
+		})
+	}
+}
+
+// TestTransactionsFollowTheSpecification runs each transaction on its own
+// against 2 warehouses and checks what it changed.
+func TestTransactionsFollowTheSpecification(t *testing.T) {
+	srv := testdb.Start(t)
+	ctx := context.Background()
+	db := open(t, srv, "tpcc_txn")
+	w, err := New(Options{Warehouses: 2, RandSeed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Prepare(ctx, db, 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	sdb := db.(driver.SQLDB).SQL()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ww, err := w.NewWorker(ctx, conn, 0, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk := ww.(*worker)
+	defer wk.Close(ctx, nil)
+	types := make([]workload.TypeCounts, numTypes)
+	for i := range types {
+		types[i].Hist = mustHist()
+	}
+
+	t.Run("new_order", func(t *testing.T) {
+		for range 50 {
+			next, orders, lines := count(t, sdb, "SELECT SUM(d_next_o_id) FROM district"), count(t, sdb, "SELECT COUNT(*) FROM orders"), count(t, sdb, "SELECT COUNT(*) FROM order_line")
+			newOrders, olSum := count(t, sdb, "SELECT COUNT(*) FROM new_order"), count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")
+			var c workload.Counts
+			if err := wk.transact(ctx, newOrder, &c); err != nil {
+				t.Fatal(err)
+			}
+			if d := count(t, sdb, "SELECT SUM(d_next_o_id) FROM district") - next; d != 100 {
+				t.Fatalf("sum(d_next_o_id) moved by %d, want 1", d/100)
+			}
+			if d := count(t, sdb, "SELECT COUNT(*) FROM orders") - orders; d != 100 {
+				t.Fatalf("orders grew by %d, want 1", d/100)
+			}
+			if d := count(t, sdb, "SELECT COUNT(*) FROM new_order") - newOrders; d != 100 {
+				t.Fatalf("new_order grew by %d, want 1", d/100)
+			}
+			// Its lines: as many as the new order says.
+			if dl, dc := count(t, sdb, "SELECT COUNT(*) FROM order_line")-lines, count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")-olSum; dl != dc || dl < 500 || dl > 1500 {
+				t.Fatalf("order_line grew by %d, the new order's o_ol_cnt is %d", dl/100, dc/100)
+			}
+			if c.Reads == 0 || c.Writes == 0 || c.Other < 2 {
+				t.Fatalf("statement counts %+v", c)
+			}
+		}
+	})
+
+	t.Run("new_order rollback leaves nothing", func(t *testing.T) {
+		sums := "SELECT (SELECT SUM(d_next_o_id) FROM district) + (SELECT COUNT(*) FROM orders) + (SELECT COUNT(*) FROM new_order) + (SELECT COUNT(*) FROM order_line) + (SELECT SUM(s_order_cnt) FROM stock)"
+		before := count(t, sdb, sums)
+		wk.alwaysRollback = true
+		defer func() { wk.alwaysRollback = false }()
+		wk.SwapTypes(types)
+		for range 20 {
+			var c workload.Counts
+			if err := wk.transact(ctx, newOrder, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if after := count(t, sdb, sums); after != before {
+			t.Errorf("rolled-back New-Orders changed the data: %d -> %d", before/100, after/100)
+		}
+		for i := range types {
+			types[i].Done, types[i].Rollbacks = 0, 0
+		}
+		wk.SwapTypes(types)
+		if types[newOrder].Done != 20 || types[newOrder].Rollbacks != 20 {
+			t.Errorf("counted %d New-Orders, %d rolled back; want 20 and 20", types[newOrder].Done, types[newOrder].Rollbacks)
+		}
+	})
+
+	t.Run("payment", func(t *testing.T) {
+		for range 50 {
+			wytd, dytd := count(t, sdb, "SELECT SUM(w_ytd) FROM warehouse"), count(t, sdb, "SELECT SUM(d_ytd) FROM district")
+			bal, ytdPay, cnt := count(t, sdb, "SELECT SUM(c_balance) FROM customer"), count(t, sdb, "SELECT SUM(c_ytd_payment) FROM customer"), count(t, sdb, "SELECT SUM(c_payment_cnt) FROM customer")
+			hist, hsum := count(t, sdb, "SELECT COUNT(*) FROM history"), count(t, sdb, "SELECT SUM(h_amount) FROM history")
+			var c workload.Counts
+			if err := wk.transact(ctx, payment, &c); err != nil {
+				t.Fatal(err)
+			}
+			amount := count(t, sdb, "SELECT SUM(h_amount) FROM history") - hsum
+			if amount < 100 || amount > 500000 {
+				t.Fatalf("the history row's amount is %d cents, want 1.00..5000.00", amount)
+			}
+			if d := count(t, sdb, "SELECT COUNT(*) FROM history") - hist; d != 100 {
+				t.Fatalf("history grew by %d rows", d/100)
+			}
+			checks := map[string]int64{
+				"w_ytd":         count(t, sdb, "SELECT SUM(w_ytd) FROM warehouse") - wytd,
+				"d_ytd":         count(t, sdb, "SELECT SUM(d_ytd) FROM district") - dytd,
+				"-c_balance":    bal - count(t, sdb, "SELECT SUM(c_balance) FROM customer"),
+				"c_ytd_payment": count(t, sdb, "SELECT SUM(c_ytd_payment) FROM customer") - ytdPay,
+			}
+			for what, d := range checks {
+				if d != amount {
+					t.Fatalf("%s moved by %d cents, the payment was %d", what, d, amount)
+				}
+			}
+			if d := count(t, sdb, "SELECT SUM(c_payment_cnt) FROM customer") - cnt; d != 100 {
+				t.Fatalf("c_payment_cnt moved by %d", d/100)
+			}
+		}
+	})
+
+	t.Run("delivery", func(t *testing.T) {
+		newOrders, bal := count(t, sdb, "SELECT COUNT(*) FROM new_order"), count(t, sdb, "SELECT SUM(c_balance) FROM customer")
+		undelivered := count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL")
+		var c workload.Counts
+		if err := wk.transact(ctx, delivery, &c); err != nil {
+			t.Fatal(err)
+		}
+		if d := newOrders - count(t, sdb, "SELECT COUNT(*) FROM new_order"); d != 1000 {
+			t.Errorf("delivery removed %d new orders, want one per district (10)", d/100)
+		}
+		if d := undelivered - count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL"); d != 1000 {
+			t.Errorf("delivery gave %d orders a carrier, want 10", d/100)
+		}
+		// The balances grew by the delivered orders' amounts.
+		delivered := count(t, sdb, `SELECT SUM(ol_amount) FROM order_line JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id
+			WHERE ol_delivery_d IS NOT NULL AND o_id >= 2101`)
+		if d := count(t, sdb, "SELECT SUM(c_balance) FROM customer") - bal; d != delivered {
+			t.Errorf("balances grew by %d cents, the delivered lines amount to %d", d, delivered)
+		}
+	})
+
+	t.Run("read-only transactions change nothing", func(t *testing.T) {
+		sums := "SELECT (SELECT SUM(d_next_o_id) FROM district) + (SELECT SUM(c_balance) FROM customer) + (SELECT COUNT(*) FROM new_order)"
+		before := count(t, sdb, sums)
+		for range 20 {
+			for _, tt := range []txnType{orderStatus, stockLevel} {
+				var c workload.Counts
+				if err := wk.transact(ctx, tt, &c); err != nil {
+					t.Fatal(err)
+				}
+				if c.Writes != 0 || c.Reads == 0 {
+					t.Fatalf("%s: counts %+v", typeNames[tt], c)
+				}
+			}
+		}
+		if after := count(t, sdb, sums); after != before {
+			t.Errorf("Order-Status and Stock-Level changed the data")
+		}
+	})
+	mustConsistent(t, w, db)
+}
+
+func TestCleanupLeavesOtherTablesAlone(t *testing.T) {
+	srv := testdb.Start(t)
+	ctx := context.Background()
+	db := open(t, srv, "tpcc_cleanup")
+	sdb := db.(driver.SQLDB).SQL()
+	if _, err := sdb.Exec("CREATE TABLE customer (id INT PRIMARY KEY, name TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := New(Options{Warehouses: 1})
+	st, err := w.Check(ctx, db, 1)
+	if err != nil || st.Reusable || st.Missing || st.Reason == "" {
+		t.Fatalf("a foreign customer table: %+v %v", st, err)
+	}
+	if _, err := w.Cleanup(ctx, db, 1); err == nil {
+		t.Error("cleanup said nothing about the foreign customer table")
+	}
+	if n := count(t, sdb, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'customer'"); n != 100 {
+		t.Error("cleanup dropped a table that is not TPC-C's")
+	}
+}
+
+func mustHist() *hdrhistogram.Histogram { return stats.NewHistogram() }

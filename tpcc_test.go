@@ -1,0 +1,141 @@
+package main
+
+import (
+	"database/sql"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/internal/testdb"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+func sumNextOID(t *testing.T, db *sql.DB) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow("SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestTPCCNOPMIsTheDistrictDelta runs TPC-C and checks its figures against
+// the server read independently, then the consistency conditions.
+func TestTPCCNOPMIsTheDistrictDelta(t *testing.T) {
+	srv := testdb.Start(t)
+	db := srv.DB(t)
+	target := []string{"--target", "native=" + srv.URL(""), "--warehouses", "1"}
+	if _, stderr, code := cli(t, append([]string{"prepare", "tpcc"}, target...)...); code != 0 {
+		t.Fatalf("prepare: exit %d: %s", code, stderr)
+	}
+	before := sumNextOID(t, db)
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := cli(t, append([]string{"run", "tpcc", "--threads", "4", "--time", "3", "--no-tui", "-o", out}, target...)...)
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	after := sumNextOID(t, db)
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Runs[0].Summary
+	want := float64(after-before) / (s.DurationS / 60)
+	if after <= before || math.Abs(s.NOPM-want) > 0.001*want {
+		t.Fatalf("NOPM %.1f, the district table moved by %d in %.2f s: %.1f per minute", s.NOPM, after-before, s.DurationS, want)
+	}
+	// TPM is the commit and rollback counters: every transaction ends in
+	// one of them (retried ones add a rollback each).
+	clientTPM := float64(s.Events) / (s.DurationS / 60)
+	if s.TPM < clientTPM || s.TPM > clientTPM*1.02 {
+		t.Errorf("TPM %.0f, the client completed %.0f transactions per minute", s.TPM, clientTPM)
+	}
+	if s.ClientTPMC != s.NOPM {
+		t.Errorf("client tpmC %.1f differs from NOPM %.1f with no other client", s.ClientTPMC, s.NOPM)
+	}
+	if h := r.Runs[0].Honesty; h == nil || h.DiffPct != 0 {
+		t.Errorf("honesty: %+v", h)
+	}
+	var total uint64
+	for _, n := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
+		ty, ok := s.Types[n]
+		if !ok || ty.Count == 0 || ty.P95US <= 0 {
+			t.Fatalf("type %s: %+v", n, ty)
+		}
+		total += ty.Count
+	}
+	if total != s.Events {
+		t.Errorf("the types add up to %d transactions, the run made %d", total, s.Events)
+	}
+	if share := float64(s.Types["new_order"].Count) / float64(total); share < 0.38 || share > 0.52 {
+		t.Errorf("New-Order is %.2f of the mix, want about 0.45", share)
+	}
+	iv := r.Runs[0].Intervals[0]
+	if iv.TPMC <= 0 || iv.TPM <= iv.TPMC || len(iv.Types) != 5 {
+		t.Errorf("interval without TPC-C figures: %+v", iv)
+	}
+	if !strings.Contains(stdout, "NOPM") || !strings.Contains(stdout, "per transaction: new_order") {
+		t.Errorf("the text output shows no NOPM:\n%s", stdout)
+	}
+
+	stdout, stderr, code = cli(t, append([]string{"check", "tpcc"}, target...)...)
+	if code != 0 || strings.Count(stdout, " holds") != 4 {
+		t.Fatalf("check after a run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	srv.Exec(t, "UPDATE sbtest.warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1")
+	stdout, stderr, code = cli(t, append([]string{"check", "tpcc"}, target...)...)
+	if code != 1 || !strings.Contains(stderr, "condition 1 (3.3.2.1)") || strings.Contains(stderr, "condition 2") {
+		t.Fatalf("a broken W_YTD: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := cli(t, "run", "oltp_read_only", "--target", "a="+srv.URL(""), "--target", "b="+srv.URL(""),
+		"--runs", "2", "--fail-if", "nopm<-5%"); code != 2 || !strings.Contains(stderr, "has no NOPM") {
+		t.Errorf("--fail-if nopm on an OLTP workload: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := cli(t, append([]string{"cleanup", "tpcc"}, target...)...); code != 0 {
+		t.Fatalf("cleanup: %s", stderr)
+	}
+	var left int
+	_ = db.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest'").Scan(&left)
+	if left != 0 {
+		t.Errorf("%d tables left after cleanup", left)
+	}
+}
+
+// TestTPCCNativeVsContainer runs TPC-C on a managed server and in the
+// test image, and leaves nothing behind.
+func TestTPCCNativeVsContainer(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker and the test image")
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := cli(t, "run", "tpcc", "--target", "native=local:mariadbd", "--target", "c=docker:"+testImage(t),
+		"--warehouses", "1", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Runs) != 2 {
+		t.Fatalf("%d runs", len(r.Runs))
+	}
+	for _, run := range r.Runs {
+		if run.Summary.NOPM <= 0 || run.Summary.TPM <= run.Summary.NOPM || run.Honesty == nil || math.Abs(run.Honesty.DiffPct) > 0.01 {
+			t.Errorf("%s: NOPM %.0f TPM %.0f honesty %+v (%s)", run.Target, run.Summary.NOPM, run.Summary.TPM, run.Honesty, run.Summary.ServerCountsNote)
+		}
+	}
+	found := false
+	for _, c := range r.Comparisons {
+		found = found || (c.Metric == "nopm" && c.Target == "c")
+	}
+	if !found {
+		t.Error("no NOPM comparison of the container with native")
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left behind", n, runID)
+	}
+}
