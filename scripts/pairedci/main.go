@@ -19,8 +19,9 @@ import (
 
 func main() {
 	names := flag.String("names", "QPS,client CPU/q,server CPU/q", "the figures of each line's pairs, comma-separated")
+	peer := flag.String("peer", "sysbench", "the client dbduel is compared with")
 	flag.Parse()
-	line, err := summarize(os.Stdin, strings.Split(*names, ","))
+	line, err := summarize(os.Stdin, strings.Split(*names, ","), *peer)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pairedci:", err)
 		os.Exit(1)
@@ -29,7 +30,7 @@ func main() {
 }
 
 // summarize reads the pairs and returns the one-line summary.
-func summarize(r io.Reader, names []string) (string, error) {
+func summarize(r io.Reader, names []string, peer string) (string, error) {
 	cols := make([][]float64, 2*len(names))
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -61,5 +62,5 @@ func summarize(r io.Reader, names []string) (string, error) {
 		}
 		parts, method = append(parts, s), p.Method
 	}
-	return fmt.Sprintf("paired ratios dbduel/sysbench, geometric mean [95%% CI, %s]: %s", method, strings.Join(parts, "; ")), nil
+	return fmt.Sprintf("paired ratios dbduel/%s, geometric mean [95%% CI, %s]: %s", peer, method, strings.Join(parts, "; ")), nil
 }
