@@ -120,7 +120,7 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 				fmt.Fprintf(stdout, "%-14s %-6s %+8.1f%% %20s %9s  %s\n", c.Target, c.Metric, c.DeltaPct, ci, fmt.Sprintf("%d/%d", c.NBaseline, c.N), c.Method)
 			}
 			for _, c := range cs {
-				if c.Metric == "tps" {
+				if c.Metric == "tps" || c.Metric == "nopm" {
 					fmt.Fprintf(stdout, "verdict: %s\n", c.Verdict)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -52,6 +53,12 @@ func (m *intervalMerger) merge(e Event, h *hdrhistogram.Histogram) {
 	// Every rate is a count over the interval's own span, also for a span
 	// in which no event completed (a stalled second still has its length).
 	span := p.SpanS + iv.SpanS
+	if span > 0 && (p.Types != nil || iv.Types != nil) {
+		// TPC-C's rates are counts over each span: add the counts.
+		p.TPMC = (p.TPMC*p.SpanS + iv.TPMC*iv.SpanS) / span
+		p.TPM = (p.TPM*p.SpanS + iv.TPM*iv.SpanS) / span
+		p.Types = mergeTypes(p.Types, iv.Types)
+	}
 	p.TS, p.SpanS = iv.TS, span
 	p.Events += iv.Events
 	p.Reads += iv.Reads
@@ -85,3 +92,20 @@ func (m *intervalMerger) flushBlocking(ctx context.Context) {
 
 // flush delivers the pending interval at the end of a run.
 func (m *intervalMerger) flush(ctx context.Context) { m.flushBlocking(ctx) }
+
+// mergeTypes adds per-type counts; a merged p95 is the larger of the two
+// (an upper bound: the per-type histograms are not carried to the display).
+func mergeTypes(a, b map[string]result.TypeInterval) map[string]result.TypeInterval {
+	out := map[string]result.TypeInterval{}
+	for _, m := range []map[string]result.TypeInterval{a, b} {
+		for n, t := range m {
+			o := out[n]
+			o.Count += t.Count
+			o.Rollbacks += t.Rollbacks
+			o.Errors += t.Errors
+			o.P95US = max(o.P95US, t.P95US)
+			out[n] = o
+		}
+	}
+	return out
+}

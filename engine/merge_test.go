@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -59,5 +60,29 @@ func TestMergeKeepsAStalledIntervalsLength(t *testing.T) {
 	merged := (<-out).Interval
 	if merged.SpanS != 2 || merged.TPS != 50 || merged.QPS != 50 || merged.Errors != 8 {
 		t.Fatalf("merged: %+v, want span 2 s, 50 TPS, 8 errors", merged)
+	}
+}
+
+// TPC-C's per-minute rates merge as counts over the joint span: 10
+// New-Orders in 1 s (600 tpmC) and 10 in 2 s (300) are 20 in 3 s (400).
+func TestMergeAddsTPCCCounts(t *testing.T) {
+	out := make(chan Event, 1)
+	out <- Event{}
+	m := newIntervalMerger(out, 95, nil)
+	a := result.Interval{TS: 1, SpanS: 1, Events: 20, TPMC: 600, TPM: 1200,
+		Types: map[string]result.TypeInterval{"new_order": {Count: 10, P95US: 900}, "payment": {Count: 10, Errors: 1, P95US: 400}}}
+	b := result.Interval{TS: 3, SpanS: 2, Events: 30, TPMC: 300, TPM: 900,
+		Types: map[string]result.TypeInterval{"new_order": {Count: 11, Rollbacks: 1, P95US: 1200}, "payment": {Count: 19, P95US: 300}}}
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: a}, stats.NewHistogram())
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: b}, stats.NewHistogram())
+	<-out
+	m.flush(context.Background())
+	got := (<-out).Interval
+	if math.Abs(got.TPMC-400) > 1e-9 || math.Abs(got.TPM-1000) > 1e-9 {
+		t.Fatalf("merged tpmC %.2f TPM %.2f, want 400 and 1000", got.TPMC, got.TPM)
+	}
+	no, pay := got.Types["new_order"], got.Types["payment"]
+	if no.Count != 21 || no.Rollbacks != 1 || no.P95US != 1200 || pay.Count != 29 || pay.Errors != 1 || pay.P95US != 400 {
+		t.Fatalf("merged types %+v", got.Types)
 	}
 }

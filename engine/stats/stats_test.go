@@ -511,3 +511,58 @@ func TestAnalyzeSkipsMetricsWhoseBaselineIsZero(t *testing.T) {
 		t.Errorf("a target at zero is still compared: %v", got)
 	}
 }
+
+// TPC-C's NOPM and TPM are compared like TPS: the container's lower NOPM is
+// "slower" with the geometric mean of the per-block ratios, its stats are
+// the runs' distribution, and a workload without them gets neither.
+func TestAnalyzeComparesNOPMAndTPM(t *testing.T) {
+	r := &result.Result{Targets: []result.Target{{Name: "native"}, {Name: "c"}}}
+	for b, v := range [][2]float64{{20000, 12000}, {21000, 12600}, {19000, 11400}, {20500, 12300}} {
+		r.Runs = append(r.Runs,
+			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{TPS: 700, QPS: 20000, AvgUS: 5000, P95US: 15000, NOPM: v[0], TPM: v[0] * 2.2}},
+			result.Run{Target: "c", Block: b + 1, Complete: true, Summary: result.Summary{TPS: 420, QPS: 12000, AvgUS: 9000, P95US: 24000, NOPM: v[1], TPM: v[1] * 2.2}})
+	}
+	Analyze(r)
+	var nopm, tpm *result.Comparison
+	for i, c := range r.Comparisons {
+		switch c.Metric {
+		case "nopm":
+			nopm = &r.Comparisons[i]
+		case "tpm":
+			tpm = &r.Comparisons[i]
+		}
+	}
+	if nopm == nil || tpm == nil || !near(nopm.Ratio, 0.6, 1e-9) || !near(tpm.Ratio, 0.6, 1e-9) || !nopm.HasCI || nopm.CIHighPct > -39.9 {
+		t.Fatalf("nopm %+v tpm %+v", nopm, tpm)
+	}
+	if !strings.Contains(nopm.Verdict, "c is slower by 40.0%") || !strings.Contains(nopm.Verdict, "in nopm") {
+		t.Fatalf("verdict %q", nopm.Verdict)
+	}
+	if st := r.Stats["native"]; st.NOPM == nil || !near(st.NOPM.Mean, 20125, 1e-9) || st.TPM == nil || st.NOPM.N != 4 {
+		t.Fatalf("native stats %+v", st)
+	}
+	th, err := ParseThreshold("nopm<-5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crossed, _ := th.Crossed(r.Comparisons); len(crossed) != 1 || crossed[0].Metric != "nopm" {
+		t.Fatalf("nopm<-5%% crossed by %+v", crossed)
+	}
+	if crossed, _ := (Threshold{Metric: "nopm", Less: true, Pct: -50}).Crossed(r.Comparisons); len(crossed) != 0 {
+		t.Fatalf("nopm<-50%% crossed by a -40%% change: %+v", crossed)
+	}
+
+	oltp := &result.Result{Targets: r.Targets}
+	oltp.Runs = append(oltp.Runs,
+		result.Run{Target: "native", Block: 1, Complete: true, Summary: result.Summary{TPS: 700, QPS: 20000, AvgUS: 5000, P95US: 15000}},
+		result.Run{Target: "c", Block: 1, Complete: true, Summary: result.Summary{TPS: 420, QPS: 12000, AvgUS: 9000, P95US: 24000}})
+	Analyze(oltp)
+	for _, c := range oltp.Comparisons {
+		if c.Metric == "nopm" || c.Metric == "tpm" {
+			t.Fatalf("an OLTP run got a %s comparison", c.Metric)
+		}
+	}
+	if oltp.Stats["native"].NOPM != nil {
+		t.Fatal("an OLTP run got NOPM stats")
+	}
+}

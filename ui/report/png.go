@@ -22,12 +22,25 @@ var seriesColors = []color.RGBA{
 	{0xff, 0x69, 0xb4, 0xff}, {0xff, 0xd7, 0x00, 0xff}, {0x00, 0xce, 0xd1, 0xff},
 }
 
-// PNG draws TPS per interval, one line per measured run, coloured per target.
+// headline is the per-interval figure the chart draws: TPS, or for TPC-C
+// the client-counted tpmC.
+func headline(r *result.Result) (string, func(result.Interval) float64) {
+	for _, run := range r.Runs {
+		if len(run.Intervals) > 0 && run.Intervals[0].Types != nil {
+			return "tpmC", func(iv result.Interval) float64 { return iv.TPMC }
+		}
+	}
+	return "TPS", func(iv result.Interval) float64 { return iv.TPS }
+}
+
+// PNG draws TPS (TPC-C: tpmC) per interval, one line per measured run,
+// coloured per target.
 func PNG(w io.Writer, r *result.Result) error {
+	name, get := headline(r)
 	p := plot.New()
-	p.Title.Text = "dbduel: " + r.Workload.Name + " — TPS per interval"
+	p.Title.Text = "dbduel: " + r.Workload.Name + " — " + name + " per interval"
 	p.X.Label.Text = "seconds into the run"
-	p.Y.Label.Text = "TPS"
+	p.Y.Label.Text = name
 	p.Y.Min = 0
 	idx := map[string]int{}
 	for i, t := range r.Targets {
@@ -42,7 +55,7 @@ func PNG(w io.Writer, r *result.Result) error {
 		var pts plotter.XYs
 		for _, iv := range run.Intervals {
 			if !iv.Warmup {
-				pts = append(pts, plotter.XY{X: iv.TS, Y: iv.TPS})
+				pts = append(pts, plotter.XY{X: iv.TS, Y: get(iv)})
 			}
 		}
 		if len(pts) == 0 {

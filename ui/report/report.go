@@ -91,6 +91,7 @@ func Markdown(r *result.Result) string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f | %.2f | %.2f |\n", run.Target, label, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
 		}
+		b.WriteString(tpccRuns(r, pi))
 		var verdicts []string
 		for _, c := range r.Comparisons {
 			if c.Point != pi {
@@ -100,7 +101,7 @@ func Markdown(r *result.Result) string {
 			if c.HasCI {
 				ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", c.CILowPct, c.CIHighPct)
 			}
-			if c.Metric == "tps" || c.Metric == "qps" || c.Metric == "p95" {
+			if c.Metric == "tps" || c.Metric == "qps" || c.Metric == "p95" || c.Metric == "nopm" || c.Metric == "tpm" {
 				verdicts = append(verdicts, fmt.Sprintf("| %s vs %s | %s | %+.1f%% | %s | %d | %s |", c.Target, c.Baseline, c.Metric, c.DeltaPct, ci, c.N, c.Method))
 			}
 		}
@@ -109,7 +110,7 @@ func Markdown(r *result.Result) string {
 			b.WriteString(strings.Join(verdicts, "\n") + "\n")
 		}
 		for _, c := range r.Comparisons {
-			if c.Point == pi && c.Metric == "tps" {
+			if c.Point == pi && (c.Metric == "tps" || c.Metric == "nopm") {
 				fmt.Fprintf(&b, "\n**%s**\n", c.Verdict)
 			}
 		}
@@ -137,11 +138,35 @@ func Markdown(r *result.Result) string {
 	return b.String()
 }
 
+// tpccRuns is TPC-C's NOPM and TPM per run ("" for other workloads).
+func tpccRuns(r *result.Result, point int) string {
+	var b strings.Builder
+	for _, run := range r.Runs {
+		s := run.Summary
+		if run.Warmup || run.Point != point || s.CountedBy == "" {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n| target | run | NOPM | TPM | client tpmC | New-Order p95 ms | Payment p95 ms |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		}
+		label := strconv.Itoa(run.Index)
+		if !run.Complete {
+			label += " (partial)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", run.Target, label, s.NOPM, s.TPM, s.ClientTPMC,
+			s.Types["new_order"].P95US/1000, s.Types["payment"].P95US/1000)
+	}
+	if b.Len() > 0 {
+		b.WriteString("\nNOPM and TPM are the server's: sum(district.d_next_o_id) and Com_commit + Com_rollback per minute, as HammerDB reads them.\n")
+	}
+	return b.String()
+}
+
 // CSV is one row per run.
 func CSV(w io.Writer, r *result.Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"target", "point", "threads", "table_size", "block", "run", "warmup", "complete", "duration_s", "events", "queries",
-		"reads", "writes", "other", "errors", "reconnects", "tps", "qps", "avg_us", "p50_us", "p95_us", "p99_us", "max_us"})
+		"reads", "writes", "other", "errors", "reconnects", "tps", "qps", "avg_us", "p50_us", "p95_us", "p99_us", "max_us", "nopm", "tpm"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	for _, run := range r.Runs {
@@ -152,7 +177,7 @@ func CSV(w io.Writer, r *result.Result) error {
 		}
 		_ = cw.Write([]string{run.Target, strconv.Itoa(run.Point), threads, size, strconv.Itoa(run.Block), strconv.Itoa(run.Index),
 			strconv.FormatBool(run.Warmup), strconv.FormatBool(run.Complete), f(s.DurationS), u(s.Events), u(s.Queries), u(s.Reads), u(s.Writes), u(s.Other),
-			u(s.Errors), u(s.Reconnects), f(s.TPS), f(s.QPS), f(s.AvgUS), f(s.P50US), f(s.P95US), f(s.P99US), f(s.MaxUS)})
+			u(s.Errors), u(s.Reconnects), f(s.TPS), f(s.QPS), f(s.AvgUS), f(s.P50US), f(s.P95US), f(s.P99US), f(s.MaxUS), f(s.NOPM), f(s.TPM)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -174,7 +199,8 @@ func HTML(r *result.Result) string {
 	b.WriteString("</table><h2>Runs</h2><pre>" + html.EscapeString(text.RunTable(r)) + "</pre>")
 	var png bytes.Buffer
 	if err := PNG(&png, r); err == nil {
-		b.WriteString("<h2>TPS per interval</h2><img alt=\"TPS per interval\" src=\"data:image/png;base64," + inlineData(png.Bytes()) + "\">")
+		name, _ := headline(r)
+		b.WriteString("<h2>" + name + " per interval</h2><img alt=\"" + name + " per interval\" src=\"data:image/png;base64," + inlineData(png.Bytes()) + "\">")
 	}
 	b.WriteString("</body></html>\n")
 	return b.String()
