@@ -164,7 +164,8 @@ func TestLatencyVerdictDirection(t *testing.T) {
 	}
 	// Every metric Analyze compares has the right direction.
 	for _, m := range metrics {
-		if want := m.name == "tps" || m.name == "qps"; m.higherIsBetter != want {
+		throughput := map[string]bool{"tps": true, "qps": true, "nopm": true, "tpm": true}
+		if want := throughput[m.name]; m.higherIsBetter != want {
 			t.Errorf("metric %s: higherIsBetter %v", m.name, m.higherIsBetter)
 		}
 	}

@@ -298,3 +298,26 @@ func TestSystemTestCards(t *testing.T) {
 		t.Errorf("a system test's view speaks of servers or rows:\n%s", v)
 	}
 }
+
+// TPC-C's cards show the client-counted tpmC and TPM live, the chart draws
+// tpmC, and a finished run shows the server-counted NOPM and TPM.
+func TestTPCCCards(t *testing.T) {
+	info := Info{Workload: "tpcc", Data: "1 warehouse(s)", TPCC: true, Threads: 4, Runs: 1, RunTime: 3 * time.Second,
+		Targets: []result.Target{{Name: "native", Kind: "native"}, {Name: "c", Kind: "container", Described: result.Described{Image: "img", NetworkMode: "bridge"}}}}
+	m := New(info, nil, nil, nil, false)
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	m.SetClock(t0, t0.Add(2*time.Second))
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 2"})
+	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 700, TPS: 700, QPS: 20000,
+		TPMC: 19140, TPM: 42000, Types: map[string]result.TypeInterval{"new_order": {Count: 319}}}})
+	run := result.Run{Target: "c", Index: 2, Complete: true, Summary: result.Summary{TPS: 430, NOPM: 11645, TPM: 26286, CountedBy: "sum(district.d_next_o_id)"}}
+	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "c", Run: &run})
+	v := ansi.ReplaceAllString(m.View(), "")
+	for _, want := range []string{"dbduel · tpcc · 1 warehouse(s) · 4 threads", "tpmC 19.1k  TPM 42.0k  TPS 700",
+		"last run 2: NOPM 11.6k  TPM 26.3k (server)", "tpmC per interval"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}
