@@ -14,9 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "github.com/dbduel/dbduel/engine/workload/oltp" // registers sysbench's OLTP scripts
-	_ "github.com/dbduel/dbduel/engine/workload/sys"  // registers cpu, memory and fileio
-	_ "github.com/dbduel/dbduel/engine/workload/tpcc" // registers TPC-C
+	_ "github.com/dbduel/dbduel/engine/workload/mongo" // registers sysbench-mongodb's workloads
+	_ "github.com/dbduel/dbduel/engine/workload/oltp"  // registers sysbench's OLTP scripts
+	_ "github.com/dbduel/dbduel/engine/workload/sys"   // registers cpu, memory and fileio
+	_ "github.com/dbduel/dbduel/engine/workload/tpcc"  // registers TPC-C
 	"github.com/dbduel/dbduel/targets"
 )
 

@@ -53,7 +53,8 @@ func buildTargets(flags []string, tc targetContext, stderr io.Writer) ([]targets
 func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.Target, error) {
 	runID := tc.runID
 	switch {
-	case strings.HasPrefix(spec, "mysql://"), strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+	case strings.HasPrefix(spec, "mysql://"), strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"),
+		strings.HasPrefix(spec, "mongodb://"), strings.HasPrefix(spec, "mongodb+srv://"):
 		n, err := native.New(name, spec)
 		if err != nil {
 			return nil, err
@@ -75,7 +76,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		}
 		return c, nil
 	case spec == "host":
-		return nil, usageErr("--target %s: host is this machine itself, for the system micro-benchmarks (cpu, memory, fileio); a database needs mysql://, postgres://, local: or docker:", name)
+		return nil, usageErr("--target %s: host is this machine itself, for the system micro-benchmarks (cpu, memory, fileio); a database needs mysql://, postgres://, mongodb://, local: or docker:", name)
 	case strings.HasPrefix(spec, "local:"):
 		l, err := local.New(name, strings.TrimPrefix(spec, "local:"), runID)
 		if err != nil {
@@ -84,7 +85,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		l.SetNotices(stderr)
 		return l, nil
 	}
-	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
+	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
 }
 
 // newHostTarget is a target of the system micro-benchmarks: this machine,

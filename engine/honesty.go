@@ -16,8 +16,11 @@ func honesty(before, after driver.OpCount, counted uint64) *result.Honesty {
 	}
 	server := after.N - before.N - after.Self // the second reading counts itself
 	unit := "statements"
-	if after.Unit == driver.Transactions {
+	switch after.Unit {
+	case driver.Transactions:
 		unit = "transactions"
+	case driver.Operations:
+		unit = "operations"
 	}
 	h := &result.Honesty{Counter: after.Counter, ServerQueries: server, DbduelQueries: counted, Unit: unit, Note: after.Note}
 	if server > 0 {

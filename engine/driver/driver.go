@@ -39,6 +39,7 @@ type Unit int
 const (
 	Statements   Unit = iota // every statement (MySQL's Questions)
 	Transactions             // transactions, implicit ones included (PostgreSQL's xact counters)
+	Operations               // MongoDB's opcounters: documents inserted, statements, finds, commands
 )
 
 // OpCount is the server's own count of the operations it served: the
@@ -129,17 +130,20 @@ type SQLConn interface {
 
 // Endpoint is how to reach a server.
 type Endpoint struct {
-	Protocol string // "mysql", "postgres"
+	Protocol string // "mysql", "postgres", "mongodb"
 	Host     string
 	Port     int
 	User     string
 	Password string
 	DB       string
+	// Params are URL query parameters the protocol needs (MongoDB's
+	// authSource, authMechanism), as a raw query string.
+	Params string
 }
 
 // URL is the endpoint as protocol://user:pass@host:port/db.
 func (e Endpoint) URL() string {
-	u := url.URL{Scheme: e.Protocol, Host: net.JoinHostPort(e.Host, strconv.Itoa(e.Port)), Path: "/" + e.DB}
+	u := url.URL{Scheme: e.Protocol, Host: net.JoinHostPort(e.Host, strconv.Itoa(e.Port)), Path: "/" + e.DB, RawQuery: e.Params}
 	if e.Password != "" {
 		u.User = url.UserPassword(e.User, e.Password)
 	} else if e.User != "" {

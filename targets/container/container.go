@@ -167,9 +167,12 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	cc := &container.Config{Image: s.o.Image, Labels: s.labels()}
 	var cmd []string
-	if s.o.Protocol == "postgres" {
+	switch s.o.Protocol {
+	case "postgres":
 		cmd, err = s.postgresConfig(cc, port)
-	} else {
+	case "mongodb":
+		cmd, err = s.mongoConfig(cc, port)
+	default:
 		cmd, err = s.mysqlConfig(cc, port)
 	}
 	if err != nil {
@@ -649,6 +652,7 @@ type flavor struct {
 var flavors = map[string]flavor{
 	"mysql":    {port: 3306, datadir: "/var/lib/mysql"},
 	"postgres": {port: 5432, datadir: "/var/lib/postgresql/data"},
+	"mongodb":  {port: 27017, datadir: "/data/db"},
 }
 
 func (s *Server) flavor() flavor { return flavors[s.o.Protocol] }
@@ -670,7 +674,7 @@ func (s *Server) imageProtocol(ctx context.Context) (string, error) {
 			}
 		}
 	}
-	return "", &targets.UsageError{Msg: fmt.Sprintf("docker: image %s exposes %v, neither MySQL's 3306 nor PostgreSQL's 5432: say which with protocol=mysql or protocol=postgres", s.o.Image, found)}
+	return "", &targets.UsageError{Msg: fmt.Sprintf("docker: image %s exposes %v, none of MySQL's 3306, PostgreSQL's 5432 or MongoDB's 27017: say which with protocol=mysql, protocol=postgres or protocol=mongodb", s.o.Image, found)}
 }
 
 // mysqlConfig is the MySQL/MariaDB image's set-up (the official images'
@@ -733,6 +737,34 @@ func (s *Server) postgresConfig(cc *container.Config, port int) ([]string, error
 		cmd = append(cmd, "-c", "port="+strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1")
 	}
 	return append(cmd, s.o.Args...), nil
+}
+
+// mongoConfig is the MongoDB image's set-up (the official mongo image's
+// conventions: MONGO_INITDB_ROOT_USERNAME and _PASSWORD make a root user in
+// admin, arguments starting with '-' go to mongod, data in /data/db); a
+// cnf= file becomes mongod's --config.
+func (s *Server) mongoConfig(cc *container.Config, port int) ([]string, error) {
+	var cmd []string
+	if s.o.Cnf != "" {
+		data, err := os.ReadFile(s.o.Cnf)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(s.hostDir, "mongod.conf"), data, 0o644); err != nil {
+			return nil, err
+		}
+		cmd = append(cmd, "--config", configDir+"/mongod.conf")
+	}
+	password := targets.NewPassword()
+	s.ep = targets.Endpoint{Protocol: "mongodb", Host: "127.0.0.1", Port: port, User: "root", Password: password, DB: "sbtest", Params: "authSource=admin"}
+	cc.Env = []string{"MONGO_INITDB_ROOT_USERNAME=root", "MONGO_INITDB_ROOT_PASSWORD=" + password}
+	if s.o.Network == "host" {
+		cmd = append(cmd, "--port", strconv.Itoa(port), "--bind_ip", "127.0.0.1")
+	}
+	if s.o.Datadir == "overlay" {
+		cmd = append(cmd, "--dbpath", overlayDatadir)
+	}
+	return cmd, nil
 }
 
 // EngineInfo is the Docker engine's version and storage driver, or why they

@@ -22,7 +22,7 @@ type Options struct {
 	Args        []string
 	Env         []string
 	Cnf         string
-	Protocol    string // protocol=mysql|postgres; "" until read from the image's exposed port
+	Protocol    string // protocol=mysql|postgres|mongodb; "" until read from the image's exposed port
 	Seccomp     string // seccomp=unconfined: no syscall filter ("" : Docker's default profile)
 	// Client is "netns" when the benchmark client runs in the server's
 	// network namespace (dbduel's agent), not on the host.
@@ -97,8 +97,8 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Env = append(o.Env, v)
 		case "protocol":
-			if v != "mysql" && v != "postgres" {
-				return bad("protocol=%q: want mysql or postgres", v)
+			if v != "mysql" && v != "postgres" && v != "mongodb" {
+				return bad("protocol=%q: want mysql, postgres or mongodb", v)
 			}
 			o.Protocol = v
 		case "client":

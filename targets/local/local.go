@@ -80,8 +80,8 @@ func ParseSpec(spec string) (Options, error) {
 	if head == "" {
 		return Options{}, &targets.UsageError{Msg: "local: SPEC needs a binary: local:mariadbd, local:mysqld or local:/abs/path"}
 	}
-	if head != "mariadbd" && head != "mysqld" && head != "postgres" && !filepath.IsAbs(head) {
-		return Options{}, &targets.UsageError{Msg: fmt.Sprintf("local: binary %q: want mariadbd, mysqld, postgres or an absolute path", head)}
+	if head != "mariadbd" && head != "mysqld" && head != "postgres" && head != "mongod" && !filepath.IsAbs(head) {
+		return Options{}, &targets.UsageError{Msg: fmt.Sprintf("local: binary %q: want mariadbd, mysqld, postgres, mongod or an absolute path", head)}
 	}
 	if err := targets.CheckKeys("local:", kvs, map[string]bool{"args": true, "cnf": true, "cpuset": true}, map[string]bool{"args": true}); err != nil {
 		return Options{}, err
@@ -166,6 +166,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if isPostgres(s.o.Binary) {
 		return s.startPostgres(ctx, s.notices)
 	}
+	if isMongod(s.o.Binary) {
+		return s.startMongod(ctx)
+	}
 	bin, err := resolveBinary(s.o.Binary)
 	if err != nil {
 		return err
@@ -242,6 +245,9 @@ func (s *Server) Start(ctx context.Context) error {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
+		if s.flavour == MongoDB && targets.Ping(ctx, s.ep, 2*time.Second) == nil {
+			return nil
+		}
 		if s.flavour == PostgreSQL {
 			ep := s.ep
 			ep.DB = "postgres"
@@ -250,7 +256,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 			}
 		}
 		for _, pw := range []string{"", s.ep.Password} {
-			if s.flavour == PostgreSQL {
+			if s.flavour == PostgreSQL || s.flavour == MongoDB {
 				break
 			}
 			ep := s.ep

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# A MongoDB-protocol test server for this machine (Debian has no MongoDB):
+# FerretDB v1 embedded in scripts/mongo-test-server, over a throwaway
+# PostgreSQL cluster, both on free 127.0.0.1 ports.
+#   scripts/mongo-test-server.sh start   prints its mongodb:// URI on a line of its own
+#   scripts/mongo-test-server.sh stop    stops both and removes their files
+#   scripts/mongo-test-server.sh uri     prints the running server's URI
+# One server per state directory ($DBDUEL_MONGO_TEST_DIR, default
+# /tmp/dbduel-mongo-test-server). It counts what it serves as mongod's
+# serverStatus.opcounters; results against it are FerretDB's, not MongoDB's.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+state=${DBDUEL_MONGO_TEST_DIR:-/tmp/dbduel-mongo-test-server}
+. "$here/lib/mongo-test-server-bin.sh"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+pgbin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+as_postgres() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups "$@"; else "$@"; fi; }
+
+stop() {
+	[ -d "$state" ] || return 0
+	if [ -f "$state/server.pid" ]; then
+		pid=$(cat "$state/server.pid")
+		# Only our own process: check its command line before the signal.
+		if tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | grep -q mongo-test-server; then
+			kill "$pid" 2>/dev/null || true
+			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		fi
+	fi
+	if [ -f "$state/pg/postmaster.pid" ]; then
+		as_postgres "$(pgbin)/pg_ctl" -D "$state/pg" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+	rm -rf "$state"
+}
+
+start() {
+	if [ -f "$state/uri" ]; then
+		echo "mongo-test-server: already running (stop it first)" >&2
+		cat "$state/uri"
+		return 0
+	fi
+	bin=$(pgbin)
+	[ -n "$bin" ] || { echo "mongo-test-server: PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
+	mongo_test_server_bin
+	mkdir -p "$state"
+	trap 'stop' ERR
+	chown postgres "$state" 2>/dev/null || true
+	pgport=$(free_port)
+	as_postgres "$bin/initdb" -D "$state/pg" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
+	as_postgres "$bin/pg_ctl" -D "$state/pg" -l "$state/pg.log" -w \
+		-o "-c listen_addresses=127.0.0.1 -c port=$pgport -c unix_socket_directories=$state -c max_connections=300 -c fsync=on" start >/dev/null
+	as_postgres "$bin/psql" -h 127.0.0.1 -p "$pgport" -U postgres -d postgres -q -c 'CREATE DATABASE ferretdb' >/dev/null
+	"$mongo_test_server" --postgresql-url "postgres://postgres@127.0.0.1:$pgport/ferretdb?pool_max_conns=250" \
+		--listen 127.0.0.1:0 >"$state/uri.out" 2>"$state/server.log" &
+	echo $! >"$state/server.pid"
+	for _ in $(seq 1 600); do
+		grep -q '^mongodb://' "$state/uri.out" 2>/dev/null && break
+		kill -0 "$(cat "$state/server.pid")" 2>/dev/null || { cat "$state/server.log" >&2; stop; exit 1; }
+		sleep 0.1
+	done
+	grep '^mongodb://' "$state/uri.out" >"$state/uri" || { echo "mongo-test-server: no URI within 60 s" >&2; stop; exit 1; }
+	cat "$state/uri"
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+uri) cat "$state/uri" ;;
+*) echo "usage: $0 start|stop|uri" >&2; exit 2 ;;
+esac
