@@ -206,3 +206,23 @@ func TestPanicInAThreadEndsTheRunWithAnError(t *testing.T) {
 		t.Fatalf("err %v, complete %v", err, run.Complete)
 	}
 }
+
+// --events: a thread that finds the budget spent ends only itself; an
+// event another thread holds is finished, its retry after an ignored
+// error included (a run-wide halt lost it).
+func TestSpentBudgetLetsHeldEventsFinish(t *testing.T) {
+	_, cfg := runScripted(t, &scripted{fail: func(n int64) error {
+		if n == 1 { // the first attempt outlasts the other thread's event and its next budget check
+			time.Sleep(100 * time.Millisecond)
+			return &mysql.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}
+		}
+		return nil
+	}}, Config{Threads: 2, Events: 2})
+	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := run.Summary; s.Events != 2 || s.Errors != 1 {
+		t.Fatalf("events %d errors %d, want 2 and 1", s.Events, s.Errors)
+	}
+}
