@@ -3,6 +3,7 @@
 #   dbduel-test/mariadb:<host version>   upgraded from bookworm-updates/-security
 #   dbduel-test/mariadb:<older version>  what plain bookworm ships (version-mismatch tests)
 #   dbduel-test/postgres:<host version>  PostgreSQL, upgraded likewise to match the host
+#   dbduel-test/mongo-compat:<FerretDB version>  the MongoDB-protocol test server over that PostgreSQL
 # With no arguments it builds whichever image is missing; --force rebuilds all.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +26,8 @@ current() { [ "$(docker image inspect --format '{{index .Config.Labels "dbduel.e
 host_version=$(dpkg-query -W -f='${Version}' mariadb-server 2>/dev/null | sed -E 's/^[0-9]+://; s/-.*//' || true)
 if [ -n "$host_version" ] && current "dbduel-test/mariadb:$host_version" && [ "$force" != --force ]; then
 	echo "image dbduel-test/mariadb:$host_version present; reusing it"
-	exec bash "$here/build-postgres-image.sh" "$force"
+	bash "$here/build-postgres-image.sh" "$force"
+	exec bash "$here/build-mongo-image.sh" "$force"
 fi
 
 root=$(mktemp -d /var/tmp/dbduel-image.XXXXXX)
@@ -62,4 +64,5 @@ import "dbduel-test/mariadb:$new"
 if [ -n "$host_version" ] && [ "$new" != "$host_version" ]; then
 	echo "warning: image has MariaDB $new, host has $host_version" >&2
 fi
-exec bash "$here/build-postgres-image.sh" "$force"
+bash "$here/build-postgres-image.sh" "$force"
+exec bash "$here/build-mongo-image.sh" "$force"

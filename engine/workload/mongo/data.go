@@ -128,13 +128,16 @@ func (w *mongoWorkload) Prepare(ctx context.Context, db enginedriver.DB, threads
 	if err != nil {
 		return err
 	}
+	// Every name is checked before anything is dropped.
 	for i := 1; i <= w.o.Tables; i++ {
-		coll := d.Collection(collectionName(i))
-		if why, err := shapeOf(ctx, coll); err != nil {
+		if why, err := shapeOf(ctx, d.Collection(collectionName(i))); err != nil {
 			return err
 		} else if why != "" {
 			return fmt.Errorf("collection %s exists but %s; dbduel will not touch it", collectionName(i), why)
 		}
+	}
+	for i := 1; i <= w.o.Tables; i++ {
+		coll := d.Collection(collectionName(i))
 		if err := coll.Drop(ctx); err != nil {
 			return err
 		}
