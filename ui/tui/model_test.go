@@ -321,3 +321,22 @@ func TestTPCCCards(t *testing.T) {
 		}
 	}
 }
+
+// MongoDB's workloads name their data as collections of documents and keep
+// TPS and QPS on the cards.
+func TestMongoHeaderSaysDocuments(t *testing.T) {
+	info := Info{Workload: "mongo_read_write", Tables: 30, TableSize: 1000000, Threads: 32, Runs: 1, RunTime: 3 * time.Second,
+		Targets: []result.Target{{Name: "native", Kind: "native", ServerVersion: "7.0.42 (FerretDB v1.24.2)"}}}
+	m := New(info, nil, nil, nil, false)
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	m.SetClock(t0, t0.Add(2*time.Second))
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 400, TPS: 400, QPS: 7200}})
+	v := ansi.ReplaceAllString(m.View(), "")
+	for _, want := range []string{"dbduel · mongo_read_write · 30×1000000 documents · 32 threads", "TPS 400  QPS 7200", "FerretDB v1.24.2"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}

@@ -89,6 +89,9 @@ func (m *Model) header() string {
 		threads = "1 thread"
 	}
 	data := fmt.Sprintf("%d×%d rows", m.info.Tables, m.info.TableSize)
+	if strings.HasPrefix(m.info.Workload, "mongo_") { // sysbench-mongodb's collections hold documents
+		data = fmt.Sprintf("%d×%d documents", m.info.Tables, m.info.TableSize)
+	}
 	if m.info.Data != "" {
 		data = m.info.Data
 	}
