@@ -51,6 +51,9 @@ func TestMongoNativeVsContainerSweep(t *testing.T) {
 			if p := r.Targets[1].Described.NetworkPath; p != "docker-proxy" {
 				t.Errorf("container network path %q", p)
 			}
+			if dd := r.Targets[1].Described.Datadir; dd == nil || dd.Kind != "volume" || dd.Path != "/data/db" {
+				t.Errorf("container datadir %+v, want the volume on /data/db", dd)
+			}
 			threads := map[int]bool{}
 			for _, run := range r.Runs {
 				th := r.Plan.Points[run.Point].Threads

@@ -360,6 +360,14 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 		d.NetworkMode = "bridge"
 	}
 	d.NetworkPath = networkPath(d.NetworkMode, s.ep.Port)
+	if datadir == "" {
+		// The server does not say (FerretDB): the path dbduel gave it; the
+		// mount on it is still read back below.
+		datadir = s.flavor().datadir
+		if s.o.Datadir == "overlay" {
+			datadir = overlayDatadir
+		}
+	}
 	datadir = strings.TrimSuffix(datadir, "/")
 	d.Datadir = &result.Datadir{Kind: "overlay", Path: datadir}
 	for _, m := range insp.Mounts {
