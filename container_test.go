@@ -148,6 +148,16 @@ func TestInvalidDockerKeys(t *testing.T) {
 	}
 }
 
+// waitForFile waits until path holds something (a run's partial result:
+// the first run is written), or the timeout passes.
+func waitForFile(path string, timeout time.Duration) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+			return
+		}
+	}
+}
+
 // buildBinary builds dbduel for tests that need a separate process (signals).
 func buildBinary(t *testing.T) string {
 	t.Helper()
@@ -171,13 +181,7 @@ func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Interrupt once the first run has been written.
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		if st, err := os.Stat(out); err == nil && st.Size() > 0 {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitForFile(out, 90*time.Second)
 	time.Sleep(time.Second)
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()

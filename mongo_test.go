@@ -101,13 +101,7 @@ func TestMongoSIGINTLeavesNothing(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		if st, err := os.Stat(out); err == nil && st.Size() > 0 {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitForFile(out, 90*time.Second)
 	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()

@@ -221,15 +221,7 @@ func (s *Server) Start(ctx context.Context) error {
 		args = append(args, "--user=root")
 	}
 	args = append(args, s.o.Args...)
-	name, argv := bin, args
-	if s.o.Cpuset != "" {
-		taskset, err := exec.LookPath("taskset")
-		if err != nil {
-			return errors.New("cpuset= needs taskset (apt-get install util-linux)")
-		}
-		name, argv = taskset, append([]string{"-c", s.o.Cpuset, bin}, args...)
-	}
-	if err := s.spawn(name, argv); err != nil {
+	if err := s.spawnPinned(bin, args); err != nil {
 		return err
 	}
 
@@ -389,6 +381,18 @@ func (s *Server) Restart(ctx context.Context) error {
 // PostgreSQL as another user).
 func (s *Server) SetNotices(w io.Writer) {
 	s.notices = w
+}
+
+// spawnPinned spawns bin with args, under taskset when the SPEC has cpuset=.
+func (s *Server) spawnPinned(bin string, args []string) error {
+	if s.o.Cpuset == "" {
+		return s.spawn(bin, args)
+	}
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		return errors.New("cpuset= needs taskset (apt-get install util-linux)")
+	}
+	return s.spawn(taskset, append([]string{"-c", s.o.Cpuset, bin}, args...))
 }
 
 // spawn starts the server process (name is the binary or taskset), watches

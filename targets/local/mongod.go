@@ -58,15 +58,7 @@ func (s *Server) startMongod(ctx context.Context) error {
 		args = append(args, "--config", s.o.Cnf)
 	}
 	args = append(args, s.o.Args...)
-	name, argv := s.binary, args
-	if s.o.Cpuset != "" {
-		taskset, err := exec.LookPath("taskset")
-		if err != nil {
-			return errors.New("cpuset= needs taskset (apt-get install util-linux)")
-		}
-		name, argv = taskset, append([]string{"-c", s.o.Cpuset, s.binary}, args...)
-	}
-	if err := s.spawn(name, argv); err != nil {
+	if err := s.spawnPinned(s.binary, args); err != nil {
 		return err
 	}
 	s.ep = targets.Endpoint{Protocol: mongodrv.Protocol, Host: "127.0.0.1", Port: port, DB: "sbtest"}

@@ -133,15 +133,7 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 	// by either, so the two start from the same settings.
 	args := append([]string{"-D", s.datadir, "-c", "config_file=" + conf, "-p", strconv.Itoa(port), "-k", s.dir,
 		"-c", "listen_addresses=127.0.0.1"}, s.o.Args...)
-	name, argv := s.binary, args
-	if s.o.Cpuset != "" {
-		taskset, err := exec.LookPath("taskset")
-		if err != nil {
-			return errors.New("cpuset= needs taskset (apt-get install util-linux)")
-		}
-		name, argv = taskset, append([]string{"-c", s.o.Cpuset, s.binary}, args...)
-	}
-	if err := s.spawn(name, argv); err != nil {
+	if err := s.spawnPinned(s.binary, args); err != nil {
 		return err
 	}
 	s.ep = targets.Endpoint{Protocol: pgdrv.Protocol, Host: "127.0.0.1", Port: port, User: "postgres", Password: password, DB: "sbtest"}
