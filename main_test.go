@@ -403,3 +403,26 @@ func TestCalibrateWritesTheNoiseFloor(t *testing.T) {
 		t.Fatalf("environment: %v", r.Environment)
 	}
 }
+
+// LOAD DATA sends the ids explicitly even with auto_inc: the table holds
+// 1..N, as the auto-increment counter would have made them, and the
+// counter goes on from N+1.
+func TestBulkLoadedIDsMatchAutoIncrement(t *testing.T) {
+	integration.Require(t, "mariadbd")
+	srv := testdb.Start(t)
+	if _, stderr, code := cli(t, "prepare", "--target", "native="+srv.URL(""), "--tables", "1", "--table-size", "1000"); code != 0 {
+		t.Fatalf("prepare: exit %d: %s", code, stderr)
+	}
+	db := srv.DB(t)
+	var n, lo, hi int
+	if err := db.QueryRow("SELECT COUNT(*), MIN(id), MAX(id) FROM sbtest1").Scan(&n, &lo, &hi); err != nil || n != 1000 || lo != 1 || hi != 1000 {
+		t.Fatalf("ids: %d rows %d..%d (%v)", n, lo, hi, err)
+	}
+	res, err := db.Exec("INSERT INTO sbtest1 (k, c, pad) VALUES (1, 'c', 'pad')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := res.LastInsertId(); id != 1001 {
+		t.Fatalf("the next auto-increment id is %d, want 1001", id)
+	}
+}

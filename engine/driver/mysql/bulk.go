@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -107,12 +108,31 @@ func appendField(b []byte, v any) []byte {
 }
 
 func appendEscapedBytes(b, s []byte) []byte {
-	for _, c := range s {
-		if c == '\\' || c == '\t' || c == '\n' {
-			return appendEscaped(b, string(s))
-		}
+	if needsEscape(s) {
+		return appendEscaped(b, string(s))
 	}
 	return append(b, s...) // sysbench's values: digits and dashes
+}
+
+// needsEscape says whether s holds a backslash, tab or newline. It looks at
+// eight bytes at a time (a byte-at-a-time scan was a third of the client's
+// CPU in prepare): a word has a byte equal to c when (w^c…c) has a zero byte.
+func needsEscape(s []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(x uint64) bool { return (x-ones)&^x&highs != 0 }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		if hasZero(w^('\\'*ones)) || hasZero(w^('\t'*ones)) || hasZero(w^('\n'*ones)) {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '\\' || c == '\t' || c == '\n' {
+			return true
+		}
+	}
+	return false
 }
 
 func appendEscaped(b []byte, s string) []byte {
