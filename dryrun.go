@@ -35,8 +35,8 @@ func dryRun(verb, wlName string, o *runOptions, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "target %s%s: %s\n", t.Name(), role, t.SpecRedacted())
 	}
-	fmt.Fprintf(stdout, "plan: %d run(s) and %d warm-up run(s) per target and point, %gs each, seed %d\n",
-		o.runs, o.warmupRuns, o.timeS, rc.seed)
+	fmt.Fprintf(stdout, "plan: %d run(s) and %d warm-up run(s) per target and point, %s, seed %d\n",
+		o.runs, o.warmupRuns, runLength(o.timeS, o.events), rc.seed)
 	for i, pt := range sess.Plan.Points {
 		fmt.Fprintf(stdout, "point %d: threads=%d table_size=%d\n", i+1, pt.Threads, pt.TableSize)
 	}
@@ -54,4 +54,16 @@ func dryRun(verb, wlName string, o *runOptions, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "result: %s\n", o.out)
 	}
 	return nil
+}
+
+// runLength is how long each run lasts, as sysbench reads --time and
+// --events: whichever limit comes first; 0 is no limit.
+func runLength(timeS float64, events uint64) string {
+	switch {
+	case events > 0 && timeS > 0:
+		return fmt.Sprintf("each %gs or %d events, whichever comes first", timeS, events)
+	case events > 0:
+		return fmt.Sprintf("each until %d events", events)
+	}
+	return fmt.Sprintf("%gs each", timeS)
 }

@@ -139,3 +139,16 @@ func TestSeed000RunsSmall(t *testing.T) {
 		t.Fatalf("%d things left", n)
 	}
 }
+
+// A plan ended by --events says so: seed 004's MongoDB form runs 250k
+// requests per point, with no time limit.
+func TestDryRunSaysEventLimit(t *testing.T) {
+	out, stderr, code := cli(t, "run", "-f", "examples/seed004-mongo-rw.yaml", "--dry-run")
+	if code != 0 || !strings.Contains(out, "each until 250000 events") || !strings.Contains(out, "run mongo_read_write") {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	out, _, _ = cli(t, "run", "--target", "n=mysql://root@127.0.0.1:1/x", "--events", "100", "--dry-run")
+	if !strings.Contains(out, "each 10s or 100 events, whichever comes first") {
+		t.Fatalf("dry run: %s", out)
+	}
+}
