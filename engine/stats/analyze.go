@@ -50,21 +50,16 @@ func Analyze(r *result.Result) {
 				run.Target, run.Index, n, run.Summary.UnservedMaxWaitUS/1000))
 		}
 	}
-	sweep := len(r.Plan.Points) > 1
 	for pi := 0; pi < max(len(r.Plan.Points), 1); pi++ {
 		if !points[pi] {
 			continue
 		}
-		label := ""
-		if sweep {
-			pt := r.Plan.Points[pi]
-			label = fmt.Sprintf(" at threads=%d table_size=%d", pt.Threads, pt.TableSize)
-		}
+		label := pointLabel(r.Plan.Points, pi)
 		st, cs, warns := analyzePoint(r, names, pi, label)
 		if pi == 0 {
 			r.Stats = st
 		}
-		if sweep {
+		if len(r.Plan.Points) > 1 {
 			r.PointStats = append(r.PointStats, result.PointStats{Point: pi, Threads: r.Plan.Points[pi].Threads,
 				TableSize: r.Plan.Points[pi].TableSize, Stats: st})
 		}
@@ -165,6 +160,14 @@ func HonestyWarning(run result.Run) string {
 	}
 	return fmt.Sprintf("%s run %d: dbduel counted %d %s, the server's %s counter %d (%+.2f%%); %s",
 		run.Target, run.Index, h.DbduelQueries, unit, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
+}
+
+// pointLabel names a sweep's point in verdicts and warnings ("" without a sweep).
+func pointLabel(points []result.Point, i int) string {
+	if len(points) < 2 || i >= len(points) {
+		return ""
+	}
+	return fmt.Sprintf(" at threads=%d table_size=%d", points[i].Threads, points[i].TableSize)
 }
 
 func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []result.Comparison, []string) {

@@ -67,13 +67,18 @@ func CompareFiles(base, cur *result.Result) ([]result.Comparison, error) {
 				for _, s := range cs {
 					cv = append(cv, m.get(s))
 				}
+				if slices.Contains(bv, 0) || slices.Contains(cv, 0) {
+					// No ratio to nothing, as in Analyze: NOPM outside
+					// TPC-C, cpu's queries, memory's sub-µs latencies.
+					continue
+				}
 				p := compareUnpaired(cv, bv)
 				comp := result.Comparison{Target: n, Baseline: n + " (base)", Metric: m.name, Point: pt,
 					Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100, N: len(cv), NBaseline: len(bv), Method: p.Method, HasCI: p.HasCI}
 				if p.HasCI {
 					comp.CILowPct, comp.CIHighPct = (p.Low-1)*100, (p.High-1)*100
 				}
-				comp.Verdict = Verdict(n+" (new)", n+" (base)", m.name, p, m.higherIsBetter)
+				comp.Verdict = Verdict(n+" (new)", n+" (base)", m.name, p, m.higherIsBetter) + pointLabel(cur.Plan.Points, pt)
 				out = append(out, comp)
 			}
 		}

@@ -297,6 +297,13 @@ func TestCompareFiles(t *testing.T) {
 	if !tps.HasCI || !near(tps.DeltaPct, -20, 0.5) || tps.CIHighPct >= 0 || !strings.Contains(tps.Verdict, "slower") {
 		t.Fatalf("%+v", tps)
 	}
+	// Outside TPC-C there is no NOPM or TPM: no comparison of them (it
+	// read -100%, "no runs", before).
+	for _, c := range cs {
+		if c.Metric == "nopm" || c.Metric == "tpm" {
+			t.Fatalf("an OLTP result compared %s: %+v", c.Metric, c)
+		}
+	}
 	other := mk(100)
 	other.Workload.Name = "oltp_point_select"
 	if _, err := CompareFiles(mk(100), other); err == nil {
@@ -565,5 +572,34 @@ func TestAnalyzeComparesNOPMAndTPM(t *testing.T) {
 	}
 	if oltp.Stats["native"].NOPM != nil {
 		t.Fatal("an OLTP run got NOPM stats")
+	}
+}
+
+// compare names the sweep point in each verdict, as the run's own verdicts do.
+func TestCompareFilesNamesSweepPoints(t *testing.T) {
+	mk := func(scale float64) *result.Result {
+		r := &result.Result{Workload: result.Workload{Name: "mongo_read_write", Options: map[string]any{}},
+			Plan: result.Plan{Points: []result.Point{{Threads: 2, TableSize: 1000}, {Threads: 4, TableSize: 1000}}}}
+		for pt := range 2 {
+			for b := 1; b <= 2; b++ {
+				v := scale * float64(10+pt+b)
+				r.Runs = append(r.Runs, result.Run{Target: "native", Block: b, Point: pt, Complete: true,
+					Summary: result.Summary{TPS: v, QPS: 18 * v, AvgUS: 1e6 / v, P95US: 2e6 / v, P99US: 3e6 / v}})
+			}
+		}
+		return r
+	}
+	cs, err := CompareFiles(mk(1), mk(0.9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if c.Metric == "tps" {
+			seen[c.Verdict[strings.Index(c.Verdict, " at threads="):]] = true
+		}
+	}
+	if !seen[" at threads=2 table_size=1000"] || !seen[" at threads=4 table_size=1000"] {
+		t.Fatalf("verdicts do not name their points: %v", seen)
 	}
 }
