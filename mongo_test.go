@@ -82,6 +82,11 @@ func TestMongoNativeVsContainerSweep(t *testing.T) {
 			}
 		})
 	}
+	// cleanup drops the run's collections and says so in MongoDB's words.
+	_, stderr, code := cli(t, "cleanup", "mongo_read_write", "--target", "native="+uri, "--tables", "1")
+	if code != 0 || !strings.Contains(stderr, "dropped collection 'sbtest1'") {
+		t.Errorf("cleanup: exit %d: %s", code, stderr)
+	}
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things left", n)
 	}

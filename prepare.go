@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/workload"
 )
 
 // prepareAll loads the workload's tables on every target, with progress:
@@ -15,7 +17,7 @@ import (
 func prepareAll(ctx context.Context, rc *runConfig, ts []engine.Target, reprepare bool, stderr io.Writer) error {
 	for _, t := range ts {
 		start := time.Now()
-		progress := newProgressPrinter(stderr)
+		progress := newProgressPrinter(stderr, rc.workload)
 		err := engine.EnsureTables(ctx, rc.workload, rc.engine.Threads, reprepare, t, func(e engine.Event) {
 			switch e.Kind {
 			case engine.EventProgress:
@@ -36,7 +38,7 @@ func prepareAll(ctx context.Context, rc *runConfig, ts []engine.Target, reprepar
 func cleanupAll(ctx context.Context, rc *runConfig, ts []engine.Target, stderr io.Writer) error {
 	for _, t := range ts {
 		dropped, err := engine.Cleanup(ctx, rc.workload, rc.engine.Threads, t)
-		what := "dropped table"
+		what := "dropped " + nouns(rc.workload).table
 		if rc.onHost() {
 			what = "removed file"
 		}
@@ -72,4 +74,15 @@ func checkAll(ctx context.Context, rc *runConfig, ts []engine.Target, stdout io.
 		return &exitError{code: 1, err: fmt.Errorf("consistency conditions fail: %s", strings.Join(failed, ", "))}
 	}
 	return nil
+}
+
+// dataNouns are what a workload's data is called in messages.
+type dataNouns struct{ row, table string }
+
+// nouns: sysbench-mongodb's collections hold documents; SQL tables rows.
+func nouns(wl workload.Workload) dataNouns {
+	if slices.Contains(wl.Protocols(), "mongodb") {
+		return dataNouns{row: "documents", table: "collection"}
+	}
+	return dataNouns{row: "rows", table: "table"}
 }

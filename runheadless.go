@@ -22,7 +22,7 @@ import (
 // engine's last event, which carries the result.
 func runHeadless(ctx context.Context, rc *runConfig, o *runOptions, st *startedTargets, events <-chan engine.Event, stdout, stderr io.Writer) outcome {
 	printer := pickPrinter(o, stdout, rc)
-	progress := newProgressPrinter(stderr)
+	progress := newProgressPrinter(stderr, rc.workload)
 	var out outcome
 	for e := range events {
 		switch e.Kind {
@@ -120,10 +120,11 @@ func isTerminal(w io.Writer) bool {
 type progressPrinter struct {
 	w     io.Writer
 	start map[string]time.Time
+	rows  string // what the workload loads: rows, or documents
 }
 
-func newProgressPrinter(w io.Writer) *progressPrinter {
-	return &progressPrinter{w: w, start: map[string]time.Time{}}
+func newProgressPrinter(w io.Writer, wl workload.Workload) *progressPrinter {
+	return &progressPrinter{w: w, start: map[string]time.Time{}, rows: nouns(wl).row}
 }
 
 func (pp *progressPrinter) print(e engine.Event) {
@@ -136,11 +137,11 @@ func (pp *progressPrinter) print(e engine.Event) {
 		t0 = time.Now()
 		pp.start[e.Target] = t0
 	}
-	line := fmt.Sprintf("dbduel: %s: prepare %d/%d rows (%.0f%%)", e.Target, p.Rows, p.TotalRows, 100*float64(p.Rows)/float64(p.TotalRows))
+	line := fmt.Sprintf("dbduel: %s: prepare %d/%d %s (%.0f%%)", e.Target, p.Rows, p.TotalRows, pp.rows, 100*float64(p.Rows)/float64(p.TotalRows))
 	if secs := time.Since(t0).Seconds(); secs > 0.05 && p.Rows > 0 {
 		rate := float64(p.Rows) / secs
 		eta := time.Duration(float64(p.TotalRows-p.Rows) / rate * float64(time.Second)).Round(time.Second)
-		line += fmt.Sprintf(", %.0f rows/s, ETA %s", rate, eta)
+		line += fmt.Sprintf(", %.0f %s/s, ETA %s", rate, pp.rows, eta)
 	}
 	fmt.Fprintln(pp.w, line)
 }
