@@ -147,11 +147,15 @@ func (m *Model) cardsRow(cards []*card) string {
 			bw := w - 20
 			f := int(pct * float64(bw))
 			lines = append(lines, fmt.Sprintf("prepare [%s%s] %3.0f%%", strings.Repeat("█", f), strings.Repeat("░", bw-f), pct*100))
-			line := fmt.Sprintf("%d / %d rows", c.prepRows, c.prepTotal)
+			rows := "rows"
+			if strings.HasPrefix(m.info.Workload, "mongo_") {
+				rows = "documents"
+			}
+			line := fmt.Sprintf("%d / %d %s", c.prepRows, c.prepTotal, rows)
 			if secs := m.now.Sub(c.prepStarted).Seconds(); secs > 0 && c.prepRows > 0 && !c.prepStarted.IsZero() {
 				rate := float64(c.prepRows) / secs
 				eta := time.Duration(float64(c.prepTotal-c.prepRows) / rate * float64(time.Second)).Round(time.Second)
-				line += fmt.Sprintf(" · %s rows/s · ETA %s", chart.Human(rate), eta)
+				line += fmt.Sprintf(" · %s %s/s · ETA %s", chart.Human(rate), rows, eta)
 			}
 			lines = append(lines, line)
 		case c.running && c.last.TS > 0:
