@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -74,16 +76,17 @@ var mechanisms sync.Map // addr+user -> "PLAIN"
 
 // connect opens a client to ep and proves it with a ping. With credentials
 // and no authMechanism in the URL it tries the driver's default (SCRAM),
-// then PLAIN, and keeps whichever the server took.
-func connect(ctx context.Context, ep driver.Endpoint, maxConns int) (*mdb.Client, driver.Endpoint, error) {
+// then PLAIN, and keeps whichever the server took. own, when not nil,
+// counts the commands the client sends for itself.
+func connect(ctx context.Context, ep driver.Endpoint, maxConns int, own ...*atomic.Uint64) (*mdb.Client, driver.Endpoint, error) {
 	key := ep.Addr() + "|" + ep.User
 	if m, ok := mechanisms.Load(key); ok {
 		ep = withParam(ep, "authMechanism", m.(string))
 	}
-	c, err := tryConnect(ctx, ep, maxConns)
+	c, err := tryConnect(ctx, ep, maxConns, own...)
 	if err != nil && ep.User != "" && !strings.Contains(ep.Params, "authMechanism") && isAuthError(err) {
 		plain := withParam(ep, "authMechanism", "PLAIN")
-		if c2, err2 := tryConnect(ctx, plain, maxConns); err2 == nil {
+		if c2, err2 := tryConnect(ctx, plain, maxConns, own...); err2 == nil {
 			mechanisms.Store(key, "PLAIN")
 			return c2, plain, nil
 		}
@@ -94,8 +97,12 @@ func connect(ctx context.Context, ep driver.Endpoint, maxConns int) (*mdb.Client
 	return c, ep, nil
 }
 
-func tryConnect(ctx context.Context, ep driver.Endpoint, maxConns int) (*mdb.Client, error) {
-	c, err := mdb.Connect(clientOptions(ep, maxConns))
+func tryConnect(ctx context.Context, ep driver.Endpoint, maxConns int, own ...*atomic.Uint64) (*mdb.Client, error) {
+	o := clientOptions(ep, maxConns)
+	if len(own) > 0 {
+		o.SetDialer(&countingDialer{d: net.Dialer{Timeout: 10 * time.Second}, own: own[0]})
+	}
+	c, err := mdb.Connect(o)
 	if err != nil {
 		return nil, redact(err)
 	}
@@ -203,6 +210,7 @@ func EnsureDatabase(ctx context.Context, ep driver.Endpoint) (bool, error) {
 type DB struct {
 	client *mdb.Client
 	ep     driver.Endpoint
+	own    *atomic.Uint64 // commands the pool sent for itself (handshakes, heartbeats)
 }
 
 // Opener returns the engine's opener for ep.
@@ -212,11 +220,12 @@ func Opener(ep driver.Endpoint) driver.Opener {
 
 // Open connects to ep with a pool of maxConns connections.
 func Open(ctx context.Context, ep driver.Endpoint, maxConns int) (*DB, error) {
-	c, ep, err := connect(ctx, ep, maxConns)
+	own := &atomic.Uint64{}
+	c, ep, err := connect(ctx, ep, maxConns, own)
 	if err != nil {
 		return nil, err
 	}
-	return &DB{client: c, ep: ep}, nil
+	return &DB{client: c, ep: ep, own: own}, nil
 }
 
 // Database is the workload's database.
@@ -288,8 +297,10 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // OpCount sums serverStatus.opcounters: every insert (per document),
 // query, update, delete (per statement), getmore and command the server
-// served. Its own serverStatus adds one command.
+// served, less the commands this pool sent for itself (handshakes,
+// heartbeats), read just before. Its own serverStatus adds one command.
 func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
+	own := d.own.Load()
 	var st struct {
 		Opcounters map[string]any `bson:"opcounters"`
 	}
@@ -300,8 +311,8 @@ func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
 	if !ok {
 		return driver.OpCount{}, fmt.Errorf("%w: serverStatus has no opcounters", driver.ErrNoOpCount)
 	}
-	return driver.OpCount{Counter: "opcounters", N: n, Unit: driver.Operations, Self: 1,
-		Note: "opcounters.command also counts the driver's own handshakes and heartbeats"}, nil
+	return driver.OpCount{Counter: "opcounters", N: n - min(n, own), Unit: driver.Operations, Self: 1,
+		Note: "less dbduel's own handshakes and heartbeats; the counter includes any other client of this server"}, nil
 }
 
 // SumOpcounters adds serverStatus.opcounters' six counters (false when

@@ -1,8 +1,12 @@
 package mongo
 
 import (
+	"encoding/binary"
 	"errors"
+	"io"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -101,5 +105,51 @@ func TestVersionSaysFerretDB(t *testing.T) {
 	}
 	if v := Version(bson.M{"version": "5.0.2"}); v != "5.0.2" {
 		t.Fatalf("version %q", v)
+	}
+}
+
+// msgWith is an OP_MSG carrying body as its kind-0 section.
+func msgWith(t *testing.T, body bson.D) []byte {
+	t.Helper()
+	doc, err := bson.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 16, 21+len(doc))
+	binary.LittleEndian.PutUint32(p[12:], opMsg)
+	p = append(p, 0, 0, 0, 0, 0) // flags, section kind 0
+	p = append(p, doc...)
+	binary.LittleEndian.PutUint32(p, uint32(len(p)))
+	return p
+}
+
+// The driver's own commands are told from the workload's by name: they
+// come off the server's count; the workload's stay in it.
+func TestOwnCommands(t *testing.T) {
+	for _, name := range []string{"hello", "isMaster", "saslStart", "saslContinue", "ping", "endSessions", "buildInfo"} {
+		if !isOwnCommand(msgWith(t, bson.D{{Key: name, Value: 1}, {Key: "$db", Value: "admin"}})) {
+			t.Errorf("%s not taken as the driver's own", name)
+		}
+	}
+	for _, name := range []string{"find", "aggregate", "distinct", "insert", "update", "delete", "getMore", "serverStatus"} {
+		if isOwnCommand(msgWith(t, bson.D{{Key: name, Value: "sbtest1"}})) {
+			t.Errorf("%s taken as the driver's own", name)
+		}
+	}
+	legacy := make([]byte, 20)
+	binary.LittleEndian.PutUint32(legacy[12:], opQuery)
+	if !isOwnCommand(legacy) || isOwnCommand([]byte{1, 2, 3}) {
+		t.Error("legacy handshake or short write misread")
+	}
+	// A pool dialled through the counting dialer counts what it writes.
+	var own atomic.Uint64
+	a, b := net.Pipe()
+	defer b.Close()
+	go io.Copy(io.Discard, b)
+	c := &countingConn{Conn: a, own: &own}
+	c.Write(msgWith(t, bson.D{{Key: "hello", Value: 1}}))
+	c.Write(msgWith(t, bson.D{{Key: "find", Value: "sbtest1"}}))
+	if own.Load() != 1 {
+		t.Fatalf("own commands %d, want 1", own.Load())
 	}
 }
