@@ -146,7 +146,7 @@ func RedactSpec(s string) string { return driver.RedactURL(s) }
 
 // OneLine folds a multi-line message (a server's start-up error, a Docker
 // error) into one line, whole: dbduel's errors are one line each.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func OneLine(s string) string { return driver.OneLine(s) }
 
 // FreePort asks the kernel for a free TCP port on 127.0.0.1.
 func FreePort() (int, error) {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Action is what the engine does after an event failed.
@@ -160,6 +161,10 @@ func (e Endpoint) Redacted() string { return RedactURL(e.URL()) }
 func (e Endpoint) Addr() string { return net.JoinHostPort(e.Host, strconv.Itoa(e.Port)) }
 
 var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
+
+// OneLine folds a multi-line message (a server's error, a start-up log)
+// into one line, whole: dbduel's errors are one line each.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // RedactURL hides the password of any URL in s (a SPEC, or a message that
 // quotes one).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -105,4 +106,39 @@ func FormatSize(n int64) string {
 		}
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// SeedOrClock is a workload's random seed: --rand-seed, or the clock when
+// it is 0 (sysbench's rule).
+func SeedOrClock(seed uint64) uint64 {
+	if seed == 0 {
+		return uint64(time.Now().UnixNano())
+	}
+	return seed
+}
+
+// LookupInt reads an option another family bound to fs (TPC-C and
+// MongoDB's workloads share sysbench's core options, which the OLTP family
+// binds); ok is false when fs has no such flag.
+func LookupInt(fs *pflag.FlagSet, name string) (v int, ok bool, err error) {
+	f := fs.Lookup(name)
+	if f == nil {
+		return 0, false, nil
+	}
+	v, err = strconv.Atoi(f.Value.String())
+	if err != nil {
+		return 0, true, fmt.Errorf("--%s: %v", name, err)
+	}
+	return v, true, nil
+}
+
+// LookupUint64 is LookupInt for unsigned options (--rand-seed); 0 when
+// fs has no such flag or it does not parse.
+func LookupUint64(fs *pflag.FlagSet, name string) uint64 {
+	if f := fs.Lookup(name); f != nil {
+		if v, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil {
+			return v
+		}
+	}
+	return 0
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,15 +77,15 @@ var mechanisms sync.Map // addr+user -> "PLAIN"
 // and no authMechanism in the URL it tries the driver's default (SCRAM),
 // then PLAIN, and keeps whichever the server took. own, when not nil,
 // counts the commands the client sends for itself.
-func connect(ctx context.Context, ep driver.Endpoint, maxConns int, own ...*atomic.Uint64) (*mdb.Client, driver.Endpoint, error) {
+func connect(ctx context.Context, ep driver.Endpoint, maxConns int, own *atomic.Uint64) (*mdb.Client, driver.Endpoint, error) {
 	key := ep.Addr() + "|" + ep.User
 	if m, ok := mechanisms.Load(key); ok {
 		ep = withParam(ep, "authMechanism", m.(string))
 	}
-	c, err := tryConnect(ctx, ep, maxConns, own...)
+	c, err := tryConnect(ctx, ep, maxConns, own)
 	if err != nil && ep.User != "" && !strings.Contains(ep.Params, "authMechanism") && isAuthError(err) {
 		plain := withParam(ep, "authMechanism", "PLAIN")
-		if c2, err2 := tryConnect(ctx, plain, maxConns, own...); err2 == nil {
+		if c2, err2 := tryConnect(ctx, plain, maxConns, own); err2 == nil {
 			mechanisms.Store(key, "PLAIN")
 			return c2, plain, nil
 		}
@@ -97,10 +96,10 @@ func connect(ctx context.Context, ep driver.Endpoint, maxConns int, own ...*atom
 	return c, ep, nil
 }
 
-func tryConnect(ctx context.Context, ep driver.Endpoint, maxConns int, own ...*atomic.Uint64) (*mdb.Client, error) {
+func tryConnect(ctx context.Context, ep driver.Endpoint, maxConns int, own *atomic.Uint64) (*mdb.Client, error) {
 	o := clientOptions(ep, maxConns)
-	if len(own) > 0 {
-		o.SetDialer(&countingDialer{d: net.Dialer{Timeout: 10 * time.Second}, own: own[0]})
+	if own != nil {
+		o.SetDialer(&countingDialer{d: net.Dialer{Timeout: 10 * time.Second}, own: own})
 	}
 	c, err := mdb.Connect(o)
 	if err != nil {
@@ -131,7 +130,7 @@ func redact(err error) error { return errors.New(driver.RedactURL(err.Error())) 
 func Ping(ctx context.Context, ep driver.Endpoint, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, _, err := connect(ctx, ep, 1)
+	c, _, err := connect(ctx, ep, 1, nil)
 	if err != nil {
 		return err
 	}
@@ -141,7 +140,7 @@ func Ping(ctx context.Context, ep driver.Endpoint, timeout time.Duration) error 
 // ServerInfo reads the server's version (buildInfo; a FerretDB server says
 // so: "7.0.42 (FerretDB v1.24.2)") and its data directory when it tells.
 func ServerInfo(ctx context.Context, ep driver.Endpoint) (version, datadir string, err error) {
-	c, _, err := connect(ctx, ep, 1)
+	c, _, err := connect(ctx, ep, 1, nil)
 	if err != nil {
 		return "", "", err
 	}
@@ -181,7 +180,7 @@ func Version(buildInfo bson.M) string {
 // Variables reads the server's parameters (getParameter '*'), flattened.
 // A server that refuses the command has none to compare.
 func Variables(ctx context.Context, ep driver.Endpoint) (map[string]string, error) {
-	c, _, err := connect(ctx, ep, 1)
+	c, _, err := connect(ctx, ep, 1, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -290,10 +289,8 @@ func Classify(err error) driver.Failure {
 	case se != nil && se.HasErrorCode(112): // WriteConflict
 		return driver.Failure{Action: driver.Restart, Code: "112"}
 	}
-	return driver.Failure{Action: driver.Fatal, Code: code, Err: fmt.Errorf("mongodb: %s", driver.RedactURL(oneLine(err.Error())))}
+	return driver.Failure{Action: driver.Fatal, Code: code, Err: fmt.Errorf("mongodb: %s", driver.RedactURL(driver.OneLine(err.Error())))}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // OpCount sums serverStatus.opcounters: every insert (per document),
 // query, update, delete (per statement), getmore and command the server
@@ -318,25 +315,21 @@ func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
 // SumOpcounters adds serverStatus.opcounters' six counters (false when
 // the server has none of them).
 func SumOpcounters(oc map[string]any) (uint64, bool) {
-	keys := make([]string, 0, len(oc))
-	for k := range oc {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var n uint64
 	found := false
-	for _, k := range keys {
-		switch k {
-		case "insert", "query", "update", "delete", "getmore", "command":
-			found = true
-			switch v := oc[k].(type) {
-			case int32:
-				n += uint64(v)
-			case int64:
-				n += uint64(v)
-			case float64:
-				n += uint64(v)
-			}
+	for _, k := range []string{"insert", "query", "update", "delete", "getmore", "command"} {
+		v, ok := oc[k]
+		if !ok {
+			continue
+		}
+		found = true
+		switch v := v.(type) {
+		case int32:
+			n += uint64(v)
+		case int64:
+			n += uint64(v)
+		case float64:
+			n += uint64(v)
 		}
 	}
 	return n, found

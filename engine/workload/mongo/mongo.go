@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -55,11 +54,11 @@ func (family) BindFlags(fs *pflag.FlagSet) func(string) (workload.Workload, erro
 			"distinct-ranges": &o.DistinctRanges, "index-updates": &o.IndexUpdates, "non-index-updates": &o.NonIndexUpdates,
 			"delete-inserts": &o.DeleteInserts}
 		for flag, p := range ints {
-			if f := fs.Lookup(flag); f != nil {
-				v, err := strconv.Atoi(f.Value.String())
-				if err != nil {
-					return nil, fmt.Errorf("--%s: %v", flag, err)
-				}
+			v, ok, err := workload.LookupInt(fs, flag)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
 				*p = v
 			}
 		}
@@ -74,11 +73,7 @@ func (family) BindFlags(fs *pflag.FlagSet) func(string) (workload.Workload, erro
 			}
 			o.TableSize = v
 		}
-		if f := fs.Lookup("rand-seed"); f != nil {
-			if v, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil {
-				o.RandSeed = v
-			}
-		}
+		o.RandSeed = workload.LookupUint64(fs, "rand-seed")
 		o.ReadOnly = name == "mongo_read_only"
 		return New(o)
 	}
@@ -108,11 +103,7 @@ func New(o Options) (workload.Workload, error) {
 	if o.DocumentsPerInsert < 1 {
 		o.DocumentsPerInsert = 1000
 	}
-	seed := o.RandSeed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	return &mongoWorkload{o: o, seed: seed}, nil
+	return &mongoWorkload{o: o, seed: workload.SeedOrClock(o.RandSeed)}, nil
 }
 
 type mongoWorkload struct {

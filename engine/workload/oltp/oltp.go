@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	enginedriver "github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -99,12 +98,8 @@ func New(name string, o Options) (workload.Workload, error) {
 	if err := o.validate(name); err != nil {
 		return nil, err
 	}
-	seed := o.RandSeed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	w := &oltpWorkload{name: name, o: o, seed: seed}
-	s := sbrand.New(o.Rand, seed^0x5eed)
+	w := &oltpWorkload{name: name, o: o, seed: workload.SeedOrClock(o.RandSeed)}
+	s := sbrand.New(o.Rand, w.seed^0x5eed)
 	w.unique = sbrand.NewUnique(uint32(s.Uint64()), uint32(s.Uint64()))
 	return w, nil
 }

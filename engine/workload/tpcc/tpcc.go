@@ -9,8 +9,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -33,11 +31,7 @@ func (family) BindFlags(fs *pflag.FlagSet) func(string) (workload.Workload, erro
 	fs.IntVar(&o.Warehouses, "warehouses", 1, "TPC-C: number of warehouses (the scale; HammerDB's warehouse count)")
 	return func(name string) (workload.Workload, error) {
 		// --rand-seed is sysbench's core option, bound by the OLTP family.
-		if f := fs.Lookup("rand-seed"); f != nil {
-			if v, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil {
-				o.RandSeed = v
-			}
-		}
+		o.RandSeed = workload.LookupUint64(fs, "rand-seed")
 		return New(o)
 	}
 }
@@ -49,11 +43,7 @@ func New(o Options) (workload.Workload, error) {
 	if o.Warehouses < 1 {
 		return nil, fmt.Errorf("--warehouses must be at least 1")
 	}
-	seed := o.RandSeed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	return &tpccWorkload{o: o, seed: seed}, nil
+	return &tpccWorkload{o: o, seed: workload.SeedOrClock(o.RandSeed)}, nil
 }
 
 type tpccWorkload struct {
