@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/targets/state"
 )
@@ -150,5 +153,19 @@ func TestDryRunSaysEventLimit(t *testing.T) {
 	out, _, _ = cli(t, "run", "--target", "n=mysql://root@127.0.0.1:1/x", "--events", "100", "--dry-run")
 	if !strings.Contains(out, "each 10s or 100 events, whichever comes first") {
 		t.Fatalf("dry run: %s", out)
+	}
+}
+
+// Messages and the TUI name MongoDB's data as documents in collections.
+func TestDataNouns(t *testing.T) {
+	mk := workload.BindFlags(pflag.NewFlagSet("t", pflag.ContinueOnError))
+	for name, want := range map[string]dataNouns{"mongo_read_only": {"documents", "collection"}, "oltp_read_write": {"rows", "table"}, "tpcc": {"rows", "table"}} {
+		wl, err := mk(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := nouns(wl); got != want {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
 	}
 }

@@ -30,6 +30,9 @@ type Info struct {
 	// Data replaces "T×N rows" in the header for workloads without tables
 	// (cpu, memory, fileio), whose cards show events/s and MiB/s.
 	Data string
+	// Rows is what the workload's tables hold, for the header and the
+	// prepare card: "rows" (the default), or MongoDB's "documents".
+	Rows string
 	// TPCC: cards and charts show the client-counted tpmC and TPM per
 	// interval, and each finished run's server-counted NOPM and TPM.
 	TPCC bool

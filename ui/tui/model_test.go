@@ -325,7 +325,7 @@ func TestTPCCCards(t *testing.T) {
 // MongoDB's workloads name their data as collections of documents and keep
 // TPS and QPS on the cards.
 func TestMongoHeaderSaysDocuments(t *testing.T) {
-	info := Info{Workload: "mongo_read_write", Tables: 30, TableSize: 1000000, Threads: 32, Runs: 1, RunTime: 3 * time.Second,
+	info := Info{Workload: "mongo_read_write", Rows: "documents", Tables: 30, TableSize: 1000000, Threads: 32, Runs: 1, RunTime: 3 * time.Second,
 		Targets: []result.Target{{Name: "native", Kind: "native", ServerVersion: "7.0.42 (FerretDB v1.24.2)"}}}
 	m := New(info, nil, nil, nil, false)
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

@@ -88,10 +88,7 @@ func (m *Model) header() string {
 	if n == 1 {
 		threads = "1 thread"
 	}
-	data := fmt.Sprintf("%d×%d rows", m.info.Tables, m.info.TableSize)
-	if strings.HasPrefix(m.info.Workload, "mongo_") { // sysbench-mongodb's collections hold documents
-		data = fmt.Sprintf("%d×%d documents", m.info.Tables, m.info.TableSize)
-	}
+	data := fmt.Sprintf("%d×%d %s", m.info.Tables, m.info.TableSize, m.rows())
 	if m.info.Data != "" {
 		data = m.info.Data
 	}
@@ -102,6 +99,13 @@ func (m *Model) header() string {
 	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s [%s%s]",
 		elapsed, m.runsDone, runs, total, eta, strings.Repeat("█", filled), strings.Repeat("░", barW-filled))
 	return lipgloss.NewStyle().Bold(true).Render(line1) + "\n" + line2
+}
+
+func (m *Model) rows() string {
+	if m.info.Rows == "" {
+		return "rows"
+	}
+	return m.info.Rows
 }
 
 // rates is a card's throughput: TPS and QPS, or for the system tests
@@ -147,10 +151,7 @@ func (m *Model) cardsRow(cards []*card) string {
 			bw := w - 20
 			f := int(pct * float64(bw))
 			lines = append(lines, fmt.Sprintf("prepare [%s%s] %3.0f%%", strings.Repeat("█", f), strings.Repeat("░", bw-f), pct*100))
-			rows := "rows"
-			if strings.HasPrefix(m.info.Workload, "mongo_") {
-				rows = "documents"
-			}
+			rows := m.rows()
 			line := fmt.Sprintf("%d / %d %s", c.prepRows, c.prepTotal, rows)
 			if secs := m.now.Sub(c.prepStarted).Seconds(); secs > 0 && c.prepRows > 0 && !c.prepStarted.IsZero() {
 				rate := float64(c.prepRows) / secs
