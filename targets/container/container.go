@@ -685,19 +685,29 @@ func (s *Server) imageProtocol(ctx context.Context) (string, error) {
 	return "", &targets.UsageError{Msg: fmt.Sprintf("docker: image %s exposes %v, none of MySQL's 3306, PostgreSQL's 5432 or MongoDB's 27017: say which with protocol=mysql, protocol=postgres or protocol=mongodb", s.o.Image, found)}
 }
 
+// userConfig copies the SPEC's cnf= file into the directory mounted at
+// configDir as name, and returns its path inside the container ("" when
+// the SPEC has none).
+func (s *Server) userConfig(name string) (string, error) {
+	if s.o.Cnf == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(s.o.Cnf)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(s.hostDir, name), data, 0o644); err != nil {
+		return "", err
+	}
+	return configDir + "/" + name, nil
+}
+
 // mysqlConfig is the MySQL/MariaDB image's set-up (the official images'
 // conventions): root's password, the sbtest database, dbduel's defaults file.
 func (s *Server) mysqlConfig(cc *container.Config, port int) ([]string, error) {
-	include := ""
-	if s.o.Cnf != "" {
-		data, err := os.ReadFile(s.o.Cnf)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(s.hostDir, "user.cnf"), data, 0o644); err != nil {
-			return nil, err
-		}
-		include = configDir + "/user.cnf"
+	include, err := s.userConfig("user.cnf")
+	if err != nil {
+		return nil, err
 	}
 	if _, err := config.Write(s.hostDir, include); err != nil {
 		return nil, err
@@ -720,16 +730,9 @@ func (s *Server) mysqlConfig(cc *container.Config, port int) ([]string, error) {
 // PGDATA, arguments after the image's command go to postgres), with
 // dbduel's settings as the server's config file.
 func (s *Server) postgresConfig(cc *container.Config, port int) ([]string, error) {
-	include := ""
-	if s.o.Cnf != "" {
-		data, err := os.ReadFile(s.o.Cnf)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(s.hostDir, "user.conf"), data, 0o644); err != nil {
-			return nil, err
-		}
-		include = configDir + "/user.conf"
+	include, err := s.userConfig("user.conf")
+	if err != nil {
+		return nil, err
 	}
 	if _, err := config.WritePostgres(s.hostDir, include); err != nil {
 		return nil, err
@@ -753,15 +756,12 @@ func (s *Server) postgresConfig(cc *container.Config, port int) ([]string, error
 // cnf= file becomes mongod's --config.
 func (s *Server) mongoConfig(cc *container.Config, port int) ([]string, error) {
 	var cmd []string
-	if s.o.Cnf != "" {
-		data, err := os.ReadFile(s.o.Cnf)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(s.hostDir, "mongod.conf"), data, 0o644); err != nil {
-			return nil, err
-		}
-		cmd = append(cmd, "--config", configDir+"/mongod.conf")
+	conf, err := s.userConfig("mongod.conf")
+	if err != nil {
+		return nil, err
+	}
+	if conf != "" {
+		cmd = append(cmd, "--config", conf)
 	}
 	password := targets.NewPassword()
 	s.ep = targets.Endpoint{Protocol: "mongodb", Host: "127.0.0.1", Port: port, User: "root", Password: password, DB: "sbtest", Params: "authSource=admin"}

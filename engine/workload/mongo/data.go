@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	mdb "go.mongodb.org/mongo-driver/v2/mongo"
@@ -160,14 +159,14 @@ func (w *mongoWorkload) Prepare(ctx context.Context, db enginedriver.DB, threads
 		}
 	}
 	total := uint64(w.o.Tables * w.o.TableSize)
-	var done atomic.Uint64
+	var done uint64
 	var mu sync.Mutex
 	report := func(n int, table string) {
-		v := done.Add(uint64(n))
+		mu.Lock() // the count and its report in one order: progress never goes back
+		defer mu.Unlock()
+		done += uint64(n)
 		if progress != nil {
-			mu.Lock()
-			progress(workload.Progress{Rows: v, TotalRows: total, Table: table})
-			mu.Unlock()
+			progress(workload.Progress{Rows: done, TotalRows: total, Table: table})
 		}
 	}
 	work := make(chan chunk)
