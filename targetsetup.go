@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/driver/host"
 	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
@@ -128,6 +129,7 @@ func (st *startedTargets) annotate(r *result.Result) {
 	r.Parity = st.parity
 	r.Environment = st.env
 	stats.Analyze(r)
+	cause.Annotate(r)
 	if st.ladder != nil {
 		explain.Analyze(r, st.ladder)
 	}

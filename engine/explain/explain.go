@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 )
@@ -137,7 +138,7 @@ func Analyze(r *result.Result, rungs []Rung) {
 			}
 			out.DeltaVsNativePct = (pair(tps, rung.Name, "native").Ratio - 1) * 100
 		}
-		out.Evidence = evidence(r, targets[rung.Name])
+		out.Evidence = cause.Evidence(r, targets[rung.Name], 0)
 		out.Invalid = contradiction(rung.Expect, out.Evidence)
 		out.Valid = out.Invalid == ""
 		ex.Rungs = append(ex.Rungs, out)

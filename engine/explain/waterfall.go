@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/result"
 )
 
@@ -48,17 +49,17 @@ func Waterfall(ex *result.Explain) string {
 // summary is the evidence in one short line.
 func summary(ev map[string]any) string {
 	var parts []string
-	if p := str(ev["network_path"]); p != "" {
+	if p := cause.Str(ev["network_path"]); p != "" {
 		s := p
 		if v, ok := ev["proxy_cpu_cores"].(float64); ok && p == "docker-proxy" {
 			s += fmt.Sprintf(" %.2f cores", v)
 		}
 		parts = append(parts, s)
 	}
-	if k := str(ev["datadir_kind"]); k != "" {
-		parts = append(parts, k+"/"+str(ev["datadir_fstype"]))
+	if k := cause.Str(ev["datadir_kind"]); k != "" {
+		parts = append(parts, k+"/"+cause.Str(ev["datadir_fstype"]))
 	}
-	if s := str(ev["seccomp_mode"]); s != "" {
+	if s := cause.Str(ev["seccomp_mode"]); s != "" {
 		parts = append(parts, "seccomp "+s)
 	}
 	if srv, ok := ev["server_us_per_statement"].(float64); ok {

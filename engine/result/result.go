@@ -317,6 +317,9 @@ type Comparison struct {
 	NBaseline int     `json:"n_baseline,omitempty"` // compare: the BASE file's runs (N is NEW's)
 	Method    string  `json:"method"`
 	Verdict   string  `json:"verdict"`
+	// Cause is what the run measured that explains the gap (primary
+	// metric only: tps, or nopm for TPC-C).
+	Cause string `json:"cause,omitempty"`
 }
 
 // NoiseFloor is what A vs A' (the baseline and an identical copy, in the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/result"
 )
 
@@ -210,6 +211,9 @@ func pointTable(r *result.Result, point int) string {
 		if (c.Metric == "tps" || c.Metric == "nopm") && c.Point == point {
 			fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
 		}
+	}
+	if line := cause.Line(r, point); line != "" {
+		fmt.Fprintf(&b, "cause: %s\n", line)
 	}
 	return b.String()
 }

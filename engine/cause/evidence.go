@@ -1,17 +1,22 @@
-package explain
+// Package cause reads back why a target's throughput differs from the
+// baseline's, from what the run already measured: the path its queries
+// took, where CPU per transaction went (server, docker-proxy, a client in
+// the namespace), CPU throttling, the machine's noise and the parity
+// differences. explain's rungs and every run's cause line read it.
+package cause
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/dbduel/dbduel/engine/result"
 )
 
-// evidence is what the run read back about a rung: the path a client's
-// queries took, the proxy's and the server's CPU (per transaction too),
-// the datadir, the syscall filter, the CPU limits and their throttling,
-// and the machine's noise while it ran.
-func evidence(r *result.Result, t result.Target) map[string]any {
+// Evidence is what the run read back about target t at a sweep point
+// (AllPoints: every point): the path a client's queries took, the proxy's
+// and the server's CPU (per transaction too), the datadir, the syscall
+// filter, the CPU limits and their throttling, and the machine's noise
+// while it ran. Means are over complete measured runs' intervals.
+func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 	d := t.Described
 	ev := map[string]any{"network_path": d.NetworkPath, "seccomp_mode": d.SeccompMode}
 	if d.Datadir != nil {
@@ -40,7 +45,7 @@ func evidence(r *result.Result, t result.Target) map[string]any {
 	var tpsSum float64
 	var runs int
 	for _, run := range r.Runs {
-		if run.Target != t.Name || run.Warmup || !run.Complete {
+		if run.Target != t.Name || run.Warmup || !run.Complete || (point != AllPoints && run.Point != point) {
 			continue
 		}
 		tpsSum += run.Summary.TPS
@@ -82,6 +87,9 @@ func evidence(r *result.Result, t result.Target) map[string]any {
 	return ev
 }
 
+// AllPoints asks Evidence for every sweep point's runs.
+const AllPoints = -1
+
 type mean struct {
 	sum float64
 	n   int
@@ -95,32 +103,8 @@ func round(v float64, digits int) float64 {
 	return math.Round(v*p) / p
 }
 
-// contradiction says how the evidence contradicts the rung's label ("":
-// it does not).
-func contradiction(e Expect, ev map[string]any) string {
-	check := []struct{ what, want, got string }{
-		{"network path", e.NetworkPath, str(ev["network_path"])},
-		{"datadir", e.Datadir, str(ev["datadir_kind"])},
-		{"seccomp", e.Seccomp, str(ev["seccomp_mode"])},
-		{"cpuset", e.Cpuset, str(ev["cpuset"])},
-	}
-	for _, c := range check {
-		if c.want != "" && c.got != c.want {
-			return fmt.Sprintf("%s is %q, the rung needs %q", c.what, c.got, c.want)
-		}
-	}
-	if _, ok := ev["memory_limit_bytes"]; e.MemoryLimited && !ok {
-		return "no memory limit was read back, the rung needs one"
-	}
-	if e.CPUs > 0 {
-		if got, _ := ev["cpus"].(float64); math.Abs(got-e.CPUs) > 1e-6 {
-			return fmt.Sprintf("CPU quota is %g, the rung needs %g", got, e.CPUs)
-		}
-	}
-	return ""
-}
-
-func str(v any) string {
+// Str is an evidence value that is a string ("" otherwise).
+func Str(v any) string {
 	s, _ := v.(string)
 	return s
 }

@@ -1,0 +1,192 @@
+package cause
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// serverCPUMatters is the change in the server's CPU per transaction, in
+// percent against the baseline's, from which it is named as a cause: the
+// per-interval CPU readings themselves move by a few percent run to run.
+const serverCPUMatters = 10
+
+// Primary is the comparison a target's verdict reads at a point: NOPM for
+// TPC-C, TPS otherwise (nil before a block has measured both).
+func Primary(r *result.Result, target string, point int) *result.Comparison {
+	var tps *result.Comparison
+	for i, c := range r.Comparisons {
+		if c.Target != target || c.Point != point {
+			continue
+		}
+		switch c.Metric {
+		case "nopm":
+			return &r.Comparisons[i]
+		case "tps":
+			tps = &r.Comparisons[i]
+		}
+	}
+	return tps
+}
+
+// Annotate writes each target's cause into its primary comparison.
+func Annotate(r *result.Result) {
+	names := r.TargetNames()
+	if len(names) < 2 {
+		return
+	}
+	for i := range r.Comparisons {
+		c := &r.Comparisons[i]
+		if p := Primary(r, c.Target, c.Point); p == c {
+			c.Cause = For(r, c.Target, c.Point)
+		}
+	}
+}
+
+// Line is the cause of every target's gap at a point in one line, e.g.
+// "bridge: docker-proxy used 0.62 cores — 38% of the container side's CPU
+// per transaction; host: within noise" ("" with fewer than two targets or
+// before a block has measured them).
+func Line(r *result.Result, point int) string {
+	var parts []string
+	for _, c := range r.Comparisons {
+		if c.Point == point && c.Cause != "" {
+			parts = append(parts, c.Target+": "+c.Cause)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// For is what the run measured that explains target's gap to the baseline
+// at a point: "within noise" when the CI holds zero, else the measured
+// costs that differ (docker-proxy's CPU, throttling, the server's CPU per
+// transaction), then the parity differences beside them.
+func For(r *result.Result, target string, point int) string {
+	comp := Primary(r, target, point)
+	if comp == nil {
+		return ""
+	}
+	tgt, base, ok := targetPair(r, target, comp.Baseline)
+	if !ok {
+		return ""
+	}
+	var reasons []string
+	noise := comp.HasCI && comp.CILowPct <= 0 && comp.CIHighPct >= 0
+	if noise {
+		reasons = append(reasons, "within noise")
+	} else if !comp.HasCI {
+		reasons = append(reasons, fmt.Sprintf("%d block, no CI yet", comp.N))
+	}
+	et, eb := Evidence(r, tgt, point), Evidence(r, base, point)
+	if !noise {
+		reasons = append(reasons, costs(et, eb, base.Name)...)
+		if f := flaggedShare(r, target, point); f >= 0.25 {
+			reasons = append(reasons, fmt.Sprintf("%.0f%% of its intervals were noisy (steal or other processes' CPU)", f*100))
+		}
+	}
+	reasons = append(reasons, parity(r, target, base.Name)...)
+	if len(reasons) == 0 {
+		return "not in the telemetry: no docker-proxy, no CPU throttling, the server's CPU per transaction within 10%, the same configuration"
+	}
+	return strings.Join(reasons, ", ")
+}
+
+func targetPair(r *result.Result, target, baseline string) (t, b result.Target, ok bool) {
+	var okT, okB bool
+	for _, x := range r.Targets {
+		switch x.Name {
+		case target:
+			t, okT = x, true
+		case baseline:
+			b, okB = x, true
+		}
+	}
+	return t, b, okT && okB
+}
+
+// costs names where a significant gap's CPU went, from the evidence.
+func costs(et, eb map[string]any, base string) []string {
+	var out []string
+	proxyCores, _ := et["proxy_cpu_cores"].(float64)
+	if Str(et["network_path"]) == "docker-proxy" && proxyCores > 0 {
+		s := fmt.Sprintf("docker-proxy used %.2f cores", proxyCores)
+		proxy, okP := et["proxy_cpu_us_per_txn"].(float64)
+		server, okS := et["server_cpu_us_per_txn"].(float64)
+		if okP && okS && proxy+server > 0 {
+			s += fmt.Sprintf(" — %.0f%% of the container side's CPU per transaction", proxy/(proxy+server)*100)
+		}
+		out = append(out, s)
+	}
+	if th, _ := et["cpu_throttled_pct"].(float64); th >= 1 {
+		out = append(out, fmt.Sprintf("the CPU quota throttled it in %.0f%% of periods", th))
+	}
+	st, okT := et["server_cpu_us_per_txn"].(float64)
+	sb, okB := eb["server_cpu_us_per_txn"].(float64)
+	if okT && okB && sb > 0 {
+		if d := (st/sb - 1) * 100; math.Abs(d) >= serverCPUMatters {
+			out = append(out, fmt.Sprintf("the server's CPU per transaction %+.0f%% vs %s (%.0f µs vs %.0f µs)", d, base, st, sb))
+		}
+	}
+	return out
+}
+
+// flaggedShare is the share of target's measured intervals at a point
+// that the noise sampler flagged.
+func flaggedShare(r *result.Result, target string, point int) float64 {
+	var n, flagged int
+	for _, run := range r.Runs {
+		if run.Target != target || run.Point != point || run.Warmup || !run.Complete {
+			continue
+		}
+		for _, iv := range run.Intervals {
+			if iv.Warmup {
+				continue
+			}
+			n++
+			if f, _ := iv.Noise["flagged"].(bool); f {
+				flagged++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(flagged) / float64(n)
+}
+
+// parity names what differs between the two servers besides the thing
+// compared: the version, then the two variables most likely to move
+// performance (Parity lists those first).
+func parity(r *result.Result, target, base string) []string {
+	p := r.Parity
+	if p == nil {
+		return nil
+	}
+	var out []string
+	if vt, vb := p.Versions[target], p.Versions[base]; vt != "" && vb != "" && vt != vb {
+		out = append(out, fmt.Sprintf("server versions differ (%s vs %s)", vt, vb))
+	}
+	var vars []string
+	more := 0
+	for _, d := range p.VariablesDiff {
+		vt, vb := d.Values[target], d.Values[base]
+		if vt == vb {
+			continue
+		}
+		if len(vars) == 2 {
+			more++
+			continue
+		}
+		vars = append(vars, fmt.Sprintf("%s (%s vs %s)", d.Name, vt, vb))
+	}
+	if len(vars) > 0 {
+		s := "configuration differs in " + strings.Join(vars, " and ")
+		if more > 0 {
+			s += fmt.Sprintf(" (+%d more)", more)
+		}
+		out = append(out, s)
+	}
+	return out
+}

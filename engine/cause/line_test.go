@@ -1,0 +1,121 @@
+package cause
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+)
+
+// threeTargets is native, a bridge container behind docker-proxy and a
+// host-network container, three blocks each, with known TPS and CPU:
+// native 1000 TPS on 0.5 server cores (500 µs/txn); bridge 600 TPS on 0.36
+// server cores (600 µs/txn) and 0.24 proxy cores (400 µs/txn: 40% of
+// 1000); host within noise of native.
+func threeTargets() *result.Result {
+	r := &result.Result{Plan: result.Plan{Runs: 3}}
+	type side struct {
+		name   string
+		desc   result.Described
+		tps    [3]float64
+		server float64
+		proxy  float64
+	}
+	sides := []side{
+		{"native", result.Described{NetworkPath: "direct"}, [3]float64{1000, 1010, 990}, 0.5, 0},
+		{"bridge", result.Described{NetworkPath: "docker-proxy", NetworkMode: "bridge"}, [3]float64{600, 606, 594}, 0.36, 0.24},
+		{"host", result.Described{NetworkPath: "direct", NetworkMode: "host"}, [3]float64{1010, 995, 1000}, 0.5, 0},
+	}
+	for _, s := range sides {
+		r.Targets = append(r.Targets, result.Target{Name: s.name, Described: s.desc})
+		for b, tps := range s.tps {
+			tel := map[string]any{"server_cpu_cores": s.server}
+			if s.proxy > 0 {
+				tel["proxy_cpu_cores"] = s.proxy
+			}
+			run := result.Run{Target: s.name, Block: b + 1, Index: b + 1, Complete: true,
+				Summary:   result.Summary{TPS: tps, QPS: tps * 10, AvgUS: 1000, P95US: 2000},
+				Intervals: []result.Interval{{TPS: tps, Telemetry: tel}}}
+			r.Runs = append(r.Runs, run)
+		}
+	}
+	return r
+}
+
+func TestCauseNamesTheProxyAndItsShare(t *testing.T) {
+	r := threeTargets()
+	stats.Analyze(r)
+	Annotate(r)
+	bridge := For(r, "bridge", 0)
+	// 0.24 cores at 600 TPS is 400 µs/txn; the server's 0.36 is 600: 40%.
+	if !strings.Contains(bridge, "docker-proxy used 0.24 cores — 40% of the container side's CPU per transaction") {
+		t.Fatalf("bridge: %q", bridge)
+	}
+	// 600 vs 500 µs/txn: +20% against native.
+	if !strings.Contains(bridge, "the server's CPU per transaction +20% vs native (600 µs vs 500 µs)") {
+		t.Fatalf("bridge: %q", bridge)
+	}
+	if host := For(r, "host", 0); host != "within noise" {
+		t.Fatalf("host: %q", host)
+	}
+	line := Line(r, 0)
+	if !strings.HasPrefix(line, "bridge: docker-proxy") || !strings.HasSuffix(line, "; host: within noise") {
+		t.Fatalf("line: %q", line)
+	}
+	// Stored on the primary metric only.
+	for _, c := range r.Comparisons {
+		if (c.Cause != "") != (c.Metric == "tps") {
+			t.Fatalf("%s %s cause %q", c.Target, c.Metric, c.Cause)
+		}
+	}
+}
+
+func TestCauseParityAndThrottling(t *testing.T) {
+	r := threeTargets()
+	for i := range r.Runs {
+		if r.Runs[i].Target == "host" {
+			r.Runs[i].Summary.TPS *= 0.5
+			r.Runs[i].Intervals[0].Telemetry["cpu_throttled_pct"] = 37.4
+		}
+	}
+	r.Parity = &result.Parity{
+		Versions: map[string]string{"native": "10.11.19-MariaDB", "bridge": "10.11.19-MariaDB", "host": "10.11.6-MariaDB"},
+		VariablesDiff: []result.VariableDiff{
+			{Name: "innodb_buffer_pool_size", Values: map[string]string{"native": "1G", "bridge": "1G", "host": "128M"}},
+			{Name: "sync_binlog", Values: map[string]string{"native": "0", "bridge": "1", "host": "1"}},
+			{Name: "max_connections", Values: map[string]string{"native": "151", "bridge": "151", "host": "100"}},
+			{Name: "thread_cache_size", Values: map[string]string{"native": "8", "bridge": "8", "host": "9"}},
+		},
+	}
+	stats.Analyze(r)
+	Annotate(r)
+	host := For(r, "host", 0)
+	for _, want := range []string{
+		"the CPU quota throttled it in 37% of periods",
+		"server versions differ (10.11.6-MariaDB vs 10.11.19-MariaDB)",
+		"configuration differs in innodb_buffer_pool_size (128M vs 1G) and sync_binlog (1 vs 0) (+2 more)",
+	} {
+		if !strings.Contains(host, want) {
+			t.Errorf("host: %q lacks %q", host, want)
+		}
+	}
+	// The proxy is bridge's, never host's.
+	if strings.Contains(host, "docker-proxy") {
+		t.Errorf("host: %q", host)
+	}
+	// bridge differs from native only in sync_binlog: one variable named.
+	if b := For(r, "bridge", 0); !strings.Contains(b, "configuration differs in sync_binlog (1 vs 0)") || strings.Contains(b, "more)") {
+		t.Errorf("bridge: %q", b)
+	}
+}
+
+func TestCauseBeforeTheFirstBlock(t *testing.T) {
+	r := threeTargets()
+	r.Runs = r.Runs[:1] // native's first run only
+	stats.Analyze(r)
+	Annotate(r)
+	if got := Line(r, 0); got != "" {
+		t.Fatalf("line %q", got)
+	}
+}

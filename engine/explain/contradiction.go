@@ -1,0 +1,33 @@
+package explain
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dbduel/dbduel/engine/cause"
+)
+
+// contradiction says how the evidence contradicts the rung's label ("":
+// it does not).
+func contradiction(e Expect, ev map[string]any) string {
+	check := []struct{ what, want, got string }{
+		{"network path", e.NetworkPath, cause.Str(ev["network_path"])},
+		{"datadir", e.Datadir, cause.Str(ev["datadir_kind"])},
+		{"seccomp", e.Seccomp, cause.Str(ev["seccomp_mode"])},
+		{"cpuset", e.Cpuset, cause.Str(ev["cpuset"])},
+	}
+	for _, c := range check {
+		if c.want != "" && c.got != c.want {
+			return fmt.Sprintf("%s is %q, the rung needs %q", c.what, c.got, c.want)
+		}
+	}
+	if _, ok := ev["memory_limit_bytes"]; e.MemoryLimited && !ok {
+		return "no memory limit was read back, the rung needs one"
+	}
+	if e.CPUs > 0 {
+		if got, _ := ev["cpus"].(float64); math.Abs(got-e.CPUs) > 1e-6 {
+			return fmt.Sprintf("CPU quota is %g, the rung needs %g", got, e.CPUs)
+		}
+	}
+	return ""
+}
