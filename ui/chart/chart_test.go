@@ -7,7 +7,7 @@ import (
 )
 
 func TestPlotHasAxisLegendsAndFixedLabels(t *testing.T) {
-	out := Plot([][]float64{{100, 200, 150}, {50, 60, 55}}, []string{"native", "container"}, 60, 8, false)
+	out := Plot([][]float64{{100, 200, 150}, {50, 60, 55}}, []string{"native", "container"}, 60, 8, false, true)
 	if !regexp.MustCompile(`[0-9] ┤`).MatchString(out) {
 		t.Fatalf("no Y axis label followed by ┤:\n%s", out)
 	}
@@ -30,7 +30,7 @@ func TestPlotHasAxisLegendsAndFixedLabels(t *testing.T) {
 }
 
 func TestPlotEmpty(t *testing.T) {
-	if Plot(nil, nil, 40, 5, false) != "(no data yet)" {
+	if Plot(nil, nil, 40, 5, false, true) != "(no data yet)" {
 		t.Fatal("empty plot should say so")
 	}
 }

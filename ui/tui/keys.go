@@ -20,12 +20,18 @@ const (
 	actToggleSync
 	actExport
 	actHelp
+	actCards
+	actFromZero
+	actTable
+	actUp
+	actDown
 )
 
 // keyMap is the one list of keys: help is rendered from it and keyAction
 // matches against it, so what help says and what a key does cannot drift.
 type keyMap struct {
 	Quit, Pause, NextMetric, PrevMetric, Wider, Narrower, Sync, Export, Help key.Binding
+	Cards, FromZero, Table, Up, Down                                         key.Binding
 }
 
 var keys = keyMap{
@@ -38,14 +44,28 @@ var keys = keyMap{
 	Sync:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "sync Y scale")),
 	Export:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export JSON")),
 	Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+	Cards:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "full cards")),
+	FromZero:   key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "Y axis from zero")),
+	Table:      key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "table / chart")),
+	Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
+	Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
 }
 
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Quit, k.Pause, k.NextMetric, k.Help}
+	return []key.Binding{k.Quit, k.Pause, k.NextMetric, k.Cards, k.Help}
 }
 
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Quit, k.Pause, k.NextMetric, k.PrevMetric, k.Export}, {k.Wider, k.Narrower, k.Sync, k.Help}}
+	return [][]key.Binding{{k.Quit, k.Pause, k.NextMetric, k.PrevMetric, k.Export}, {k.Wider, k.Narrower, k.Sync, k.FromZero, k.Cards, k.Help}}
+}
+
+// quitDone is q's help once the plan ended: it quits (keyAction matches
+// q through Quit).
+var quitDone = key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit"))
+
+// SummaryHelp is the finished screen's keys.
+func (k keyMap) SummaryHelp() []key.Binding {
+	return []key.Binding{quitDone, k.Export, k.Table, k.Up, k.Down}
 }
 
 // keyAction maps a key to an action; stopping says a stop was already asked
@@ -73,6 +93,16 @@ func keyAction(msg tea.KeyMsg, stopping bool) action {
 		return actExport
 	case key.Matches(msg, keys.Help):
 		return actHelp
+	case key.Matches(msg, keys.Cards):
+		return actCards
+	case key.Matches(msg, keys.FromZero):
+		return actFromZero
+	case key.Matches(msg, keys.Table):
+		return actTable
+	case key.Matches(msg, keys.Up):
+		return actUp
+	case key.Matches(msg, keys.Down):
+		return actDown
 	}
 	return actNone
 }

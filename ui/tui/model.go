@@ -36,6 +36,9 @@ type Info struct {
 	// TPCC: cards and charts show the client-counted tpmC and TPM per
 	// interval, and each finished run's server-counted NOPM and TPM.
 	TPCC bool
+	// Explain: the run is dbduel explain's ladder, its targets the rungs;
+	// a waterfall fills rung by rung in place of the comparison lines.
+	Explain bool
 }
 
 // Metrics the large chart can show.
@@ -45,6 +48,7 @@ var metricNames = []string{"TPS", "QPS", "p95 ms"}
 type card struct {
 	name        string
 	kind        string
+	image       string
 	version     string
 	place       string // the system tests' facts, shown instead of a version
 	running     bool
@@ -75,6 +79,11 @@ type Model struct {
 	runsDone  int
 	totalRuns int
 	eta       time.Duration
+	etaAt     time.Time // when eta was measured: it counts down from there
+	page      int       // the full card shown in place of the chart (0: none)
+	fromZero  bool      // the chart's Y axis starts at zero
+	table     bool      // the summary shows the run table instead of the chart
+	scroll    int       // the summary's first line shown
 	metric    int
 	point     int // the sweep point running now (its comparisons are shown)
 	threads   int // the running point's threads (0: Info's)
@@ -106,15 +115,15 @@ func New(info Info, events <-chan engine.Event, cancel func(), export func(*resu
 	for _, t := range info.Targets {
 		kind := t.Kind
 		if t.Described.Image != "" {
-			kind = "container " + t.Described.Image
-			if t.Described.MemoryLimitBytes > 0 {
-				kind += fmt.Sprintf(" mem=%dMiB", t.Described.MemoryLimitBytes>>20)
-			}
+			kind = "container"
 			if t.Described.NetworkMode != "" {
-				kind += " net=" + t.Described.NetworkMode
+				kind += " · net=" + t.Described.NetworkMode
+			}
+			if t.Described.MemoryLimitBytes > 0 {
+				kind += fmt.Sprintf(" · mem=%dMiB", t.Described.MemoryLimitBytes>>20)
 			}
 		}
-		c := &card{name: t.Name, kind: kind, version: t.ServerVersion}
+		c := &card{name: t.Name, kind: kind, image: t.Described.Image, version: t.ServerVersion}
 		if sys := t.Described.System; sys != nil {
 			c.place = fmt.Sprintf("cpus %s · quota %s · %s", sys["cpus_allowed"], sys["cpu_quota"], sys["fs_type"])
 		}
@@ -122,6 +131,14 @@ func New(info Info, events <-chan engine.Event, cancel func(), export func(*resu
 		m.byName[t.Name] = c
 	}
 	return m
+}
+
+// exportPath is where e writes: -o's file, else a new timestamped one.
+func (m *Model) exportPath() string {
+	if m.info.OutPath != "" {
+		return m.info.OutPath
+	}
+	return "dbduel-<date>-<time>.json in this directory"
 }
 
 // SetClock fixes the clock for tests (render functions never read it).
@@ -201,6 +218,18 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if m.paused {
 			m.frozen = snapshot(m.cards)
 		}
+	case actCards:
+		m.page = (m.page + 1) % (len(m.cards) + 1)
+	case actFromZero:
+		m.fromZero = !m.fromZero
+	case actTable:
+		m.table, m.scroll = !m.table, 0
+	case actUp:
+		m.scroll = m.clampScroll(len(m.summaryBody())) - 1
+		m.scroll = max(m.scroll, 0)
+	case actDown:
+		m.scroll = m.clampScroll(len(m.summaryBody())) + 1
+		m.scroll = m.clampScroll(len(m.summaryBody()))
 	case actNextMetric:
 		m.metric = (m.metric + 1) % len(metricNames)
 	case actPrevMetric:
@@ -218,6 +247,10 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			r := m.res
 			if r == nil {
 				r = m.latest // an immutable snapshot: safe while the engine runs on
+			}
+			if r == nil {
+				m.message = "nothing to export yet: once the first run ends, e writes the result so far as JSON to " + m.exportPath()
+				break
 			}
 			path, err := m.export(r)
 			if err != nil {
@@ -253,7 +286,7 @@ func (m *Model) apply(e engine.Event) {
 	switch e.Kind {
 	case engine.EventPhase:
 		if e.Total > 0 {
-			m.runsDone, m.totalRuns, m.eta = e.Done, e.Total, e.ETA
+			m.runsDone, m.totalRuns, m.eta, m.etaAt = e.Done, e.Total, e.ETA, m.now
 		}
 		for _, o := range m.cards {
 			o.running = false

@@ -106,7 +106,7 @@ func TestRunningViewShowsComparison(t *testing.T) {
 	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "container", Block: 1, Index: 1, Run: &snap.Runs[1], Snapshot: snap})
 	v = ansi.ReplaceAllString(m.View(), "")
 	// The comparison is the verdict's estimator (one block: no CI yet).
-	for _, want := range []string{"native", "container", "TPS", "QPS", "p95", "vs native: container: -61.2% (1 block, no CI) TPS", "mem=2048MiB", "┤"} {
+	for _, want := range []string{"native", "container", "TPS", "QPS", "p95", "vs native · ▲ container: TPS -61.2% (1 block, no CI)", "mem=2048MiB", "┤"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
@@ -214,7 +214,7 @@ func TestTeatestFlow(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.Send(EventMsg(engine.Event{Kind: engine.EventFinished, Result: finalResult()}))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "press q to quit") }, teatest.WithDuration(5*time.Second))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "q quit") }, teatest.WithDuration(5*time.Second))
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 	if !m.Interrupted() {
@@ -243,8 +243,8 @@ func TestHelpListsEveryKey(t *testing.T) {
 	m := testModel(nil, func() {})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	m.fullHelp = true
-	help := ansi.ReplaceAllString(m.footer(), "")
-	for _, b := range []key.Binding{keys.Quit, keys.Pause, keys.NextMetric, keys.PrevMetric, keys.Wider, keys.Narrower, keys.Sync, keys.Export, keys.Help} {
+	help := ansi.ReplaceAllString(strings.Join(m.footer(), "\n"), "")
+	for _, b := range []key.Binding{keys.Quit, keys.Pause, keys.NextMetric, keys.PrevMetric, keys.Wider, keys.Narrower, keys.Sync, keys.Export, keys.Help, keys.Cards, keys.FromZero} {
 		if !strings.Contains(help, b.Help().Key) {
 			t.Errorf("help lacks %q:\n%s", b.Help().Key, help)
 		}

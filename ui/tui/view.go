@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	xansi "github.com/charmbracelet/x/ansi"
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/ui/chart"
@@ -20,30 +21,71 @@ const (
 	MinHeight = 24
 )
 
+// Layout limits: a side-by-side card needs this many cells to show its
+// lines whole; the chart keeps at least this many plot rows.
+const (
+	fullCardWidth = 34
+	cardLines     = 8
+	cardRows      = cardLines + 2 // and the border
+	minChartRows  = 8
+)
+
 // View renders the whole screen from the model (pure: no clock, no I/O).
+// Every line fits the terminal's width and the screen its height.
 func (m *Model) View() string {
 	if m.width < MinWidth || m.height < MinHeight {
 		return fmt.Sprintf("terminal too small: need %d×%d, have %d×%d\npress q to stop", MinWidth, MinHeight, m.width, m.height)
 	}
+	var lines []string
 	if m.done {
-		return m.summaryView()
+		lines = m.summaryScreen()
+	} else {
+		lines = m.runningScreen()
 	}
+	if len(lines) > m.height {
+		lines = lines[:m.height]
+	}
+	for i, l := range lines {
+		if lipgloss.Width(l) > m.width {
+			lines[i] = xansi.Truncate(l, m.width, "…") // a safety net: the parts fit their own text
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) runningScreen() []string {
 	cards := m.cards
 	if m.paused && m.frozen != nil {
 		cards = m.frozen
 	}
-	var b strings.Builder
-	b.WriteString(m.header() + "\n")
-	b.WriteString(m.cardsRow(cards) + "\n")
-	b.WriteString(m.comparisonLine(cards) + "\n")
-	used := strings.Count(b.String(), "\n") + 6
-	chartH := max(m.height-used-4, 4)
-	b.WriteString(m.charts(cards, chartH) + "\n")
-	if m.message != "" {
-		b.WriteString(m.message + "\n")
+	top := m.header()
+	top = append(top, m.cardLines(cards)...)
+	if m.info.Explain {
+		top = append(top, m.waterfallLines(false)...)
+	} else {
+		top = append(top, m.comparisonLines(cards)...)
 	}
-	b.WriteString(m.footer())
-	return b.String()
+	if m.message != "" {
+		top = append(top, chart.Fit(m.message, m.width))
+	}
+	bottom := m.footer()
+	avail := m.height - len(top) - len(bottom)
+	if m.page > 0 && m.page <= len(cards) {
+		return append(append(top, m.pageLines(cards, avail)...), bottom...)
+	}
+	// Causes so far, where there is room for them beside a full chart.
+	if c := m.causeLine(); c != "" && avail >= minChartRows+8 {
+		top = append(top, chart.Fit("cause so far: "+c, m.width))
+		avail--
+	}
+	sparks := m.sparkLines(cards)
+	if avail-len(sparks) < minChartRows+1 {
+		sparks = nil // the large chart first
+	}
+	mid := m.chartLines(cards, max(avail-len(sparks), minChartRows+1))
+	out := append(top, mid...)
+	out = append(out, sparks...)
+	return append(out, bottom...)
 }
 
 func (m *Model) style(i int) lipgloss.Style {
@@ -54,23 +96,13 @@ func (m *Model) style(i int) lipgloss.Style {
 	return s
 }
 
-func (m *Model) header() string {
+// header is two lines: what runs, then where the plan is.
+func (m *Model) header() []string {
 	elapsed := m.now.Sub(m.started).Truncate(time.Second)
-	runs := m.totalRuns
-	if runs == 0 {
-		runs = m.info.TotalRuns
-	}
-	if runs == 0 {
-		runs = m.info.Runs * len(m.cards)
-	}
-	total := time.Duration(runs) * m.info.RunTime
+	runs := m.plannedRuns()
 	frac := 0.0
 	if runs > 0 {
 		frac = math.Min(1, float64(m.runsDone)/float64(runs))
-	}
-	eta := "ETA not known yet"
-	if m.eta > 0 {
-		eta = "ETA " + m.eta.Truncate(time.Second).String()
 	}
 	rate := ""
 	if m.info.Rate > 0 {
@@ -92,13 +124,37 @@ func (m *Model) header() string {
 	if m.info.Data != "" {
 		data = m.info.Data
 	}
-	line1 := fmt.Sprintf("dbduel · %s · %s · %s%s · %s%s",
-		m.info.Workload, data, threads, rate, m.phase, paused)
-	barW := 30
-	filled := int(frac * float64(barW))
-	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s [%s%s]",
-		elapsed, m.runsDone, runs, total, eta, strings.Repeat("█", filled), strings.Repeat("░", barW-filled))
-	return lipgloss.NewStyle().Bold(true).Render(line1) + "\n" + line2
+	line1 := chart.Fit(fmt.Sprintf("dbduel · %s · %s · %s%s · %s%s", m.info.Workload, data, threads, rate, m.phase, paused), m.width)
+	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s",
+		elapsed, m.runsDone, runs, time.Duration(runs)*m.info.RunTime, m.etaText())
+	if barW := min(30, m.width-lipgloss.Width(line2)-3); barW >= 8 {
+		filled := int(frac * float64(barW))
+		line2 += fmt.Sprintf(" [%s%s]", strings.Repeat("█", filled), strings.Repeat("░", barW-filled))
+	}
+	return []string{lipgloss.NewStyle().Bold(true).Render(line1), chart.Fit(line2, m.width)}
+}
+
+func (m *Model) plannedRuns() int {
+	switch {
+	case m.totalRuns > 0:
+		return m.totalRuns
+	case m.info.TotalRuns > 0:
+		return m.info.TotalRuns
+	}
+	return m.info.Runs * len(m.cards)
+}
+
+// etaText is the time to the end of the plan: measured once a run has
+// finished (counting down between events), planned before that ("~").
+func (m *Model) etaText() string {
+	if m.eta > 0 {
+		return "ETA " + max(m.eta-m.now.Sub(m.etaAt), 0).Truncate(time.Second).String()
+	}
+	left := time.Duration(m.plannedRuns()-m.runsDone)*m.info.RunTime - m.now.Sub(m.started)
+	if m.info.RunTime <= 0 {
+		return "ETA not known yet"
+	}
+	return "ETA ~" + max(left, 0).Truncate(time.Second).String() + " (planned)"
 }
 
 func (m *Model) rows() string {
@@ -128,109 +184,241 @@ func (m *Model) metricName(k int) string {
 	return metricNames[k]
 }
 
-func (m *Model) cardsRow(cards []*card) string {
-	n := max(len(cards), 1)
-	w := max(m.width/n-2, 30)
-	var boxes []string
-	for i, c := range cards {
-		var lines []string
-		status := c.phase
-		if c.running {
-			status = "running"
-		}
-		lines = append(lines, m.style(i).Bold(true).Render(theme.For(i).Glyph+" "+c.name)+"  "+status)
-		lines = append(lines, truncate(c.kind, w-2))
-		if c.place != "" {
-			lines = append(lines, truncate(c.place, w-2))
-		} else {
-			lines = append(lines, "version "+orUnknown(c.version))
-		}
-		switch {
-		case c.prepTotal > 0 && c.prepRows < c.prepTotal && !c.running:
-			pct := float64(c.prepRows) / float64(c.prepTotal)
-			bw := w - 20
-			f := int(pct * float64(bw))
-			lines = append(lines, fmt.Sprintf("prepare [%s%s] %3.0f%%", strings.Repeat("█", f), strings.Repeat("░", bw-f), pct*100))
-			rows := m.rows()
-			line := fmt.Sprintf("%d / %d %s", c.prepRows, c.prepTotal, rows)
-			if secs := m.now.Sub(c.prepStarted).Seconds(); secs > 0 && c.prepRows > 0 && !c.prepStarted.IsZero() {
-				rate := float64(c.prepRows) / secs
-				eta := time.Duration(float64(c.prepTotal-c.prepRows) / rate * float64(time.Second)).Round(time.Second)
-				line += fmt.Sprintf(" · %s %s/s · ETA %s", chart.Human(rate), rows, eta)
-			}
-			lines = append(lines, line)
-		case c.running && c.last.TS > 0:
-			iv := c.last
-			if m.info.TPCC {
-				lines = append(lines, fmt.Sprintf("tpmC %s  TPM %s  TPS %s", chart.Human(iv.TPMC), chart.Human(iv.TPM), chart.Human(iv.TPS)))
-			} else {
-				lines = append(lines, m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS))
-			}
-			lines = append(lines, fmt.Sprintf("p95 %.2f ms  p99 %.2f ms", iv.P95US/1000, iv.P99US/1000))
-			errs, reconn := 0.0, 0.0
-			if iv.SpanS > 0 {
-				errs, reconn = float64(iv.Errors)/iv.SpanS, float64(iv.Reconnects)/iv.SpanS
-			}
-			lines = append(lines, fmt.Sprintf("err/s %.2f  reconn/s %.2f", errs, reconn))
-			if tel := strings.TrimSpace(text.Telemetry(iv)); tel != "" {
-				lines = append(lines, tel)
-			}
-			if c.noisy > 0 {
-				lines = append(lines, fmt.Sprintf("! %d noisy interval(s) this run%s", c.noisy, text.Noise(iv)))
-			}
-			if c.cumSeconds > 0 {
-				lines = append(lines, fmt.Sprintf("run so far: TPS %s QPS %s", chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
-			}
-		case c.lastRun != nil:
-			s := c.lastRun.Summary
-			if s.CountedBy != "" {
-				lines = append(lines, fmt.Sprintf("last run %d: NOPM %s  TPM %s (server)", c.lastRun.Index, chart.Human(s.NOPM), chart.Human(s.TPM)))
-			} else {
-				lines = append(lines, fmt.Sprintf("last run %d: %s", c.lastRun.Index, m.rates(s.TPS, s.QPS, s.ReadMiBPerS+s.WrittenMiBPerS)))
-			}
-			lines = append(lines, fmt.Sprintf("avg %.2f ms  p95 %.2f ms", s.AvgUS/1000, s.P95US/1000))
-			lines = append(lines, fmt.Sprintf("errors %d  reconnects %d", s.Errors, s.Reconnects))
-		default:
-			lines = append(lines, "not measured yet")
-		}
-		for len(lines) < 7 {
-			lines = append(lines, "")
-		}
-		border := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Width(w).Padding(0, 1)
-		if m.color {
-			border = border.BorderForeground(lipgloss.Color(theme.For(i).Color))
-		}
-		boxes = append(boxes, border.Render(strings.Join(lines, "\n")))
+// fullCards says whether the cards fit side by side with a readable chart
+// under them; otherwise each target gets one line and c pages full cards.
+func (m *Model) fullCards(n int) bool {
+	w := m.width/max(n, 1) - 2
+	rest := 2 + (n - 1) + minChartRows + 2 + 2 + 1 // header, comparisons, chart, sparklines, footer
+	if m.info.Explain {
+		rest = 2 + n + 2 + minChartRows + 2 + 1
 	}
-	return lipgloss.JoinHorizontal(lipgloss.Top, boxes...)
+	return w >= fullCardWidth && m.height >= cardRows+rest
 }
 
-// comparisonLine shows each target against the baseline as the verdict
-// reads it: the geometric mean of per-block ratios with its CI, from the
-// newest snapshot's comparisons (measured runs only, never warm-up).
-func (m *Model) comparisonLine(cards []*card) string {
-	if len(cards) < 2 {
+func (m *Model) cardLines(cards []*card) []string {
+	if !m.fullCards(len(cards)) {
+		return m.compactCards(cards)
+	}
+	n := max(len(cards), 1)
+	w := m.width/n - 2
+	var boxes []string
+	for i, c := range cards {
+		boxes = append(boxes, m.box(i, c, w))
+	}
+	return strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, boxes...), "\n")
+}
+
+// box is card i with its border, w cells inside.
+func (m *Model) box(i int, c *card, w int) string {
+	border := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Width(w).Padding(0, 1)
+	if m.color {
+		border = border.BorderForeground(lipgloss.Color(theme.For(i).Color))
+	}
+	var lines []string
+	for j, l := range m.cardContent(i, c, w-2) {
+		if j > 0 {
+			l = chart.Fit(l, w-2)
+		}
+		lines = append(lines, l)
+	}
+	return border.Render(strings.Join(lines, "\n"))
+}
+
+// cardContent is a card's lines (the first styled).
+func (m *Model) cardContent(i int, c *card, w int) []string {
+	var lines []string
+	status := c.phase
+	if c.running {
+		status = "running"
+	}
+	lines = append(lines, m.style(i).Bold(true).Render(theme.For(i).Glyph+" "+chart.Fit(c.name, w-2-len(status)-2))+"  "+status)
+	lines = append(lines, c.kind)
+	if c.image != "" {
+		lines = append(lines, "image "+c.image)
+	}
+	if c.place != "" {
+		lines = append(lines, c.place)
+	} else {
+		lines = append(lines, "version "+orUnknown(c.version))
+	}
+	switch {
+	case c.preparing():
+		pct := float64(c.prepRows) / float64(c.prepTotal)
+		bw := max(w-18, 5)
+		f := int(pct * float64(bw))
+		lines = append(lines, fmt.Sprintf("prepare [%s%s] %3.0f%%", strings.Repeat("█", f), strings.Repeat("░", bw-f), pct*100))
+		lines = append(lines, fmt.Sprintf("%d / %d %s", c.prepRows, c.prepTotal, m.rows()))
+		if rate := m.prepRate(c); rate != "" {
+			lines = append(lines, rate)
+		}
+	case c.running && c.last.TS > 0:
+		iv := c.last
+		if m.info.TPCC {
+			lines = append(lines, fmt.Sprintf("tpmC %s  TPM %s  TPS %s", chart.Human(iv.TPMC), chart.Human(iv.TPM), chart.Human(iv.TPS)))
+		} else {
+			lines = append(lines, m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS))
+		}
+		lines = append(lines, fmt.Sprintf("p95 %.2f ms  p99 %.2f ms", iv.P95US/1000, iv.P99US/1000))
+		errs, reconn := 0.0, 0.0
+		if iv.SpanS > 0 {
+			errs, reconn = float64(iv.Errors)/iv.SpanS, float64(iv.Reconnects)/iv.SpanS
+		}
+		// What matters most first: the card keeps its first eight lines.
+		if c.noisy > 0 {
+			lines = append(lines, fmt.Sprintf("! %d noisy interval(s) this run%s", c.noisy, text.Noise(iv)))
+		}
+		if c.cumSeconds > 0 {
+			lines = append(lines, fmt.Sprintf("run so far: TPS %s QPS %s", chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
+		}
+		lines = append(lines, fmt.Sprintf("err/s %.2f  reconn/s %.2f", errs, reconn))
+		if tel := strings.TrimSpace(text.Telemetry(iv)); tel != "" {
+			lines = append(lines, tel)
+		}
+	case c.lastRun != nil:
+		lines = append(lines, m.lastRunText(c))
+		s := c.lastRun.Summary
+		lines = append(lines, fmt.Sprintf("avg %.2f ms  p95 %.2f ms", s.AvgUS/1000, s.P95US/1000))
+		lines = append(lines, fmt.Sprintf("errors %d  reconnects %d", s.Errors, s.Reconnects))
+	default:
+		lines = append(lines, "not measured yet")
+	}
+	for len(lines) < cardLines {
+		lines = append(lines, "")
+	}
+	return lines[:cardLines]
+}
+
+func (c *card) preparing() bool { return c.prepTotal > 0 && c.prepRows < c.prepTotal && !c.running }
+
+// prepRate is prepare's rows/s and ETA ("" before the first rows).
+func (m *Model) prepRate(c *card) string {
+	secs := m.now.Sub(c.prepStarted).Seconds()
+	if secs <= 0 || c.prepRows == 0 || c.prepStarted.IsZero() {
 		return ""
 	}
-	r := m.latest
-	point := m.point
-	var parts []string
+	rate := float64(c.prepRows) / secs
+	eta := time.Duration(float64(c.prepTotal-c.prepRows) / rate * float64(time.Second)).Round(time.Second)
+	return fmt.Sprintf("%s %s/s · ETA %s", chart.Human(rate), m.rows(), eta)
+}
+
+func (m *Model) lastRunText(c *card) string {
+	s := c.lastRun.Summary
+	if s.CountedBy != "" {
+		return fmt.Sprintf("last run %d: NOPM %s  TPM %s (server)", c.lastRun.Index, chart.Human(s.NOPM), chart.Human(s.TPM))
+	}
+	return fmt.Sprintf("last run %d: %s", c.lastRun.Index, m.rates(s.TPS, s.QPS, s.ReadMiBPerS+s.WrittenMiBPerS))
+}
+
+// compactCards is one line per target, for terminals too narrow or short
+// for the cards side by side; c pages through the full cards.
+func (m *Model) compactCards(cards []*card) []string {
+	nameW := 0
+	for _, c := range cards {
+		nameW = max(nameW, min(lipgloss.Width(c.name), 16))
+	}
+	var out []string
+	for i, c := range cards {
+		status := c.phase
+		var what string
+		switch {
+		case c.preparing():
+			what = fmt.Sprintf("prepare %.0f%% %d/%d %s", 100*float64(c.prepRows)/float64(c.prepTotal), c.prepRows, c.prepTotal, m.rows())
+			if r := m.prepRate(c); r != "" {
+				what += " · " + r
+			}
+		case c.running && c.last.TS > 0:
+			status = "running"
+			iv := c.last
+			if m.info.TPCC {
+				what = fmt.Sprintf("tpmC %s TPM %s", chart.Human(iv.TPMC), chart.Human(iv.TPM))
+			} else {
+				what = m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS)
+			}
+			what += fmt.Sprintf(" · p95 %.2f ms", iv.P95US/1000)
+			if iv.SpanS > 0 && iv.Errors > 0 {
+				what += fmt.Sprintf(" · err/s %.2f", float64(iv.Errors)/iv.SpanS)
+			}
+			if c.noisy > 0 {
+				what += fmt.Sprintf(" · ! %d noisy", c.noisy)
+			}
+		case c.running:
+			status = "running"
+		case c.lastRun != nil:
+			what = m.lastRunText(c) + fmt.Sprintf(" · p95 %.2f ms", c.lastRun.Summary.P95US/1000)
+		default:
+			what = "not measured yet"
+		}
+		name := chart.Fit(c.name, nameW)
+		line := fmt.Sprintf("%s %-*s %-9s %s", theme.For(i).Glyph, nameW, name, chart.Fit(status, 9), what)
+		out = append(out, m.style(i).Render(chart.Fit(line, m.width)))
+	}
+	return out
+}
+
+// pageLines is the full card the c key pages to, across the screen, in
+// place of the chart.
+func (m *Model) pageLines(cards []*card, avail int) []string {
+	i := m.page - 1
+	title := fmt.Sprintf("card %d of %d (c: next card, the last goes back to the chart)", m.page, len(cards))
+	lines := []string{chart.Fit(title, m.width)}
+	lines = append(lines, strings.Split(m.box(i, cards[i], m.width-2), "\n")...)
+	for len(lines) < avail {
+		lines = append(lines, "")
+	}
+	return lines[:min(len(lines), max(avail, 0))]
+}
+
+// comparisonLines show each target against the baseline as the verdict
+// reads it: the geometric mean of per-block ratios with its CI, from the
+// newest snapshot's comparisons (measured runs only, never warm-up). As
+// many metrics as the width holds, the primary one first.
+func (m *Model) comparisonLines(cards []*card) []string {
+	if len(cards) < 2 {
+		return nil
+	}
+	var out []string
 	for i, c := range cards[1:] {
-		tps, qps, p95 := findComparison(r, c.name, "tps", point), findComparison(r, c.name, "qps", point), findComparison(r, c.name, "p95", point)
+		head := fmt.Sprintf("vs %s · %s %s:", cards[0].name, theme.For(i+1).Glyph, c.name)
+		tps := findComparison(m.latest, c.name, "tps", m.point)
 		if tps == nil {
-			parts = append(parts, c.name+": Δ% once a block has measured both")
+			out = append(out, m.style(i+1).Render(chart.Fit(head+" Δ% once a block has measured both", m.width)))
 			continue
 		}
-		s := fmt.Sprintf("%s: %s TPS", c.name, deltaCI(tps))
-		if nopm := findComparison(r, c.name, "nopm", point); nopm != nil {
-			s = fmt.Sprintf("%s: %s NOPM, %s TPS", c.name, deltaCI(nopm), deltaCI(tps))
+		var parts []string
+		if nopm := findComparison(m.latest, c.name, "nopm", m.point); nopm != nil {
+			parts = append(parts, "NOPM "+deltaCI(nopm))
 		}
-		if qps != nil && p95 != nil {
-			s += fmt.Sprintf(", %s QPS, %s p95", deltaCI(qps), deltaCI(p95))
+		parts = append(parts, "TPS "+deltaCI(tps))
+		for _, k := range []string{"qps", "p95"} {
+			if cmp := findComparison(m.latest, c.name, k, m.point); cmp != nil {
+				parts = append(parts, map[string]string{"qps": "QPS", "p95": "p95"}[k]+" "+deltaCI(cmp))
+			}
 		}
-		parts = append(parts, m.style(i+1).Render(s))
+		line := head
+		for j, p := range parts {
+			next := line + " " + p
+			if j > 0 {
+				next = line + ", " + p
+			}
+			if lipgloss.Width(next) > m.width {
+				if j == 0 {
+					line = chart.Fit(next, m.width)
+				}
+				break
+			}
+			line = next
+		}
+		out = append(out, m.style(i+1).Render(line))
 	}
-	return "vs " + cards[0].name + ": " + strings.Join(parts, " · ")
+	return out
+}
+
+// deltaCI is "−53.6% [−61.5, −44.0]", or "−53.6% (1 block, no CI)".
+func deltaCI(c *result.Comparison) string {
+	if !c.HasCI {
+		return fmt.Sprintf("%+.1f%% (%d block, no CI)", c.DeltaPct, c.N)
+	}
+	return fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", c.DeltaPct, c.CILowPct, c.CIHighPct)
 }
 
 func findComparison(r *result.Result, target, metric string, point int) *result.Comparison {
@@ -245,15 +433,9 @@ func findComparison(r *result.Result, target, metric string, point int) *result.
 	return nil
 }
 
-// deltaCI is "−53.6% [−61.5, −44.0]", or "−53.6% (1 block)" without a CI.
-func deltaCI(c *result.Comparison) string {
-	if !c.HasCI {
-		return fmt.Sprintf("%+.1f%% (%d block, no CI)", c.DeltaPct, c.N)
-	}
-	return fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", c.DeltaPct, c.CILowPct, c.CIHighPct)
-}
-
-func (m *Model) charts(cards []*card, height int) string {
+// chartLines is the large chart of the chosen metric in height lines,
+// its title first.
+func (m *Model) chartLines(cards []*card, height int) []string {
 	var names []string
 	var series [][]float64
 	for _, c := range cards {
@@ -265,6 +447,9 @@ func (m *Model) charts(cards []*card, height int) string {
 		series = append(series, h)
 	}
 	title := fmt.Sprintf("%s per interval (last %d)", m.metricName(m.metric), m.window)
+	if m.fromZero {
+		title += " · Y from 0"
+	}
 	noisy := 0
 	for _, c := range cards {
 		noisy += c.noisy
@@ -275,18 +460,41 @@ func (m *Model) charts(cards []*card, height int) string {
 	if !m.synced {
 		title += " · Y scale per target"
 	}
-	var b strings.Builder
-	b.WriteString(lipgloss.NewStyle().Bold(true).Render(title) + "\n")
+	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit(title, m.width))}
+	rows := height - 1
 	if m.synced {
-		b.WriteString(chart.Plot(series, names, m.width, height, m.color))
+		out = append(out, plotLines(series, names, m.width, rows, m.color, m.fromZero)...)
 	} else {
+		each := max(rows/max(len(series), 1), 4)
 		for i := range series {
 			one := make([][]float64, len(series))
 			one[i] = series[i]
-			b.WriteString(chart.Plot(one, names, m.width, max(height/len(series), 3), m.color) + "\n")
+			out = append(out, plotLines(one, names, m.width, each, m.color, m.fromZero)...)
 		}
 	}
-	b.WriteString("\n")
+	for len(out) < height {
+		out = append(out, "")
+	}
+	return out[:height]
+}
+
+// plotLines is a plot in at most rows lines (its legend included).
+func plotLines(series [][]float64, names []string, width, rows int, color, fromZero bool) []string {
+	h := rows
+	for {
+		lines := strings.Split(chart.Plot(series, names, width, h, color, fromZero), "\n")
+		if len(lines) <= rows || h <= 3 {
+			return lines
+		}
+		h -= len(lines) - rows
+	}
+}
+
+// sparkLines are the metrics the large chart does not show, one line each.
+func (m *Model) sparkLines(cards []*card) []string {
+	var out []string
+	n := max(len(cards), 1)
+	w := max((m.width-8)/n-3, 5)
 	for k := range metricNames {
 		if k == m.metric {
 			continue
@@ -299,52 +507,24 @@ func (m *Model) charts(cards []*card, height int) string {
 		}
 		var row []string
 		for i, c := range cards {
-			row = append(row, m.style(i).Render(theme.For(i).Glyph+" "+chart.Sparkline(c.history[k], 30, maxV)))
+			row = append(row, m.style(i).Render(theme.For(i).Glyph+" "+chart.Sparkline(c.history[k], w, maxV)))
 		}
-		b.WriteString(fmt.Sprintf("%-7s %s\n", m.metricName(k), strings.Join(row, "  ")))
+		out = append(out, fmt.Sprintf("%-7s %s", m.metricName(k), strings.Join(row, "  ")))
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return out
 }
 
-func (m *Model) footer() string {
-	if m.fullHelp {
-		return m.help.FullHelpView(keys.FullHelp())
+func (m *Model) footer() []string {
+	var s string
+	switch {
+	case m.done:
+		s = m.help.ShortHelpView(keys.SummaryHelp())
+	case m.fullHelp:
+		s = m.help.FullHelpView(keys.FullHelp())
+	default:
+		s = m.help.ShortHelpView(keys.ShortHelp())
 	}
-	return m.help.ShortHelpView(keys.ShortHelp())
-}
-
-func (m *Model) summaryView() string {
-	var b strings.Builder
-	state := "finished"
-	if m.res != nil && !m.res.Complete {
-		state = "stopped before the plan finished (partial result)"
-	}
-	b.WriteString(lipgloss.NewStyle().Bold(true).Render("dbduel · "+m.info.Workload+" · "+state) + "\n\n")
-	if m.res != nil {
-		b.WriteString(text.RunTable(m.res))
-	}
-	if m.err != nil {
-		b.WriteString("\nerror: " + m.err.Error() + "\n")
-	}
-	if m.info.OutPath != "" {
-		b.WriteString("\nresult written to " + m.info.OutPath + "\n")
-	}
-	if m.message != "" {
-		b.WriteString(m.message + "\n")
-	}
-	b.WriteString("\npress q to quit · e to export")
-	return b.String()
-}
-
-func truncate(s string, w int) string {
-	if w <= 1 || lipgloss.Width(s) <= w {
-		return s
-	}
-	r := []rune(s)
-	if len(r) > w-1 {
-		r = r[:w-1]
-	}
-	return string(r) + "…"
+	return strings.Split(s, "\n")
 }
 
 func orUnknown(s string) string {

@@ -1,0 +1,137 @@
+package chart
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// DeltaRow is one target's Δ% against the baseline and its 95% CI.
+type DeltaRow struct {
+	Label            string // e.g. "▲ bridge"
+	Delta, Low, High float64
+	HasCI            bool
+}
+
+// Marks of a DeltaChart row.
+const (
+	MarkEstimate = '●'
+	MarkLow      = '├'
+	MarkHigh     = '┤'
+	MarkZero     = '│'
+)
+
+// valueWidth holds "-38.2% [-41.0, -35.1]".
+const valueWidth = 23
+
+// DeltaChart draws each row's Δ% as ● with its CI as whiskers ├──●──┤ on
+// one shared axis that holds every interval and zero (│), under an axis
+// line labelled at both ends and at zero. The rows are width cells wide.
+func DeltaChart(rows []DeltaRow, width int) []string {
+	labelW := 0
+	for _, r := range rows {
+		labelW = max(labelW, lipgloss.Width(r.Label))
+	}
+	labelW = min(labelW, 18)
+	plotW := width - labelW - valueWidth - 3
+	if plotW < 10 || len(rows) == 0 {
+		return nil
+	}
+	lo, hi := 0.0, 0.0
+	for _, r := range rows {
+		lo, hi = math.Min(lo, r.Delta), math.Max(hi, r.Delta)
+		if r.HasCI {
+			lo, hi = math.Min(lo, r.Low), math.Max(hi, r.High)
+		}
+	}
+	pad := (hi - lo) * 0.08
+	if pad == 0 {
+		pad = 1
+	}
+	lo, hi = lo-pad, hi+pad
+	col := func(v float64) int {
+		return int(math.Round((v - lo) / (hi - lo) * float64(plotW-1)))
+	}
+	zero := col(0)
+	var out []string
+	for _, r := range rows {
+		cells := []rune(strings.Repeat(" ", plotW))
+		cells[zero] = MarkZero
+		value := fmt.Sprintf("%+.1f%% (no CI)", r.Delta)
+		if r.HasCI {
+			value = fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", r.Delta, r.Low, r.High)
+			a, b := col(r.Low), col(r.High)
+			for c := a; c <= b; c++ {
+				cells[c] = '─'
+			}
+			cells[a], cells[b] = MarkLow, MarkHigh
+		}
+		cells[col(r.Delta)] = MarkEstimate
+		label := Fit(r.Label, labelW)
+		out = append(out, fmt.Sprintf("%s%s %-*s %s", label, strings.Repeat(" ", labelW-lipgloss.Width(label)), valueWidth, value, string(cells)))
+	}
+	axis := []rune(strings.Repeat(" ", plotW))
+	put := func(at int, s string) {
+		r := []rune(s)
+		at = max(0, min(at, plotW-len(r)))
+		for i, c := range r {
+			axis[at+i] = c
+		}
+	}
+	left, right := fmt.Sprintf("%+.0f%%", lo), fmt.Sprintf("%+.0f%%", hi)
+	put(0, left)
+	put(plotW-len([]rune(right)), right)
+	// Zero's label only where it clears both ends.
+	if zero-1 > len([]rune(left)) && zero+2 < plotW-len([]rune(right)) {
+		put(zero, "0")
+	}
+	out = append(out, strings.Repeat(" ", labelW+valueWidth+2)+string(axis))
+	return out
+}
+
+// Fit cuts s to w cells at a word boundary, marking the cut with "…"
+// (a single word longer than w is cut inside it). ANSI-free text only.
+func Fit(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return strings.Repeat("…", max(w, 0))
+	}
+	r := []rune(s)
+	cut := r[:w-1]
+	if i := strings.LastIndexAny(string(cut), " ,;·"); i > 0 && r[len(cut)] != ' ' {
+		cut = []rune(strings.TrimRight(string(cut)[:i], " ,;·"))
+	}
+	return strings.TrimRight(string(cut), " ") + "…"
+}
+
+// Wrap breaks ANSI-free text into lines of at most w cells at spaces only
+// (hyphenated words stay whole; a word longer than w is cut).
+func Wrap(s string, w int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for lipgloss.Width(word) > w {
+			if line != "" {
+				out, line = append(out, line), ""
+			}
+			r := []rune(word)
+			out, word = append(out, string(r[:w])), string(r[w:])
+		}
+		switch {
+		case line == "":
+			line = word
+		case lipgloss.Width(line)+1+lipgloss.Width(word) <= w:
+			line += " " + word
+		default:
+			out, line = append(out, line), word
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/dbduel/dbduel/engine/cause"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/ui/chart"
+	"github.com/dbduel/dbduel/ui/text"
+	"github.com/dbduel/dbduel/ui/theme"
+)
+
+// summaryScreen is the finished run: the comparison as a chart of Δ% with
+// CI whiskers, the verdicts and the cause (t switches to the run table),
+// scrolled with ↑/↓ when it is taller than the terminal.
+func (m *Model) summaryScreen() []string {
+	state := "finished"
+	if m.res != nil && !m.res.Complete {
+		state = "stopped before the plan finished (partial result)"
+	}
+	title := lipgloss.NewStyle().Bold(true).Render(chart.Fit("dbduel · "+m.info.Workload+" · "+state, m.width))
+	body := m.summaryBody()
+	footer := m.footer()
+	room := m.summaryRoom()
+	if len(body) > room {
+		from := m.clampScroll(len(body))
+		shown := body[from : from+room-1]
+		body = append(shown, fmt.Sprintf("… ↑/↓ to scroll (lines %d–%d of %d)", from+1, from+room-1, len(body)))
+	}
+	out := append([]string{title, ""}, body...)
+	for len(out) < m.height-len(footer) {
+		out = append(out, "")
+	}
+	return append(out, footer...)
+}
+
+// summaryRoom is the lines the summary's body has: the screen less the
+// title, a blank line and the footer.
+func (m *Model) summaryRoom() int { return m.height - 2 - len(m.footer()) }
+
+// clampScroll is the first body line shown for a body of n lines.
+func (m *Model) clampScroll(n int) int {
+	return max(0, min(m.scroll, n-(m.summaryRoom()-1)))
+}
+
+// summaryBody is what the summary shows, before it is scrolled.
+func (m *Model) summaryBody() []string {
+	var body []string
+	if m.table || m.res == nil || len(m.res.TargetNames()) < 2 {
+		if m.res != nil {
+			body = m.wrap(text.RunTable(m.res))
+		}
+	} else {
+		body = m.comparisonSummary()
+	}
+	if m.err != nil {
+		body = append(body, m.wrap("error: "+m.err.Error())...)
+	}
+	if m.info.OutPath != "" {
+		body = append(body, m.wrap("result written to "+m.info.OutPath)...)
+	}
+	if m.message != "" {
+		body = append(body, m.wrap(m.message)...)
+	}
+	return body
+}
+
+// comparisonSummary is each point's Δ%-with-CI chart of the primary metric
+// against the baseline, the verdicts and the cause, or explain's waterfall.
+func (m *Model) comparisonSummary() []string {
+	r := m.res
+	var out []string
+	if r.Explain != nil {
+		out = append(out, m.waterfallLines(true)...)
+		out = append(out, "")
+	}
+	names := r.TargetNames()
+	points := max(len(r.Plan.Points), 1)
+	for pt := range points {
+		rows, idx, metric := m.deltaRows(r, names, pt)
+		if len(rows) == 0 {
+			continue
+		}
+		head := fmt.Sprintf("%s vs %s: Δ%% with its 95%% CI (● estimate, ├─┤ CI, │ no difference)", metric, names[0])
+		if points > 1 {
+			p := r.Plan.Points[pt]
+			head = fmt.Sprintf("threads=%d table_size=%d · ", p.Threads, p.TableSize) + head
+		}
+		out = append(out, lipgloss.NewStyle().Bold(true).Render(chart.Fit(head, m.width)))
+		if mean := baselineMean(r, names[0], metric, pt); mean != "" {
+			out = append(out, m.style(0).Render(chart.Fit(fmt.Sprintf("%s %s (baseline): %s", theme.For(0).Glyph, names[0], mean), m.width)))
+		}
+		for i, line := range chart.DeltaChart(rows, m.width) {
+			if i < len(rows) {
+				line = m.style(idx[i]).Render(line)
+			}
+			out = append(out, line)
+		}
+		for _, name := range names[1:] {
+			if c := cause.Primary(r, name, pt); c != nil {
+				out = append(out, m.wrap("verdict: "+c.Verdict)...)
+			}
+		}
+		if line := cause.Line(r, pt); line != "" {
+			out = append(out, m.wrap("cause: "+line)...)
+		}
+		out = append(out, "")
+	}
+	for _, w := range r.Warnings {
+		out = append(out, m.wrap("warning: "+w)...)
+	}
+	return out
+}
+
+// deltaRows are the targets' primary comparisons at a point, in target
+// order, with each row's series index.
+func (m *Model) deltaRows(r *result.Result, names []string, pt int) ([]chart.DeltaRow, []int, string) {
+	var rows []chart.DeltaRow
+	var idx []int
+	metric := "TPS"
+	for i, name := range names[1:] {
+		c := cause.Primary(r, name, pt)
+		if c == nil {
+			continue
+		}
+		if c.Metric == "nopm" {
+			metric = "NOPM"
+		}
+		rows = append(rows, chart.DeltaRow{Label: theme.For(i+1).Glyph + " " + name, Delta: c.DeltaPct, Low: c.CILowPct, High: c.CIHighPct, HasCI: c.HasCI})
+		idx = append(idx, i+1)
+	}
+	return rows, idx, metric
+}
+
+// baselineMean is the baseline's mean of the metric over its complete runs.
+func baselineMean(r *result.Result, base, metric string, pt int) string {
+	sum, n := 0.0, 0
+	for _, run := range r.Runs {
+		if run.Target != base || run.Point != pt || run.Warmup || !run.Complete {
+			continue
+		}
+		v := run.Summary.TPS
+		if metric == "NOPM" {
+			v = run.Summary.NOPM
+		}
+		sum += v
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("mean %s %s over %d run(s)", metric, chart.Human(sum/float64(n)), n)
+}
+
+// waterfallLines is explain's ladder: each measured rung's Δ% against the
+// rung it changes one thing of, with its CI, on one axis; the rungs still
+// to run; and, finished, the attribution of the gap.
+func (m *Model) waterfallLines(final bool) []string {
+	head := "explain: each rung's Δ TPS against the rung it changes one thing of (95% CI)"
+	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit(head, m.width))}
+	var ex *result.Explain
+	if m.latest != nil {
+		ex = m.latest.Explain
+	}
+	var rows []chart.DeltaRow
+	var waiting []string
+	measured := map[string]bool{}
+	if ex != nil {
+		for _, rg := range ex.Rungs {
+			if rg.ComparedTo == "" || rg.N == 0 {
+				continue
+			}
+			label := rg.Name
+			if !rg.Valid {
+				label += " (INVALID)"
+			}
+			rows = append(rows, chart.DeltaRow{Label: label, Delta: rg.DeltaPct, Low: rg.CILowPct, High: rg.CIHighPct, HasCI: rg.HasCI})
+			measured[rg.Name] = true
+		}
+	}
+	for _, c := range m.cards[min(1, len(m.cards)):] {
+		if !measured[c.name] {
+			waiting = append(waiting, c.name)
+		}
+	}
+	out = append(out, chart.DeltaChart(rows, m.width)...)
+	if len(waiting) > 0 {
+		out = append(out, chart.Fit("not paired yet: "+strings.Join(waiting, ", "), m.width))
+	}
+	if final && ex != nil && len(ex.Attribution) > 0 {
+		var parts []string
+		for _, a := range ex.Attribution {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", a.Layer, a.SharePct))
+		}
+		out = append(out, m.wrap("shares of the gap native → bridge-proxy: "+strings.Join(parts, "; "))...)
+	}
+	return out
+}
+
+// causeLine is the newest snapshot's cause line for the running point.
+func (m *Model) causeLine() string {
+	if m.latest == nil {
+		return ""
+	}
+	return cause.Line(m.latest, m.point)
+}
+
+// wrap breaks text into lines of the terminal's width at word boundaries.
+func (m *Model) wrap(s string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if lipgloss.Width(l) <= m.width {
+			out = append(out, l)
+			continue
+		}
+		out = append(out, chart.Wrap(l, m.width)...)
+	}
+	return out
+}
