@@ -6,21 +6,34 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/ui/chart"
 )
 
-// seriesColors follow ui/theme's order (blue, orange, green, pink, gold, cyan).
-var seriesColors = []color.RGBA{
+// SeriesColors follow ui/theme's order (blue, orange, green, pink, gold,
+// cyan): the baseline is always the first.
+var SeriesColors = []color.RGBA{
 	{0x1e, 0x90, 0xff, 0xff}, {0xff, 0xa5, 0x00, 0xff}, {0x32, 0xcd, 0x32, 0xff},
 	{0xff, 0x69, 0xb4, 0xff}, {0xff, 0xd7, 0x00, 0xff}, {0x00, 0xce, 0xd1, 0xff},
 }
+
+// Slide size: 16:9 at 150 dpi is 1920×1080.
+const (
+	slideW = 12.8 * vg.Inch
+	slideH = 7.2 * vg.Inch
+	dpi    = 150
+)
 
 // headline is the per-interval figure the chart draws: TPS, or for TPC-C
 // the client-counted tpmC.
@@ -33,63 +46,281 @@ func headline(r *result.Result) (string, func(result.Interval) float64) {
 	return "TPS", func(iv result.Interval) float64 { return iv.TPS }
 }
 
-// PNG draws TPS (TPC-C: tpmC) per interval, one line per measured run,
-// coloured per target.
+// Title says what ran: workload, threads and data size.
+func Title(r *result.Result) string {
+	s := "dbduel: " + r.Workload.Name
+	if len(r.Plan.Points) == 1 {
+		p := r.Plan.Points[0]
+		s += fmt.Sprintf(" · %d threads", p.Threads)
+		if tables, ok := r.Workload.Options["tables"]; ok && p.TableSize > 0 {
+			s += fmt.Sprintf(" · %v×%d rows", tables, p.TableSize)
+		}
+	} else if len(r.Plan.Points) > 1 {
+		s += fmt.Sprintf(" · sweep of %d points", len(r.Plan.Points))
+	}
+	if r.Explain != nil {
+		s += " · explain"
+	}
+	return s
+}
+
+// PNG is a slide: the title; the headline figure per interval (each
+// target's mean over its runs, the baseline first and in the first
+// colour, the legend outside the plot) beside each target's Δ% against
+// the baseline with its 95% CI (explain: each rung's against its
+// reference); the verdicts and the cause under them.
 func PNG(w io.Writer, r *result.Result) error {
-	name, get := headline(r)
-	p := plot.New()
-	p.Title.Text = "dbduel: " + r.Workload.Name + " — " + name + " per interval"
-	p.X.Label.Text = "seconds into the run"
-	p.Y.Label.Text = name
-	p.Y.Min = 0
-	idx := map[string]int{}
-	for i, t := range r.Targets {
-		idx[t.Name] = i
+	series, err := timeSeries(r)
+	if err != nil {
+		return err
 	}
-	lines := 0
-	legendDone := map[string]bool{}
-	for _, run := range r.Runs {
-		if run.Warmup || len(run.Intervals) == 0 {
-			continue
-		}
-		var pts plotter.XYs
-		for _, iv := range run.Intervals {
-			if !iv.Warmup {
-				pts = append(pts, plotter.XY{X: iv.TS, Y: get(iv)})
-			}
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return err
-		}
-		i, ok := idx[run.Target]
-		if !ok {
-			i = len(idx)
-			idx[run.Target] = i
-		}
-		l.Color = seriesColors[i%len(seriesColors)]
-		l.Width = vg.Points(1.5)
-		l.Dashes = [][]vg.Length{nil, {vg.Points(4), vg.Points(2)}, {vg.Points(1), vg.Points(2)}}[i/len(seriesColors)%3]
-		p.Add(l)
-		if !legendDone[run.Target] {
-			p.Legend.Add(run.Target, l)
-			legendDone[run.Target] = true
-		}
-		lines++
+	img := vgimg.NewWith(vgimg.UseWH(slideW, slideH), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
+	dc := draw.New(img)
+	sty := textStyle(20)
+	dc.FillText(sty, vg.Point{X: dc.Min.X + vg.Inch/4, Y: dc.Max.Y - vg.Inch/2}, Title(r))
+
+	notes := slideNotes(r)
+	noteH := vg.Length(len(notes))*textStyle(11).Height("X")*1.25 + vg.Inch/8
+	body := draw.Crop(dc, vg.Inch/8, -vg.Inch/8, noteH+vg.Inch/8, -vg.Inch*0.75)
+	left := draw.Crop(body, 0, -(body.Max.X-body.Min.X)*0.42, 0, 0)
+	right := draw.Crop(body, (body.Max.X-body.Min.X)*0.6, 0, 0, 0)
+
+	// The legend sits in a strip under the time series, never over lines.
+	legendH := vg.Length(len(series))*(textStyle(11).Height("X")*1.2+vg.Points(3)) + vg.Inch/8
+	plotArea := draw.Crop(left, 0, 0, legendH, 0)
+	legendArea := draw.Crop(left, vg.Inch*0.9, 0, 0, -(left.Max.Y - left.Min.Y - legendH))
+	tp, legend, err := seriesPlot(r, series)
+	if err != nil {
+		return err
 	}
-	if lines == 0 {
-		return errors.New("no intervals to draw (was --report-interval 0?)")
+	tp.Draw(plotArea)
+	legend.Draw(legendArea)
+
+	if dp := deltaPlot(r); dp != nil {
+		dp.Draw(right)
 	}
-	p.Legend.Top = true
-	c := vgimg.PngCanvas{Canvas: vgimg.New(9*vg.Inch, 5*vg.Inch)}
-	p.Draw(draw.New(c))
-	if _, err := c.WriteTo(w); err != nil {
+	nsty := textStyle(11)
+	y := dc.Min.Y + noteH
+	for _, n := range notes {
+		dc.FillText(nsty, vg.Point{X: dc.Min.X + vg.Inch/4, Y: y}, n)
+		y -= nsty.Height("X") * 1.25
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w); err != nil {
 		return fmt.Errorf("write png: %w", err)
 	}
 	return nil
+}
+
+func textStyle(size float64) text.Style {
+	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, font.Length(size)), Handler: plot.DefaultTextHandler}
+}
+
+// targetSeries is one target's mean headline figure per interval second.
+type targetSeries struct {
+	name string
+	runs int
+	pts  plotter.XYs
+}
+
+// timeSeries is each target's headline figure per interval, averaged over
+// its complete measured runs of the first point, in target order.
+func timeSeries(r *result.Result) ([]targetSeries, error) {
+	_, get := headline(r)
+	var out []targetSeries
+	for _, name := range r.TargetNames() {
+		sums := map[int][2]float64{} // interval index: sum, count
+		var xs []float64
+		runs := 0
+		for _, run := range r.Runs {
+			if run.Target != name || run.Warmup || !run.Complete || run.Point != 0 {
+				continue
+			}
+			runs++
+			k := 0
+			for _, iv := range run.Intervals {
+				if iv.Warmup {
+					continue
+				}
+				if k >= len(xs) {
+					xs = append(xs, iv.TS)
+				}
+				s := sums[k]
+				sums[k] = [2]float64{s[0] + get(iv), s[1] + 1}
+				k++
+			}
+		}
+		ts := targetSeries{name: name, runs: runs}
+		for k, x := range xs {
+			// Only the seconds every run reached: a mean over fewer would
+			// step at the shortest run's end.
+			if s := sums[k]; int(s[1]) == runs {
+				ts.pts = append(ts.pts, plotter.XY{X: x, Y: s[0] / s[1]})
+			}
+		}
+		if len(ts.pts) > 0 {
+			out = append(out, ts)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no intervals to draw (was --report-interval 0?)")
+	}
+	return out, nil
+}
+
+func seriesPlot(r *result.Result, series []targetSeries) (*plot.Plot, plot.Legend, error) {
+	name, _ := headline(r)
+	p := plot.New()
+	p.Title.Text = name + " per interval"
+	p.X.Label.Text = "seconds into the run"
+	p.Y.Label.Text = name
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	legend := plot.NewLegend()
+	legend.Left, legend.Top = true, true
+	legend.TextStyle = textStyle(11)
+	legend.Padding = vg.Points(3)
+	idx := targetIndex(r)
+	var lines []plot.Plotter
+	for _, s := range series {
+		l, err := plotter.NewLine(s.pts)
+		if err != nil {
+			return nil, legend, err
+		}
+		i := idx[s.name]
+		l.Color = SeriesColors[i%len(SeriesColors)]
+		l.Width = vg.Points(2)
+		l.Dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}}[i/len(SeriesColors)%3]
+		lines = append(lines, l)
+		label := fmt.Sprintf("%s (mean of %d run(s))", s.name, s.runs)
+		if i == 0 {
+			label = s.name + " — baseline" + strings.TrimPrefix(label, s.name)
+		}
+		legend.Add(label, l)
+	}
+	// The baseline is drawn last, on top: a target level with it must not
+	// hide the line everything is measured against.
+	for i := len(lines) - 1; i >= 0; i-- {
+		p.Add(lines[i])
+	}
+	return p, legend, nil
+}
+
+func targetIndex(r *result.Result) map[string]int {
+	idx := map[string]int{}
+	for i, n := range r.TargetNames() {
+		idx[n] = i
+	}
+	return idx
+}
+
+// deltaRow is one bar of the Δ% chart.
+type deltaRow struct {
+	label            string
+	delta, low, high float64
+	hasCI            bool
+	color            color.Color
+}
+
+// deltaRows are the targets' primary Δ% at the first point, or explain's
+// rungs against their references.
+func deltaRows(r *result.Result) (rows []deltaRow, title string) {
+	if r.Explain != nil {
+		for _, rg := range r.Explain.Rungs {
+			if rg.ComparedTo == "" || rg.N == 0 {
+				continue
+			}
+			rows = append(rows, deltaRow{label: rg.Name + " vs " + rg.ComparedTo, delta: rg.DeltaPct, low: rg.CILowPct, high: rg.CIHighPct, hasCI: rg.HasCI, color: SeriesColors[0]})
+		}
+		return rows, "explain: Δ TPS per rung, 95% CI"
+	}
+	idx := targetIndex(r)
+	metric := "TPS"
+	for _, name := range r.TargetNames()[1:] {
+		c := cause.Primary(r, name, 0)
+		if c == nil {
+			continue
+		}
+		if c.Metric == "nopm" {
+			metric = "NOPM"
+		}
+		rows = append(rows, deltaRow{label: name, delta: c.DeltaPct, low: c.CILowPct, high: c.CIHighPct, hasCI: c.HasCI, color: SeriesColors[idx[name]%len(SeriesColors)]})
+	}
+	if len(rows) == 0 {
+		return nil, ""
+	}
+	return rows, fmt.Sprintf("%s vs %s: Δ%%, 95%% CI", metric, r.TargetNames()[0])
+}
+
+// deltaPlot draws each row's Δ% as a point with its CI as a bar, zero
+// marked, the first row on top (nil with nothing to compare).
+func deltaPlot(r *result.Result) *plot.Plot {
+	rows, title := deltaRows(r)
+	if len(rows) == 0 {
+		return nil
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "Δ% against the reference"
+	p.Add(plotter.NewGrid())
+	var names []string
+	lo, hi := 0.0, 0.0
+	for i, row := range rows {
+		y := float64(len(rows) - 1 - i)
+		names = append([]string{row.label}, names...)
+		if row.hasCI {
+			bar, _ := plotter.NewLine(plotter.XYs{{X: row.low, Y: y}, {X: row.high, Y: y}})
+			bar.Color, bar.Width = row.color, vg.Points(3)
+			p.Add(bar)
+			for _, x := range []float64{row.low, row.high} {
+				cap, _ := plotter.NewLine(plotter.XYs{{X: x, Y: y - 0.15}, {X: x, Y: y + 0.15}})
+				cap.Color, cap.Width = row.color, vg.Points(2)
+				p.Add(cap)
+			}
+			lo, hi = min(lo, row.low), max(hi, row.high)
+		}
+		dot, _ := plotter.NewScatter(plotter.XYs{{X: row.delta, Y: y}})
+		dot.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
+		p.Add(dot)
+		lbl, _ := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: row.delta, Y: y + 0.28}}, Labels: []string{deltaText(row)}})
+		p.Add(lbl)
+		lo, hi = min(lo, row.delta), max(hi, row.delta)
+	}
+	pad := (hi - lo) * 0.12
+	if pad == 0 {
+		pad = 1
+	}
+	zero, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.5}, {X: 0, Y: float64(len(rows)) - 0.5}})
+	zero.Color, zero.Width = color.Gray{Y: 0x60}, vg.Points(1)
+	zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	p.Add(zero)
+	p.X.Min, p.X.Max = lo-pad, hi+pad
+	p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
+	p.NominalY(names...)
+	return p
+}
+
+func deltaText(row deltaRow) string {
+	if !row.hasCI {
+		return fmt.Sprintf("%+.1f%% (no CI)", row.delta)
+	}
+	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", row.delta, row.low, row.high)
+}
+
+// slideNotes are the verdicts and the cause, wrapped to the slide.
+func slideNotes(r *result.Result) []string {
+	var lines []string
+	for _, name := range r.TargetNames()[min(1, len(r.TargetNames())):] {
+		if c := cause.Primary(r, name, 0); c != nil {
+			lines = append(lines, chart.Wrap("verdict: "+c.Verdict, 150)...)
+		}
+	}
+	if line := cause.Line(r, 0); line != "" {
+		lines = append(lines, chart.Wrap("cause: "+line, 150)...)
+	}
+	if !r.Complete {
+		lines = append(lines, "partial result: the run was stopped before the plan finished")
+	}
+	return lines
 }
 
 func inlineData(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/dbduel/dbduel/engine/cause"
+	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
-	"github.com/dbduel/dbduel/ui/text"
 )
 
 // Formats are the accepted --format values.
@@ -62,10 +65,164 @@ func describe(t result.Target) string {
 	return strings.Join(parts, ", ")
 }
 
-// Markdown is the run table, the verdicts and what each target was.
+// table is rows of cells under a head, rendered as Markdown or HTML.
+type table struct {
+	head []string
+	rows [][]string
+}
+
+func (t table) markdown() string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(t.head, " | ") + " |\n|---|")
+	b.WriteString(strings.Repeat("---:|", len(t.head)-1) + "\n")
+	for _, r := range t.rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+func (t table) html() string {
+	var b strings.Builder
+	b.WriteString("<table><tr>")
+	for _, h := range t.head {
+		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
+	}
+	b.WriteString("</tr>")
+	for _, r := range t.rows {
+		cls := ""
+		if len(r) > 1 && (r[1] == "mean" || r[1] == "Δ%" || r[1] == "CI95") {
+			cls = " class=\"summary\""
+		}
+		b.WriteString("<tr" + cls + ">")
+		for _, c := range r {
+			b.WriteString("<td>" + html.EscapeString(c) + "</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table>")
+	return b.String()
+}
+
+// runsTable is a point's runs as on screen: grouped by target with a mean
+// row each, then every other target's Δ% against the baseline (the
+// verdict's estimator) and its 95% CI, with units.
+func runsTable(r *result.Result, point int) table {
+	t := table{head: []string{"target", "run", "total queries", "QPS", "TPS", "avg ms", "p95 ms"}}
+	names := r.TargetNames()
+	for _, name := range names {
+		var sum result.Summary
+		n := 0
+		for _, run := range r.Runs {
+			if run.Target != name || run.Warmup || run.Point != point {
+				continue
+			}
+			s := run.Summary
+			label := strconv.Itoa(run.Index)
+			if !run.Complete {
+				label += " (partial: cut short, not in the comparison)"
+			}
+			t.rows = append(t.rows, []string{name, label, strconv.FormatUint(s.Queries, 10), f2(s.QPS), f2(s.TPS), f2(s.AvgUS / 1000), f2(s.P95US / 1000)})
+			if run.Complete {
+				sum.Queries += s.Queries
+				sum.QPS, sum.TPS, sum.AvgUS, sum.P95US = sum.QPS+s.QPS, sum.TPS+s.TPS, sum.AvgUS+s.AvgUS, sum.P95US+s.P95US
+				n++
+			}
+		}
+		if n > 1 {
+			k := float64(n)
+			t.rows = append(t.rows, []string{name, "mean", strconv.FormatUint(sum.Queries/uint64(n), 10), f2(sum.QPS / k), f2(sum.TPS / k), f2(sum.AvgUS / 1000 / k), f2(sum.P95US / 1000 / k)})
+		}
+	}
+	for _, name := range names[min(1, len(names)):] {
+		delta, ci := []string{name, "Δ%", ""}, []string{name, "CI95", ""}
+		any := false
+		for _, m := range []string{"qps", "tps", "avg", "p95"} {
+			d, c := "", ""
+			if cmp := find(r, name, m, point); cmp != nil {
+				any = true
+				d = fmt.Sprintf("%+.2f%%", cmp.DeltaPct)
+				c = "no CI"
+				if cmp.HasCI {
+					c = fmt.Sprintf("[%+.1f%%, %+.1f%%]", cmp.CILowPct, cmp.CIHighPct)
+				}
+			}
+			delta, ci = append(delta, d), append(ci, c)
+		}
+		if any {
+			t.rows = append(t.rows, delta, ci)
+		}
+	}
+	return t
+}
+
+func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+func find(r *result.Result, target, metric string, point int) *result.Comparison {
+	for i, c := range r.Comparisons {
+		if c.Target == target && c.Metric == metric && c.Point == point {
+			return &r.Comparisons[i]
+		}
+	}
+	return nil
+}
+
+// comparisonsTable is every comparison of a point with its method.
+func comparisonsTable(r *result.Result, point int) table {
+	t := table{head: []string{"comparison", "metric", "Δ", "95% CI", "n", "method"}}
+	for _, c := range r.Comparisons {
+		if c.Point != point || !slices.Contains([]string{"tps", "qps", "p95", "nopm", "tpm"}, c.Metric) {
+			continue
+		}
+		ci := "no CI"
+		if c.HasCI {
+			ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", c.CILowPct, c.CIHighPct)
+		}
+		t.rows = append(t.rows, []string{c.Target + " vs " + c.Baseline, c.Metric, fmt.Sprintf("%+.1f%%", c.DeltaPct), ci, strconv.Itoa(c.N), c.Method})
+	}
+	return t
+}
+
+// verdicts are a point's verdict lines (the primary metric's).
+func verdicts(r *result.Result, point int) []string {
+	var out []string
+	for _, c := range r.Comparisons {
+		if c.Point == point && (c.Metric == "tps" || c.Metric == "nopm") {
+			out = append(out, c.Verdict)
+		}
+	}
+	return out
+}
+
+// parityTable is the configuration that differs, one column per target.
+func parityTable(r *result.Result) (table, bool) {
+	if r.Parity == nil || len(r.Parity.VariablesDiff) == 0 {
+		return table{}, false
+	}
+	t := table{head: []string{"variable"}}
+	for _, tg := range r.Targets {
+		t.head = append(t.head, tg.Name)
+	}
+	for _, d := range r.Parity.VariablesDiff {
+		row := []string{d.Name}
+		for _, tg := range r.Targets {
+			row = append(row, d.Values[tg.Name])
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t, true
+}
+
+func pointTitle(r *result.Result, pi int) string {
+	pt := r.Plan.Points[pi]
+	return fmt.Sprintf("threads=%d table_size=%d", pt.Threads, pt.TableSize)
+}
+
+// Markdown is what the screen shows: per point the runs grouped by target
+// with means, Δ% and CI rows, the comparisons, the verdicts and the cause;
+// then what each target was, the configuration differences and warnings.
 func Markdown(r *result.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# dbduel: %s\n\n", r.Workload.Name)
+	fmt.Fprintf(&b, "# %s\n\n", Title(r))
 	if !r.Complete {
 		b.WriteString("**Partial result: the run was stopped before the plan finished.**\n\n")
 	}
@@ -76,58 +233,25 @@ func Markdown(r *result.Result) string {
 	}
 	for pi := range max(len(r.Plan.Points), 1) {
 		if len(r.Plan.Points) > 1 {
-			pt := r.Plan.Points[pi]
-			fmt.Fprintf(&b, "\n## threads=%d table_size=%d\n", pt.Threads, pt.TableSize)
+			fmt.Fprintf(&b, "\n## %s\n", pointTitle(r, pi))
 		}
-		b.WriteString("\n| target | run | total queries | QPS | TPS | avg ms | p95 ms |\n|---|---:|---:|---:|---:|---:|---:|\n")
-		for _, run := range r.Runs {
-			if run.Warmup || run.Point != pi {
-				continue
-			}
-			s := run.Summary
-			label := strconv.Itoa(run.Index)
-			if !run.Complete {
-				label += " (partial: cut short, not in the comparison)"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %.2f | %.2f | %.2f |\n", run.Target, label, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
-		}
+		b.WriteString("\n" + runsTable(r, pi).markdown())
 		b.WriteString(tpccRuns(r, pi))
-		var verdicts []string
-		for _, c := range r.Comparisons {
-			if c.Point != pi {
-				continue
-			}
-			ci := "no CI"
-			if c.HasCI {
-				ci = fmt.Sprintf("[%+.1f%%, %+.1f%%]", c.CILowPct, c.CIHighPct)
-			}
-			if c.Metric == "tps" || c.Metric == "qps" || c.Metric == "p95" || c.Metric == "nopm" || c.Metric == "tpm" {
-				verdicts = append(verdicts, fmt.Sprintf("| %s vs %s | %s | %+.1f%% | %s | %d | %s |", c.Target, c.Baseline, c.Metric, c.DeltaPct, ci, c.N, c.Method))
-			}
+		if t := comparisonsTable(r, pi); len(t.rows) > 0 {
+			b.WriteString("\n" + t.markdown())
 		}
-		if len(verdicts) > 0 {
-			b.WriteString("\n| comparison | metric | Δ | 95% CI | n | method |\n|---|---|---:|---|---:|---|\n")
-			b.WriteString(strings.Join(verdicts, "\n") + "\n")
+		for _, v := range verdicts(r, pi) {
+			fmt.Fprintf(&b, "\n**%s**\n", v)
 		}
-		for _, c := range r.Comparisons {
-			if c.Point == pi && (c.Metric == "tps" || c.Metric == "nopm") {
-				fmt.Fprintf(&b, "\n**%s**\n", c.Verdict)
-			}
+		if line := cause.Line(r, pi); line != "" {
+			fmt.Fprintf(&b, "\ncause: %s\n", line)
 		}
 	}
-	if r.Parity != nil && len(r.Parity.VariablesDiff) > 0 {
-		b.WriteString("\n## Configuration differences (SHOW GLOBAL VARIABLES)\n\n| variable |")
-		for _, t := range r.Targets {
-			b.WriteString(" " + t.Name + " |")
-		}
-		b.WriteString("\n|---|" + strings.Repeat("---|", len(r.Targets)) + "\n")
-		for _, d := range r.Parity.VariablesDiff {
-			b.WriteString("| " + d.Name + " |")
-			for _, t := range r.Targets {
-				b.WriteString(" " + d.Values[t.Name] + " |")
-			}
-			b.WriteString("\n")
-		}
+	if r.Explain != nil {
+		b.WriteString("\n## explain\n\n```\n" + explain.Waterfall(r.Explain) + "```\n")
+	}
+	if t, ok := parityTable(r); ok {
+		b.WriteString("\n## Configuration differences (SHOW GLOBAL VARIABLES)\n\n" + t.markdown())
 	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n")
@@ -183,24 +307,76 @@ func CSV(w io.Writer, r *result.Result) error {
 	return cw.Error()
 }
 
-// HTML is a self-contained page: the run table, the verdicts and the chart.
+// pageStyle is the page's own CSS: nothing is fetched.
+const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1280px;color:#222}
+h1{font-size:1.6em}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+td:first-child,th:first-child{text-align:left}tr.summary td{background:#f3f6fa;font-weight:600}
+.verdict{font-size:1.15em;font-weight:600;margin:.3em 0}.cause{background:#fff6e0;border-left:4px solid #ffa500;padding:.4em .8em}
+img{max-width:100%;border:1px solid #ddd}.partial{color:#b00;font-weight:700}pre{background:#f6f6f6;padding:1em;overflow:auto}`
+
+// HTML is a self-contained page: the verdicts and the cause first, the
+// slide, the runs as on screen, the comparisons, explain's waterfall, what
+// each target was, the configuration differences, warnings and the
+// environment.
 func HTML(r *result.Result) string {
 	var b strings.Builder
-	b.WriteString("<!doctype html><html><head><meta charset=\"utf-8\"><title>dbduel: " + html.EscapeString(r.Workload.Name) + "</title>")
-	b.WriteString("<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}pre{background:#f6f6f6;padding:1em}</style></head><body>")
-	fmt.Fprintf(&b, "<h1>dbduel: %s</h1>", html.EscapeString(r.Workload.Name))
+	e := html.EscapeString
+	b.WriteString("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + e(Title(r)) + "</title><style>" + pageStyle + "</style></head><body>")
+	fmt.Fprintf(&b, "<h1>%s</h1>", e(Title(r)))
+	fmt.Fprintf(&b, "<p>Started %s · dbduel %s · %d run(s) per target · plan seed %d</p>", e(r.StartedAt.Format("2006-01-02 15:04:05 UTC")), e(r.DbduelVersion), r.Plan.Runs, r.Plan.Seed)
 	if !r.Complete {
-		b.WriteString("<p><b>Partial result: the run was stopped before the plan finished.</b></p>")
+		b.WriteString("<p class=\"partial\">Partial result: the run was stopped before the plan finished.</p>")
 	}
-	b.WriteString("<h2>Targets</h2><table><tr><th>target</th><th>server</th><th>what it is</th></tr>")
-	for _, t := range r.Targets {
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>", html.EscapeString(t.Name), html.EscapeString(t.ServerVersion), html.EscapeString(describe(t)))
+	for pi := range max(len(r.Plan.Points), 1) {
+		if len(r.Plan.Points) > 1 {
+			b.WriteString("<h2>" + e(pointTitle(r, pi)) + "</h2>")
+		}
+		for _, v := range verdicts(r, pi) {
+			b.WriteString("<p class=\"verdict\">" + e(v) + "</p>")
+		}
+		if line := cause.Line(r, pi); line != "" {
+			b.WriteString("<p class=\"cause\">cause: " + e(line) + "</p>")
+		}
 	}
-	b.WriteString("</table><h2>Runs</h2><pre>" + html.EscapeString(text.RunTable(r)) + "</pre>")
 	var png bytes.Buffer
 	if err := PNG(&png, r); err == nil {
-		name, _ := headline(r)
-		b.WriteString("<h2>" + name + " per interval</h2><img alt=\"" + name + " per interval\" src=\"data:image/png;base64," + inlineData(png.Bytes()) + "\">")
+		b.WriteString("<img alt=\"" + e(Title(r)) + ": per-interval series and Δ% with 95% CI\" src=\"data:image/png;base64," + inlineData(png.Bytes()) + "\">")
+	}
+	for pi := range max(len(r.Plan.Points), 1) {
+		title := "Runs"
+		if len(r.Plan.Points) > 1 {
+			title += " · " + pointTitle(r, pi)
+		}
+		b.WriteString("<h2>" + e(title) + "</h2>" + runsTable(r, pi).html())
+		if t := comparisonsTable(r, pi); len(t.rows) > 0 {
+			b.WriteString("<h3>Comparisons</h3>" + t.html())
+		}
+	}
+	if r.Explain != nil {
+		b.WriteString("<h2>explain</h2><pre>" + e(explain.Waterfall(r.Explain)) + "</pre>")
+	}
+	b.WriteString("<h2>Targets</h2>")
+	tt := table{head: []string{"target", "server", "what it is"}}
+	for _, t := range r.Targets {
+		tt.rows = append(tt.rows, []string{t.Name, t.ServerVersion, describe(t)})
+	}
+	b.WriteString(tt.html())
+	if t, ok := parityTable(r); ok {
+		b.WriteString("<h2>Configuration differences</h2>" + t.html())
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("<h2>Warnings</h2><ul>")
+		for _, w := range r.Warnings {
+			b.WriteString("<li>" + e(w) + "</li>")
+		}
+		b.WriteString("</ul>")
+	}
+	if len(r.Environment) > 0 {
+		env := table{head: []string{"environment", "value"}}
+		for _, k := range slices.Sorted(maps.Keys(r.Environment)) {
+			env.rows = append(env.rows, []string{k, r.Environment[k]})
+		}
+		b.WriteString("<h2>Environment</h2>" + env.html())
 	}
 	b.WriteString("</body></html>\n")
 	return b.String()

@@ -1,0 +1,173 @@
+package report
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/cause"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+)
+
+// threeTargets is native, bridge (docker-proxy, ~40% slower) and host
+// (within noise), three interleaved blocks of 10 one-second intervals,
+// with a configuration difference and a warning.
+func threeTargets() *result.Result {
+	r := &result.Result{SchemaVersion: result.SchemaVersion, Complete: true, StartedAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		Workload:    result.Workload{Name: "oltp_read_only", Options: map[string]any{"tables": 4, "table_size": 250000}},
+		Plan:        result.Plan{Runs: 3, Points: []result.Point{{Threads: 8, TableSize: 250000}}},
+		Environment: map[string]string{"kernel": "6.1.0-28-amd64", "cpu_model": "test CPU"},
+		Warnings:    []string{"native: TPS varied by 6.0% (CV) across runs: the machine was noisy"}}
+	tps := map[string][3]float64{"native": {1000, 1020, 980}, "bridge": {600, 618, 590}, "host": {1004, 1013, 985}}
+	desc := map[string]result.Described{
+		"native": {NetworkPath: "direct"},
+		"bridge": {Image: "dbduel-test/mariadb:10.11.19", NetworkMode: "bridge", NetworkPath: "docker-proxy"},
+		"host":   {Image: "dbduel-test/mariadb:10.11.19", NetworkMode: "host", NetworkPath: "direct"},
+	}
+	for b := 1; b <= 3; b++ {
+		for _, name := range []string{"native", "bridge", "host"} {
+			if b == 1 {
+				r.Targets = append(r.Targets, result.Target{Name: name, Kind: map[bool]string{true: "local", false: "container"}[name == "native"],
+					ServerVersion: "10.11.19-MariaDB", Described: desc[name]})
+			}
+			v := tps[name][b-1]
+			tel := map[string]any{"server_cpu_cores": 0.55}
+			if name == "bridge" {
+				tel["proxy_cpu_cores"] = 0.62
+			}
+			run := result.Run{Target: name, Block: b, Index: b, Complete: true,
+				Summary: result.Summary{TPS: v, QPS: 16 * v, Queries: uint64(160 * v), AvgUS: 4e6 / v, P95US: 8e6 / v, DurationS: 10}}
+			for s := 1; s <= 10; s++ {
+				run.Intervals = append(run.Intervals, result.Interval{TS: float64(s), SpanS: 1, TPS: v * (1 + float64(s%3)/100), Telemetry: tel})
+			}
+			r.Runs = append(r.Runs, run)
+		}
+	}
+	r.Parity = &result.Parity{VariablesDiff: []result.VariableDiff{
+		{Name: "innodb_buffer_pool_size", Values: map[string]string{"native": "1073741824", "bridge": "134217728", "host": "1073741824"}}}}
+	stats.Analyze(r)
+	cause.Annotate(r)
+	return r
+}
+
+func count(img image.Image, want color.RGBA, box image.Rectangle) int {
+	n := 0
+	for y := box.Min.Y; y < box.Max.Y; y++ {
+		for x := box.Min.X; x < box.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			if c == want {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// The slide: 1920×1080, every target's line in its colour, the baseline
+// first in the legend (its swatch above the others), the legend under the
+// plot and not over it, the Δ% chart right of the series.
+func TestPNGIsASlide(t *testing.T) {
+	var buf bytes.Buffer
+	if err := PNG(&buf, threeTargets()); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	if b.Dx() != 1920 || b.Dy() != 1080 {
+		t.Fatalf("size %v", b)
+	}
+	left := image.Rect(0, 0, b.Dx()*55/100, b.Dy())
+	right := image.Rect(b.Dx()*60/100, 0, b.Dx(), b.Dy())
+	// native's line is on top of host's (level with it: within noise).
+	for i, name := range []string{"native", "bridge"} {
+		if n := count(img, SeriesColors[i], left); n < 200 {
+			t.Errorf("%s's colour: %d pixels in the time series", name, n)
+		}
+	}
+	// The Δ% bars: bridge's and host's colours right of the series, never
+	// the baseline's (it is the reference).
+	if count(img, SeriesColors[1], right) < 100 || count(img, SeriesColors[2], right) < 100 {
+		t.Errorf("Δ%% chart lacks its bars")
+	}
+	if n := count(img, SeriesColors[0], right); n != 0 {
+		t.Errorf("the baseline has a Δ%% bar (%d pixels)", n)
+	}
+	// The legend's swatches, under the plot's X axis (below 68% of the
+	// height) and left: the first (topmost) is the baseline's.
+	firstRow := func(c color.RGBA) int {
+		for y := b.Dy() * 68 / 100; y < b.Dy(); y++ {
+			for x := 0; x < b.Dx()*12/100; x++ {
+				if color.RGBAModel.Convert(img.At(x, y)).(color.RGBA) == c {
+					return y
+				}
+			}
+		}
+		return -1
+	}
+	blue, orange, green := firstRow(SeriesColors[0]), firstRow(SeriesColors[1]), firstRow(SeriesColors[2])
+	if blue < 0 || orange < 0 || green < 0 || blue >= orange || orange >= green {
+		t.Errorf("legend swatches at rows %d, %d, %d: native, bridge, host in that order", blue, orange, green)
+	}
+}
+
+func TestTitleSaysWorkloadThreadsAndData(t *testing.T) {
+	if got := Title(threeTargets()); got != "dbduel: oltp_read_only · 8 threads · 4×250000 rows" {
+		t.Fatalf("title %q", got)
+	}
+}
+
+// Markdown: runs grouped by target with a mean row, Δ% and CI rows as on
+// screen, units on every CI, the verdict and the cause.
+func TestMarkdownAsOnScreen(t *testing.T) {
+	md := Markdown(threeTargets())
+	for _, want := range []string{
+		"| native | 1 |", "| native | mean |", "| bridge | Δ% |", "| bridge | CI95 |",
+		"[-40.5%, -39.0%]",
+		"cause: bridge: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction",
+		"host: within noise",
+		"innodb_buffer_pool_size",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// Grouped: native's three runs come before bridge's first.
+	if strings.Index(md, "| native | 3 |") > strings.Index(md, "| bridge | 1 |") {
+		t.Errorf("runs not grouped by target:\n%s", md)
+	}
+	// Every CI has its unit.
+	for _, l := range strings.Split(md, "\n") {
+		if strings.Contains(l, "CI95") && strings.Count(l, "[") != strings.Count(l, "%]") {
+			t.Errorf("CI without %% in %q", l)
+		}
+	}
+}
+
+// HTML: a page with the verdict, cause, tables, charts, configuration
+// differences, warnings and environment, fetching nothing.
+func TestHTMLIsAWholePage(t *testing.T) {
+	h := HTML(threeTargets())
+	for _, want := range []string{
+		"<h1>dbduel: oltp_read_only · 8 threads · 4×250000 rows</h1>",
+		"class=\"verdict\"", "class=\"cause\"", "docker-proxy used 0.62 cores",
+		"<td>Δ%</td>", "<td>[-40.5%, -39.0%]</td>", "data:image/png;base64,", "Configuration differences", "innodb_buffer_pool_size",
+		"Warnings", "TPS varied by 6.0%", "Environment", "6.1.0-28-amd64",
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("html lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"http://", "https://", "<script", "<link"} {
+		if strings.Contains(h, bad) {
+			t.Errorf("html fetches or runs something: %q", bad)
+		}
+	}
+}
