@@ -89,7 +89,7 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	var imageRef string
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Zero-config comparison: a managed native MariaDB vs the same MariaDB in a container",
+		Short: "Zero-config comparison: a managed native MariaDB vs the same MariaDB in a container on Docker's bridge network and on the host's",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if imageRef == "" {
@@ -99,8 +99,11 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 				}
 				imageRef = "dbduel-test/mariadb:" + v
 			}
-			o.targets = []string{"native=local:mariadbd", "container=docker:" + imageRef}
-			fmt.Fprintf(stderr, "dbduel demo: native=local:mariadbd vs container=docker:%s, oltp_read_write, %s threads, %gs per run, %s interleaved blocks, with an A/A copy of native for the noise floor\n", imageRef, o.threads, o.timeS, o.runsFlag)
+			// Bridge and host side by side: the gap and, next to it, the
+			// container without docker-proxy, so the cause line can say
+			// which layer costs what.
+			o.targets = []string{"native=local:mariadbd", "bridge=docker:" + imageRef, "host=docker:" + imageRef + ",network=host"}
+			fmt.Fprintf(stderr, "dbduel demo: native=local:mariadbd vs bridge=docker:%s and host=docker:%s,network=host, oltp_read_write, %s threads, %gs per run, %s interleaved blocks, with an A/A copy of native for the noise floor\n", imageRef, imageRef, o.threads, o.timeS, o.runsFlag)
 			return runVerb(cmd.Context(), "run", "oltp_read_write", o, stdout, stderr)
 		},
 	}
