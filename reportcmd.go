@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/targets/environment"
@@ -43,6 +44,7 @@ func newReportCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cause.Annotate(r) // files written before the cause line have none
 			if out == "" && format == "png" {
 				out = strings.TrimSuffix(args[0], filepath.Ext(args[0])) + ".png"
 			}

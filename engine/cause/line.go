@@ -31,7 +31,9 @@ func Primary(r *result.Result, target string, point int) *result.Comparison {
 	return tps
 }
 
-// Annotate writes each target's cause into its primary comparison.
+// Annotate writes each target's cause into its primary comparison (not
+// into compare's, which set two files' runs side by side: no shared blocks,
+// no telemetry to read across them).
 func Annotate(r *result.Result) {
 	names := r.TargetNames()
 	if len(names) < 2 {
@@ -39,6 +41,9 @@ func Annotate(r *result.Result) {
 	}
 	for i := range r.Comparisons {
 		c := &r.Comparisons[i]
+		if c.NBaseline > 0 || c.Target == c.Baseline {
+			continue
+		}
 		if p := Primary(r, c.Target, c.Point); p == c {
 			c.Cause = For(r, c.Target, c.Point)
 		}
