@@ -306,6 +306,8 @@ func deltaText(row deltaRow) string {
 	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", row.delta, row.low, row.high)
 }
 
+const maxNotes = 14
+
 // slideNotes are the verdicts and the cause, wrapped to the slide.
 func slideNotes(r *result.Result) []string {
 	var lines []string
@@ -317,8 +319,19 @@ func slideNotes(r *result.Result) []string {
 	if line := cause.Line(r, 0); line != "" {
 		lines = append(lines, chart.Wrap("cause: "+line, 150)...)
 	}
+	if ex := r.Explain; ex != nil && len(ex.Attribution) > 0 {
+		var parts []string
+		for _, a := range ex.Attribution {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", a.Layer, a.SharePct))
+		}
+		lines = append(lines, chart.Wrap("shares of the gap native → bridge-proxy: "+strings.Join(parts, "; "), 150)...)
+	}
 	if !r.Complete {
 		lines = append(lines, "partial result: the run was stopped before the plan finished")
+	}
+	// The plots keep at least half the slide.
+	if len(lines) > maxNotes {
+		lines = append(lines[:maxNotes-1], fmt.Sprintf("… %d more line(s): the Markdown and HTML reports hold them all", len(lines)-maxNotes+1))
 	}
 	return lines
 }
