@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,14 +51,9 @@ func dbduelRun(t *testing.T, bin string, args ...string) result.Summary {
 	return r.Runs[0].Summary
 }
 
-func median(v []float64) float64 {
-	sort.Float64s(v)
-	return v[len(v)/2]
-}
-
 // Each system test measures what sysbench 1.0.20 measures with the same
 // options on this machine, alternating the two tools (A B A B A B) and
-// comparing medians. The tolerance is wide because the machine is shared
+// comparing their best runs. The tolerance is wide because the machine is shared
 // and noisy: cpu within 25% (the bar), memory and fileio within a
 // factor 1.6 — a figure computed the wrong way (MiB instead of blocks,
 // fsyncs counted as reads) is off by far more.
@@ -93,8 +88,11 @@ func TestSysWorkloadsAgreeWithSysbench(t *testing.T) {
 				args = append(args, "--file-dir", dir, "--keep") // sysbench's next run needs the files
 				ours = append(ours, c.ours(dbduelRun(t, bin, args...)))
 			}
-			ratio := median(ours) / median(theirs)
-			t.Logf("%s: dbduel %v, sysbench %v: ratio of medians %.3f", c.name, ours, theirs, ratio)
+			// Best of three against best of three: on a shared machine (CI
+			// runs packages side by side) a neighbour only ever takes CPU
+			// away, so each tool's least disturbed run is its own speed.
+			ratio := slices.Max(ours) / slices.Max(theirs)
+			t.Logf("%s: dbduel %v, sysbench %v: ratio of the best runs %.3f", c.name, ours, theirs, ratio)
 			if ratio > c.tolerate || ratio < 1/c.tolerate || math.IsNaN(ratio) {
 				t.Fatalf("%s: dbduel/sysbench = %.3f, outside 1/%.2f..%.2f", c.name, ratio, c.tolerate, c.tolerate)
 			}
