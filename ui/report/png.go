@@ -293,7 +293,7 @@ func deltaPlot(r *result.Result) *plot.Plot {
 	zero.Color, zero.Width = color.Gray{Y: 0x60}, vg.Points(1)
 	zero.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 	p.Add(zero)
-	p.X.Min, p.X.Max = lo-pad, hi+pad
+	p.X.Min, p.X.Max = lo-pad, hi+2.5*pad // room for the rightmost label
 	p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
 	p.NominalY(names...)
 	return p
