@@ -66,6 +66,9 @@ func DeltaChart(rows []DeltaRow, width int) []string {
 			for c := a; c <= b; c++ {
 				cells[c] = '─'
 			}
+			if cells[zero] == '─' {
+				cells[zero] = '┼' // zero stays visible inside the interval
+			}
 			cells[a], cells[b] = MarkLow, MarkHigh
 		}
 		cells[col(r.Delta)] = MarkEstimate

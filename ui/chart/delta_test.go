@@ -45,6 +45,9 @@ func TestDeltaChartPlacesTheMarks(t *testing.T) {
 	if bEst != 47 || bZero != 88 {
 		t.Fatalf("bridge ◆ at %d, │ at %d; want 47 and 88:\n%s", bEst, bZero, b)
 	}
+	if col(h, '┼') != bZero {
+		t.Fatalf("zero inside host's CI is not marked at %d:\n%s\n%s", bZero, b, h)
+	}
 	hLow, hHigh := col(h, MarkLow), col(h, MarkHigh)
 	if !(hLow < bZero && bZero < hHigh) || strings.ContainsRune(h, MarkZero) && col(h, MarkZero) != bZero {
 		t.Fatalf("host's CI [%d, %d] must hold zero at %d:\n%s\n%s", hLow, hHigh, bZero, b, h)

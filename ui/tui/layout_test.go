@@ -279,7 +279,10 @@ func TestYAxisFitsTheDataAndZ(t *testing.T) {
 
 // explain's ladder fills a waterfall rung by rung in the running screen.
 func TestExplainWaterfallLive(t *testing.T) {
-	rungs := []result.Target{{Name: "native"}, {Name: "host-bind"}, {Name: "host-volume"}, {Name: "bridge-proxy"}}
+	var rungs []result.Target
+	for _, n := range []string{"native", "host-bind", "host-volume", "host-overlay", "bridge-proxy", "bridge-direct", "seccomp-unconfined", "memory-limit", "cpuset", "cpu-quota"} {
+		rungs = append(rungs, result.Target{Name: n})
+	}
 	m := New(Info{Workload: "oltp_point_select", Tables: 1, TableSize: 1000, Threads: 4, Runs: 2, RunTime: 2 * time.Second, Targets: rungs, Explain: true},
 		nil, nil, nil, false)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
@@ -289,9 +292,19 @@ func TestExplainWaterfallLive(t *testing.T) {
 	}}}
 	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "host-bind", Run: &result.Run{Target: "host-bind", Index: 1}, Snapshot: snap})
 	v := ansi.ReplaceAllString(m.View(), "")
-	for _, want := range []string{"explain: each rung's Δ TPS", "host-bind", "-2.1% [-4.0, -0.2]", "not paired yet: host-volume, bridge-proxy"} {
+	for _, want := range []string{"explain: each rung's Δ TPS", "host-bind", "-2.1% [-4.0, -0.2]", "not paired yet: host-volume, host-overlay, bridge-proxy",
+		"TPS per interval", "q stop / quit"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("waterfall lacks %q:\n%s", want, v)
 		}
+	}
+	// Ten rungs at 80×24: the whole ladder, a chart and the keys still fit.
+	m.apply(engine.Event{Kind: engine.EventPhase, Target: "cpuset", Block: 1, Index: 1, Phase: "run 1 of 2"})
+	for _, rg := range rungs[2:] {
+		snap.Explain.Rungs = append(snap.Explain.Rungs, result.Rung{Name: rg.Name, ComparedTo: "native", DeltaPct: -10, CILowPct: -20, CIHighPct: 1, HasCI: true, N: 2, Valid: true})
+	}
+	v = ansi.ReplaceAllString(m.View(), "")
+	if lines := strings.Split(v, "\n"); len(lines) > 24 || !strings.Contains(v, "q stop / quit") || !strings.Contains(v, "cpu-quota") || !strings.Contains(v, "┤") {
+		t.Errorf("ten rungs at 80×24:\n%s", v)
 	}
 }

@@ -58,17 +58,26 @@ func (m *Model) runningScreen() []string {
 	if m.paused && m.frozen != nil {
 		cards = m.frozen
 	}
-	top := m.header()
-	top = append(top, m.cardLines(cards)...)
+	bottom := m.footer()
+	cardPart := m.cardLines(cards)
+	var below []string
 	if m.info.Explain {
-		top = append(top, m.waterfallLines(false)...)
+		below = m.waterfallLines(false)
 	} else {
-		top = append(top, m.comparisonLines(cards)...)
+		below = m.comparisonLines(cards)
 	}
 	if m.message != "" {
-		top = append(top, chart.Fit(m.message, m.width))
+		below = append(below, chart.Fit(m.message, m.width))
 	}
-	bottom := m.footer()
+	// Explain's many rungs: the waterfall lists them all, so the cards
+	// shrink to the running one when both would crowd out the chart.
+	if m.height-2-len(cardPart)-len(below)-len(bottom) < minChartRows+1 && len(cards) > 1 {
+		cardPart = m.runningCardOnly(cards)
+	}
+	top := append(append(m.header(), cardPart...), below...)
+	if len(top)+len(bottom) > m.height {
+		top = top[:max(m.height-len(bottom), 0)]
+	}
 	avail := m.height - len(top) - len(bottom)
 	if m.page > 0 && m.page <= len(cards) {
 		return append(append(top, m.pageLines(cards, avail)...), bottom...)
@@ -82,10 +91,29 @@ func (m *Model) runningScreen() []string {
 	if avail-len(sparks) < minChartRows+1 {
 		sparks = nil // the large chart first
 	}
-	mid := m.chartLines(cards, max(avail-len(sparks), minChartRows+1))
-	out := append(top, mid...)
-	out = append(out, sparks...)
+	out := top
+	if h := avail - len(sparks); h >= 4 {
+		out = append(out, m.chartLines(cards, h)...)
+		out = append(out, sparks...)
+	} else {
+		for range avail {
+			out = append(out, "")
+		}
+	}
 	return append(out, bottom...)
+}
+
+// runningCardOnly is the compact line of the running target (or of the
+// first when none runs), with how many others c pages through.
+func (m *Model) runningCardOnly(cards []*card) []string {
+	lines := m.compactCards(cards)
+	i := 0
+	for j, c := range cards {
+		if c.running {
+			i = j
+		}
+	}
+	return []string{lines[i], chart.Fit(fmt.Sprintf("(%d other targets: c pages through their cards)", len(cards)-1), m.width)}
 }
 
 func (m *Model) style(i int) lipgloss.Style {
