@@ -27,8 +27,9 @@ const (
 const valueWidth = 23
 
 // DeltaChart draws each row's Δ% as ● with its CI as whiskers ├──●──┤ on
-// one shared axis that holds every interval and zero (│), under an axis
-// line labelled at both ends and at zero. The rows are width cells wide.
+// one shared log-ratio axis that holds every interval and zero (│), over
+// an axis line labelled at both ends and at zero. The rows are width
+// cells wide.
 func DeltaChart(rows []DeltaRow, width int) []string {
 	labelW := 0
 	for _, r := range rows {
@@ -39,20 +40,24 @@ func DeltaChart(rows []DeltaRow, width int) []string {
 	if plotW < 10 || len(rows) == 0 {
 		return nil
 	}
+	// The axis is the log of the ratio: the CIs are symmetric in it (the
+	// estimate is a geometric mean, its interval a t interval on logs),
+	// and −50% lies as far from zero as +100%.
+	pos := func(pct float64) float64 { return math.Log1p(pct / 100) }
 	lo, hi := 0.0, 0.0
 	for _, r := range rows {
-		lo, hi = math.Min(lo, r.Delta), math.Max(hi, r.Delta)
+		lo, hi = math.Min(lo, pos(r.Delta)), math.Max(hi, pos(r.Delta))
 		if r.HasCI {
-			lo, hi = math.Min(lo, r.Low), math.Max(hi, r.High)
+			lo, hi = math.Min(lo, pos(r.Low)), math.Max(hi, pos(r.High))
 		}
 	}
 	pad := (hi - lo) * 0.08
 	if pad == 0 {
-		pad = 1
+		pad = 0.01
 	}
 	lo, hi = lo-pad, hi+pad
 	col := func(v float64) int {
-		return int(math.Round((v - lo) / (hi - lo) * float64(plotW-1)))
+		return int(math.Round((pos(v) - lo) / (hi - lo) * float64(plotW-1)))
 	}
 	zero := col(0)
 	var out []string
@@ -83,7 +88,7 @@ func DeltaChart(rows []DeltaRow, width int) []string {
 			axis[at+i] = c
 		}
 	}
-	left, right := fmt.Sprintf("%+.0f%%", lo), fmt.Sprintf("%+.0f%%", hi)
+	left, right := fmt.Sprintf("%+.0f%%", math.Expm1(lo)*100), fmt.Sprintf("%+.0f%%", math.Expm1(hi)*100)
 	put(0, left)
 	put(plotW-len([]rune(right)), right)
 	// Zero's label only where it clears both ends.

@@ -10,7 +10,7 @@ import (
 // between its whiskers at its place along the axis.
 func TestDeltaChartPlacesTheMarks(t *testing.T) {
 	rows := []DeltaRow{
-		{Label: "■ bridge", Delta: -40, Low: -50, High: -30, HasCI: true},
+		{Label: "■ bridge", Delta: -40, Low: -50, High: -28, HasCI: true}, // ratio 0.6 ÷ and × 1.2
 		{Label: "▲ host", Delta: 1, Low: -4, High: 6, HasCI: true},
 	}
 	lines := DeltaChart(rows, 100)
@@ -28,22 +28,24 @@ func TestDeltaChartPlacesTheMarks(t *testing.T) {
 	if w := len([]rune(b)); w > 100 {
 		t.Fatalf("row is %d cells", w)
 	}
-	// The axis spans [-50, 6] plus 8% of 56 each side: [-54.48, 10.48].
+	// The axis is ln(1+Δ/100) over [ln 0.5, ln 1.06] = [-0.6931, 0.0583]
+	// plus 8% of 0.7514 each side: [-0.7532, 0.1184].
 	bZero := col(b, MarkZero)
 	bLow, bEst, bHigh := col(b, MarkLow), col(b, MarkEstimate), col(b, MarkHigh)
 	if !(bLow < bEst && bEst < bHigh && bHigh < bZero) {
 		t.Fatalf("bridge marks out of order: ├%d ◆%d ┤%d │%d", bLow, bEst, bHigh, bZero)
 	}
-	// Symmetric CI: the estimate is midway (±1 cell of rounding).
+	// A CI symmetric in log-ratio: the estimate is midway (±1 cell).
 	if d := (bEst - bLow) - (bHigh - bEst); d < -1 || d > 1 {
 		t.Fatalf("bridge whiskers uneven: %d %d %d", bLow, bEst, bHigh)
 	}
 	// The plot starts after the label (8), a space, the value (23) and a
-	// space: cell 33, and is 100-8-23-3 = 66 cells wide. -40 lies
-	// (−40+54.48)/64.96 of the way along: cell 33+round(0.2229·65) = 47;
-	// zero at 33+round(0.8387·65) = 88.
-	if bEst != 47 || bZero != 88 {
-		t.Fatalf("bridge ◆ at %d, │ at %d; want 47 and 88:\n%s", bEst, bZero, b)
+	// space: cell 33, and is 100-8-23-3 = 66 cells wide. -40% is ln 0.6 =
+	// -0.5108, (−0.5108+0.7532)/0.8716 = 0.2781 of the way: cell
+	// 33+round(0.2781·65) = 51; zero at 33+round(0.8642·65) = 89. On a
+	// linear axis they would be at 47 and 88.
+	if bEst != 51 || bZero != 89 {
+		t.Fatalf("bridge ● at %d, │ at %d; want 51 and 89:\n%s", bEst, bZero, b)
 	}
 	if col(h, '┼') != bZero {
 		t.Fatalf("zero inside host's CI is not marked at %d:\n%s\n%s", bZero, b, h)
@@ -52,7 +54,7 @@ func TestDeltaChartPlacesTheMarks(t *testing.T) {
 	if !(hLow < bZero && bZero < hHigh) || strings.ContainsRune(h, MarkZero) && col(h, MarkZero) != bZero {
 		t.Fatalf("host's CI [%d, %d] must hold zero at %d:\n%s\n%s", hLow, hHigh, bZero, b, h)
 	}
-	if !strings.Contains(b, "-40.0% [-50.0, -30.0]") || !strings.Contains(lines[2], "-54%") || !strings.Contains(lines[2], "+10%") {
+	if !strings.Contains(b, "-40.0% [-50.0, -28.0]") || !strings.Contains(lines[2], "-53%") || !strings.Contains(lines[2], "+13%") {
 		t.Fatalf("labels:\n%s", strings.Join(lines, "\n"))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -82,22 +83,34 @@ func PNG(w io.Writer, r *result.Result) error {
 	notes := slideNotes(r)
 	noteH := vg.Length(len(notes))*textStyle(11).Height("X")*1.25 + vg.Inch/8
 	body := draw.Crop(dc, vg.Inch/8, -vg.Inch/8, noteH+vg.Inch/8, -vg.Inch*0.75)
-	left := draw.Crop(body, 0, -(body.Max.X-body.Min.X)*0.42, 0, 0)
-	right := draw.Crop(body, (body.Max.X-body.Min.X)*0.6, 0, 0, 0)
-
-	// The legend sits in a strip under the time series, never over lines.
-	legendH := vg.Length(len(series))*(textStyle(11).Height("X")*1.2+vg.Points(3)) + vg.Inch/8
-	plotArea := draw.Crop(left, 0, 0, legendH, 0)
-	legendArea := draw.Crop(left, vg.Inch*0.9, 0, 0, -(left.Max.Y - left.Min.Y - legendH))
-	tp, legend, err := seriesPlot(r, series)
-	if err != nil {
-		return err
-	}
-	tp.Draw(plotArea)
-	legend.Draw(legendArea)
-
-	if dp := deltaPlot(r); dp != nil {
-		dp.Draw(right)
+	width := body.Max.X - body.Min.X
+	if r.Explain != nil {
+		// A ladder's story is its waterfall: it gets the whole width.
+		if dp := deltaPlot(r); dp != nil {
+			dp.Draw(draw.Crop(body, width*0.1, -width*0.1, 0, 0))
+		}
+	} else {
+		left := draw.Crop(body, 0, -width*0.42, 0, 0)
+		right := draw.Crop(body, width*0.6, 0, 0, 0)
+		tp, legend, err := seriesPlot(r, series)
+		if err != nil {
+			return err
+		}
+		// The legend is outside the plot, never over its lines: under it
+		// for a few targets, beside it for many.
+		entryH := textStyle(11).Height("X")*1.2 + vg.Points(3)
+		if len(series) <= 5 {
+			legendH := vg.Length(len(series))*entryH + vg.Inch/8
+			tp.Draw(draw.Crop(left, 0, 0, legendH, 0))
+			legend.Draw(draw.Crop(left, vg.Inch*0.9, 0, 0, -(left.Max.Y - left.Min.Y - legendH)))
+		} else {
+			legendW := 2.4 * vg.Inch
+			tp.Draw(draw.Crop(left, 0, -legendW, 0, 0))
+			legend.Draw(draw.Crop(left, left.Max.X-left.Min.X-legendW+vg.Inch/8, 0, 0, -vg.Inch/2))
+		}
+		if dp := deltaPlot(r); dp != nil {
+			dp.Draw(right)
+		}
 	}
 	nsty := textStyle(11)
 	y := dc.Min.Y + noteH
@@ -252,7 +265,8 @@ func deltaRows(r *result.Result) (rows []deltaRow, title string) {
 }
 
 // deltaPlot draws each row's Δ% as a point with its CI as a bar, zero
-// marked, the first row on top (nil with nothing to compare).
+// marked, the first row on top, on a log-ratio axis labelled in % (the
+// CI is symmetric there; nil with nothing to compare).
 func deltaPlot(r *result.Result) *plot.Plot {
 	rows, title := deltaRows(r)
 	if len(rows) == 0 {
@@ -260,7 +274,8 @@ func deltaPlot(r *result.Result) *plot.Plot {
 	}
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "Δ% against the reference"
+	p.X.Label.Text = "Δ% against the reference (log-ratio axis)"
+	p.X.Tick.Marker = percentTicks{}
 	p.Add(plotter.NewGrid())
 	var names []string
 	lo, hi := 0.0, 0.0
@@ -268,26 +283,26 @@ func deltaPlot(r *result.Result) *plot.Plot {
 		y := float64(len(rows) - 1 - i)
 		names = append([]string{row.label}, names...)
 		if row.hasCI {
-			bar, _ := plotter.NewLine(plotter.XYs{{X: row.low, Y: y}, {X: row.high, Y: y}})
+			bar, _ := plotter.NewLine(plotter.XYs{{X: lr(row.low), Y: y}, {X: lr(row.high), Y: y}})
 			bar.Color, bar.Width = row.color, vg.Points(3)
 			p.Add(bar)
-			for _, x := range []float64{row.low, row.high} {
+			for _, x := range []float64{lr(row.low), lr(row.high)} {
 				cap, _ := plotter.NewLine(plotter.XYs{{X: x, Y: y - 0.15}, {X: x, Y: y + 0.15}})
 				cap.Color, cap.Width = row.color, vg.Points(2)
 				p.Add(cap)
 			}
-			lo, hi = min(lo, row.low), max(hi, row.high)
+			lo, hi = min(lo, lr(row.low)), max(hi, lr(row.high))
 		}
-		dot, _ := plotter.NewScatter(plotter.XYs{{X: row.delta, Y: y}})
+		dot, _ := plotter.NewScatter(plotter.XYs{{X: lr(row.delta), Y: y}})
 		dot.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
 		p.Add(dot)
-		lbl, _ := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: row.delta, Y: y + 0.28}}, Labels: []string{deltaText(row)}})
+		lbl, _ := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: lr(row.delta), Y: y + 0.28}}, Labels: []string{deltaText(row)}})
 		p.Add(lbl)
-		lo, hi = min(lo, row.delta), max(hi, row.delta)
+		lo, hi = min(lo, lr(row.delta)), max(hi, lr(row.delta))
 	}
 	pad := (hi - lo) * 0.12
 	if pad == 0 {
-		pad = 1
+		pad = 0.01
 	}
 	zero, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: -0.5}, {X: 0, Y: float64(len(rows)) - 0.5}})
 	zero.Color, zero.Width = color.Gray{Y: 0x60}, vg.Points(1)
@@ -299,6 +314,33 @@ func deltaPlot(r *result.Result) *plot.Plot {
 	return p
 }
 
+// lr is a Δ% as a log-ratio: the delta chart's X.
+func lr(pct float64) float64 { return math.Log1p(pct / 100) }
+
+// percentTicks label a log-ratio axis with round percentages.
+type percentTicks struct{}
+
+func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
+	// Zero always; the others only a tenth of the axis apart from the
+	// labels already placed, so they never overlap.
+	ticks := []plot.Tick{{Value: 0, Label: "0%"}}
+	gap := (hi - lo) / 10
+	for _, pct := range []float64{-50, 100, -25, 25, -75, 200, -10, 10, -90, 500, -5, 5, 50, -95, 1000, 2000, 5000} {
+		x := lr(pct)
+		if x < lo || x > hi {
+			continue
+		}
+		clear := true
+		for _, t := range ticks {
+			clear = clear && math.Abs(t.Value-x) >= gap
+		}
+		if clear {
+			ticks = append(ticks, plot.Tick{Value: x, Label: fmt.Sprintf("%+.0f%%", pct)})
+		}
+	}
+	return ticks
+}
+
 func deltaText(row deltaRow) string {
 	if !row.hasCI {
 		return fmt.Sprintf("%+.1f%% (no CI)", row.delta)
@@ -308,9 +350,32 @@ func deltaText(row deltaRow) string {
 
 const maxNotes = 14
 
-// slideNotes are the verdicts and the cause, wrapped to the slide.
+// attribution is explain's shares of the gap in words.
+func attribution(r *result.Result) []string {
+	ex := r.Explain
+	if ex == nil || len(ex.Attribution) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, a := range ex.Attribution {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", a.Layer, a.SharePct))
+	}
+	return chart.Wrap("shares of the gap native → bridge-proxy: "+strings.Join(parts, "; "), 150)
+}
+
+// slideNotes are the verdicts and the cause, wrapped to the slide; for a
+// ladder, the whole gap's (bridge-proxy against native) and its shares.
 func slideNotes(r *result.Result) []string {
 	var lines []string
+	if r.Explain != nil {
+		if c := cause.Primary(r, "bridge-proxy", 0); c != nil {
+			lines = append(lines, chart.Wrap("verdict: "+c.Verdict, 150)...)
+			if c.Cause != "" {
+				lines = append(lines, chart.Wrap("cause: bridge-proxy: "+c.Cause, 150)...)
+			}
+		}
+		return append(lines, attribution(r)...)
+	}
 	for _, name := range r.TargetNames()[min(1, len(r.TargetNames())):] {
 		if c := cause.Primary(r, name, 0); c != nil {
 			lines = append(lines, chart.Wrap("verdict: "+c.Verdict, 150)...)
@@ -318,13 +383,6 @@ func slideNotes(r *result.Result) []string {
 	}
 	if line := cause.Line(r, 0); line != "" {
 		lines = append(lines, chart.Wrap("cause: "+line, 150)...)
-	}
-	if ex := r.Explain; ex != nil && len(ex.Attribution) > 0 {
-		var parts []string
-		for _, a := range ex.Attribution {
-			parts = append(parts, fmt.Sprintf("%s %.0f%%", a.Layer, a.SharePct))
-		}
-		lines = append(lines, chart.Wrap("shares of the gap native → bridge-proxy: "+strings.Join(parts, "; "), 150)...)
 	}
 	if !r.Complete {
 		lines = append(lines, "partial result: the run was stopped before the plan finished")
