@@ -84,7 +84,7 @@ func (m *Model) comparisonSummary() []string {
 		if len(rows) == 0 {
 			continue
 		}
-		head := fmt.Sprintf("%s vs %s: Δ%% with its 95%% CI (● estimate, ├─┤ CI, │ no difference; log-ratio axis)", metric, names[0])
+		head := fmt.Sprintf("%s vs %s: Δ%% and 95%% CI (● estimate, ├─┤ CI, │ zero; log-ratio axis)", metric, names[0])
 		if points > 1 {
 			p := r.Plan.Points[pt]
 			head = fmt.Sprintf("threads=%d table_size=%d · ", p.Threads, p.TableSize) + head
