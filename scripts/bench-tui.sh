@@ -62,10 +62,10 @@ run() {
 			"/usr/bin/time -o $dir/time -f '%U %S' $bin run oltp_read_only --target n=$url --tables 2 --table-size 10000 --threads 4 --time $secs -o $out $*; sleep 600"
 		st=$(steady "$bin")
 		for _ in $(seq 1 $((secs * 10 + 300))); do
-			tmux capture-pane -t benchtui -p | grep -q "press q to quit" && break
+			tmux capture-pane -t benchtui -p | grep -q "q quit • e export" && break
 			sleep 0.1
 		done
-		tmux capture-pane -t benchtui -p | grep -q "press q to quit" || { tmux capture-pane -t benchtui -p >&2; exit 1; }
+		tmux capture-pane -t benchtui -p | grep -q "q quit • e export" || { tmux capture-pane -t benchtui -p >&2; exit 1; }
 		tmux send-keys -t benchtui q
 		for _ in $(seq 1 100); do [ -s "$dir/time" ] && break; sleep 0.1; done
 		tmux kill-session -t benchtui 2>/dev/null || true

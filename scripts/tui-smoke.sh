@@ -40,10 +40,10 @@ for _ in $(seq 1 60); do
 done
 tmux send-keys -t "$session" q
 for _ in $(seq 1 60); do
-	tmux capture-pane -t "$session" -p | grep -q "press q to quit" && break
+	tmux capture-pane -t "$session" -p | grep -q "q quit • e export" && break
 	sleep 0.5
 done
-tmux capture-pane -t "$session" -p | grep -q "press q to quit" || fail "no summary screen after q"
+tmux capture-pane -t "$session" -p | grep -q "q quit • e export" || fail "no summary screen after q"
 # The summary needs only the result: the run's container and server are
 # already gone while it waits for the second q.
 for _ in $(seq 1 40); do
@@ -62,7 +62,7 @@ tmux capture-pane -t "$session" -p > "$out"
 grep -q "DBDUEL_EXIT=130" "$out" || fail "want exit code 130 after stopping early"
 grep -q "stopped by the user (q) during run 1 of 1 of target container" "$out" || fail "the stop must say who stopped it and where"
 grep -q "target           run" "$out" || fail "summary table not printed to the scrollback after the alternate screen closed"
-grep -q "press q to quit" "$out" && fail "alternate screen not restored"
+grep -q "q quit • e export" "$out" && fail "alternate screen not restored"
 [ "$(tmux display -p -t "$session" '#{alternate_on}')" = 0 ] || fail "terminal still in the alternate screen"
 left=$(docker ps -aq --filter "label=dbduel.run=$run_id" | wc -l)
 [ "$left" = 0 ] || fail "$left dbduel containers left"
