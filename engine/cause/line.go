@@ -16,19 +16,10 @@ const serverCPUMatters = 10
 // Primary is the comparison a target's verdict reads at a point: NOPM for
 // TPC-C, TPS otherwise (nil before a block has measured both).
 func Primary(r *result.Result, target string, point int) *result.Comparison {
-	var tps *result.Comparison
-	for i, c := range r.Comparisons {
-		if c.Target != target || c.Point != point {
-			continue
-		}
-		switch c.Metric {
-		case "nopm":
-			return &r.Comparisons[i]
-		case "tps":
-			tps = &r.Comparisons[i]
-		}
+	if c := r.Comparison(target, "nopm", point); c != nil {
+		return c
 	}
-	return tps
+	return r.Comparison(target, "tps", point)
 }
 
 // Annotate writes each target's cause into its primary comparison (not

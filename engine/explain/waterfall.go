@@ -80,3 +80,16 @@ func summary(ev map[string]any) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Shares is the attribution of the gap in one sentence ("" without one):
+// what the TUI's summary and the slide say under the waterfall.
+func Shares(ex *result.Explain) string {
+	if ex == nil || len(ex.Attribution) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, a := range ex.Attribution {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", a.Layer, a.SharePct))
+	}
+	return "shares of the gap native → bridge-proxy: " + strings.Join(parts, "; ")
+}

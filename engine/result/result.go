@@ -347,6 +347,20 @@ type VariableDiff struct {
 	Values map[string]string `json:"values"`
 }
 
+// Comparison is target's comparison on metric at a sweep point (nil on a
+// nil result or when there is none yet).
+func (r *Result) Comparison(target, metric string, point int) *Comparison {
+	if r == nil {
+		return nil
+	}
+	for i, c := range r.Comparisons {
+		if c.Target == target && c.Metric == metric && c.Point == point {
+			return &r.Comparisons[i]
+		}
+	}
+	return nil
+}
+
 // TargetNames lists the targets baseline first (the order of --target),
 // then any target that only appears in runs.
 func (r *Result) TargetNames() []string {

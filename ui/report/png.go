@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/dbduel/dbduel/engine/cause"
+	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/ui/chart"
 )
@@ -350,19 +351,6 @@ func deltaText(row deltaRow) string {
 
 const maxNotes = 14
 
-// attribution is explain's shares of the gap in words.
-func attribution(r *result.Result) []string {
-	ex := r.Explain
-	if ex == nil || len(ex.Attribution) == 0 {
-		return nil
-	}
-	var parts []string
-	for _, a := range ex.Attribution {
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", a.Layer, a.SharePct))
-	}
-	return chart.Wrap("shares of the gap native → bridge-proxy: "+strings.Join(parts, "; "), 150)
-}
-
 // slideNotes are the verdicts and the cause, wrapped to the slide; for a
 // ladder, the whole gap's (bridge-proxy against native) and its shares.
 func slideNotes(r *result.Result) []string {
@@ -374,7 +362,10 @@ func slideNotes(r *result.Result) []string {
 				lines = append(lines, chart.Wrap("cause: bridge-proxy: "+c.Cause, 150)...)
 			}
 		}
-		return append(lines, attribution(r)...)
+		if shares := explain.Shares(r.Explain); shares != "" {
+			lines = append(lines, chart.Wrap(shares, 150)...)
+		}
+		return lines
 	}
 	for _, name := range r.TargetNames()[min(1, len(r.TargetNames())):] {
 		if c := cause.Primary(r, name, 0); c != nil {

@@ -138,7 +138,7 @@ func runsTable(r *result.Result, point int) table {
 		any := false
 		for _, m := range []string{"qps", "tps", "avg", "p95"} {
 			d, c := "", ""
-			if cmp := find(r, name, m, point); cmp != nil {
+			if cmp := r.Comparison(name, m, point); cmp != nil {
 				any = true
 				d = fmt.Sprintf("%+.2f%%", cmp.DeltaPct)
 				c = "no CI"
@@ -156,15 +156,6 @@ func runsTable(r *result.Result, point int) table {
 }
 
 func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
-
-func find(r *result.Result, target, metric string, point int) *result.Comparison {
-	for i, c := range r.Comparisons {
-		if c.Target == target && c.Metric == metric && c.Point == point {
-			return &r.Comparisons[i]
-		}
-	}
-	return nil
-}
 
 // comparisonsTable is every comparison of a point with its method.
 func comparisonsTable(r *result.Result, point int) table {

@@ -242,7 +242,7 @@ func tpccTable(r *result.Result, names []string, point int) string {
 		return ""
 	}
 	for _, name := range names[1:] {
-		n, t := findComparison(r, name, "nopm", point), findComparison(r, name, "tpm", point)
+		n, t := r.Comparison(name, "nopm", point), r.Comparison(name, "tpm", point)
 		if n == nil || t == nil {
 			continue
 		}
@@ -288,7 +288,7 @@ func CurveTable(r *result.Result) string {
 				continue
 			}
 			cell := fmt.Sprintf("%.2f", sum/float64(k))
-			if c := findComparison(r, n, "tps", pi); i > 0 && c != nil {
+			if c := r.Comparison(n, "tps", pi); i > 0 && c != nil {
 				cell += fmt.Sprintf(" (%.2fx", c.Ratio)
 				if c.HasCI {
 					cell += fmt.Sprintf(" [%.2f,%.2f]", 1+c.CILowPct/100, 1+c.CIHighPct/100)
@@ -300,15 +300,6 @@ func CurveTable(r *result.Result) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-func findComparison(r *result.Result, target, metric string, point int) *result.Comparison {
-	for i, c := range r.Comparisons {
-		if c.Target == target && c.Metric == metric && c.Point == point {
-			return &r.Comparisons[i]
-		}
-	}
-	return nil
 }
 
 // Noise is an interval's noise figures in a few words when it was flagged

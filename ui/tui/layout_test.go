@@ -86,6 +86,12 @@ func finish(m *Model, n int) {
 	m.Update(EventMsg(engine.Event{Kind: engine.EventFinished, Result: threeBlocks(n)}))
 }
 
+// screen is the view as a person reads it (ANSI stripped).
+func screen(m *Model) string { return ansi.ReplaceAllString(m.View(), "") }
+
+// typeKey presses a key that types a character.
+func typeKey(m *Model, k string) { m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}) }
+
 // Goldens at 80×24 and 200×50 with one to four targets, running and
 // finished (go test ./ui/tui -update rewrites them).
 func TestLayoutGolden(t *testing.T) {
@@ -120,7 +126,7 @@ func TestNothingClippedAtAnySize(t *testing.T) {
 			done.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			finish(done, n)
 			for state, m := range map[string]*Model{"running": running, "finished": done} {
-				v := ansi.ReplaceAllString(m.View(), "")
+				v := screen(m)
 				lines := strings.Split(v, "\n")
 				where := fmt.Sprintf("%s %d targets %dx%d", state, n, size[0], size[1])
 				if len(lines) > size[1] {
@@ -169,17 +175,16 @@ func TestNarrowCardsPage(t *testing.T) {
 	if m.fullCards(4) {
 		t.Fatal("four cards side by side at 80 columns")
 	}
-	press := func(k string) { m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}) }
-	press("c")
-	press("c")
-	v := ansi.ReplaceAllString(m.View(), "")
+	typeKey(m, "c")
+	typeKey(m, "c")
+	v := screen(m)
 	if !strings.Contains(v, "card 2 of 4") || !strings.Contains(v, "image dbduel-test/mariadb:10.11.19") {
 		t.Fatalf("page 2:\n%s", v)
 	}
 	for range 3 {
-		press("c")
+		typeKey(m, "c")
 	}
-	if v := ansi.ReplaceAllString(m.View(), ""); strings.Contains(v, "card ") || !strings.Contains(v, "TPS per interval") {
+	if v := screen(m); strings.Contains(v, "card ") || !strings.Contains(v, "TPS per interval") {
 		t.Fatalf("after the last card the chart is back:\n%s", v)
 	}
 }
@@ -190,7 +195,7 @@ func TestSummaryChartVerdictAndCause(t *testing.T) {
 	m := modelOf(3)
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	finish(m, 3)
-	v := ansi.ReplaceAllString(m.View(), "")
+	v := screen(m)
 	flat := strings.Join(strings.Fields(v), " ")
 	r := threeBlocks(3)
 	for _, name := range []string{"bridge", "host"} {
@@ -203,12 +208,12 @@ func TestSummaryChartVerdictAndCause(t *testing.T) {
 	if !strings.Contains(flat, "cause: bridge: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction") || !strings.Contains(flat, "host: within noise") {
 		t.Errorf("no cause line:\n%s", v)
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("t")})
-	if v := ansi.ReplaceAllString(m.View(), ""); !strings.Contains(v, "queries") || strings.Contains(v, "├") {
+	typeKey(m, "t")
+	if v := screen(m); !strings.Contains(v, "queries") || strings.Contains(v, "├") {
 		t.Errorf("t shows the table:\n%s", v)
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("t")})
-	if v := ansi.ReplaceAllString(m.View(), ""); !strings.Contains(v, "├") {
+	typeKey(m, "t")
+	if v := screen(m); !strings.Contains(v, "├") {
 		t.Errorf("t again shows the chart:\n%s", v)
 	}
 }
@@ -219,22 +224,22 @@ func TestSummaryScrolls(t *testing.T) {
 	m := modelOf(4)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	finish(m, 4)
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("t")}) // the table is long
+	typeKey(m, "t") // the table is long
 	body := m.summaryBody()
 	if len(body) <= m.summaryRoom() {
-		t.Skipf("the table fits (%d lines): nothing to scroll", len(body))
+		t.Fatalf("four targets' table fits in %d lines: the test needs one to scroll", len(body))
 	}
 	for range len(body) + 5 {
 		m.Update(tea.KeyMsg{Type: tea.KeyDown})
 	}
-	v := ansi.ReplaceAllString(m.View(), "")
+	v := screen(m)
 	if last := body[len(body)-1]; !strings.Contains(v, last) {
 		t.Fatalf("last line %q not reachable:\n%s", last, v)
 	}
 	for range len(body) + 5 {
 		m.Update(tea.KeyMsg{Type: tea.KeyUp})
 	}
-	if v := ansi.ReplaceAllString(m.View(), ""); !strings.Contains(v, body[0]) {
+	if v := screen(m); !strings.Contains(v, body[0]) {
 		t.Fatalf("first line not back:\n%s", v)
 	}
 }
@@ -247,16 +252,16 @@ func TestETAFromTheFirstSecondAndEarlyExport(t *testing.T) {
 	m.export = func(*result.Result) (string, error) { t.Fatal("exported nothing"); return "", nil }
 	m.now = m.started.Add(time.Second)
 	// 6 runs of 10 s planned, 1 s gone.
-	if v := ansi.ReplaceAllString(m.View(), ""); !strings.Contains(v, "ETA ~59s (planned)") {
+	if v := screen(m); !strings.Contains(v, "ETA ~59s (planned)") {
 		t.Fatalf("no planned ETA:\n%s", v)
 	}
 	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 2, Phase: "run 2 of 3", Done: 2, Total: 6, ETA: 40 * time.Second})
 	m.now = m.now.Add(5 * time.Second)
-	if v := ansi.ReplaceAllString(m.View(), ""); !strings.Contains(v, "ETA 35s") {
+	if v := screen(m); !strings.Contains(v, "ETA 35s") {
 		t.Fatalf("measured ETA does not count down:\n%s", v)
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("e")})
-	if v := ansi.ReplaceAllString(m.View(), ""); !strings.Contains(v, "nothing to export yet: once the first run ends, e writes the result so far as JSON to r.json") {
+	typeKey(m, "e")
+	if v := screen(m); !strings.Contains(v, "nothing to export yet: once the first run ends, e writes the result so far as JSON to r.json") {
 		t.Fatalf("early e:\n%s", v)
 	}
 }
@@ -266,12 +271,12 @@ func TestYAxisFitsTheDataAndZ(t *testing.T) {
 	m := modelOf(1)
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	feedAll(m, 1) // 1000..1014 TPS
-	v := ansi.ReplaceAllString(m.View(), "")
+	v := screen(m)
 	if strings.Contains(v, " 0.0 ┤") || strings.Contains(v, " 0 ┤") {
 		t.Fatalf("the axis starts at zero without z:\n%s", v)
 	}
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("z")})
-	v = ansi.ReplaceAllString(m.View(), "")
+	typeKey(m, "z")
+	v = screen(m)
 	if !strings.Contains(v, "Y from 0") || !strings.Contains(v, " 0 ┤") {
 		t.Fatalf("z does not start the axis at zero:\n%s", v)
 	}
@@ -291,7 +296,7 @@ func TestExplainWaterfallLive(t *testing.T) {
 		{Name: "host-bind", ComparedTo: "native", DeltaPct: -2.1, CILowPct: -4.0, CIHighPct: -0.2, HasCI: true, N: 2, Valid: true},
 	}}}
 	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "host-bind", Run: &result.Run{Target: "host-bind", Index: 1}, Snapshot: snap})
-	v := ansi.ReplaceAllString(m.View(), "")
+	v := screen(m)
 	for _, want := range []string{"explain: each rung's Δ TPS", "host-bind", "-2.1% [-4.0, -0.2]", "not paired yet: host-volume, host-overlay, bridge-proxy",
 		"TPS per interval", "q stop / quit"} {
 		if !strings.Contains(v, want) {
@@ -303,7 +308,7 @@ func TestExplainWaterfallLive(t *testing.T) {
 	for _, rg := range rungs[2:] {
 		snap.Explain.Rungs = append(snap.Explain.Rungs, result.Rung{Name: rg.Name, ComparedTo: "native", DeltaPct: -10, CILowPct: -20, CIHighPct: 1, HasCI: true, N: 2, Valid: true})
 	}
-	v = ansi.ReplaceAllString(m.View(), "")
+	v = screen(m)
 	if lines := strings.Split(v, "\n"); len(lines) > 24 || !strings.Contains(v, "q stop / quit") || !strings.Contains(v, "cpu-quota") || !strings.Contains(v, "┤") {
 		t.Errorf("ten rungs at 80×24:\n%s", v)
 	}

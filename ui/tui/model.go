@@ -133,6 +133,13 @@ func New(info Info, events <-chan engine.Event, cancel func(), export func(*resu
 	return m
 }
 
+// scrollBy moves the summary by n lines, never past either end.
+func (m *Model) scrollBy(n int) {
+	lines := len(m.summaryBody())
+	m.scroll = m.clampScroll(lines) + n
+	m.scroll = m.clampScroll(lines)
+}
+
 // exportPath is where e writes: -o's file, else a new timestamped one.
 func (m *Model) exportPath() string {
 	if m.info.OutPath != "" {
@@ -225,11 +232,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case actTable:
 		m.table, m.scroll = !m.table, 0
 	case actUp:
-		m.scroll = m.clampScroll(len(m.summaryBody())) - 1
-		m.scroll = max(m.scroll, 0)
+		m.scrollBy(-1)
 	case actDown:
-		m.scroll = m.clampScroll(len(m.summaryBody())) + 1
-		m.scroll = m.clampScroll(len(m.summaryBody()))
+		m.scrollBy(1)
 	case actNextMetric:
 		m.metric = (m.metric + 1) % len(metricNames)
 	case actPrevMetric:

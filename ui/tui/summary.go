@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/dbduel/dbduel/engine/cause"
+	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/ui/chart"
 	"github.com/dbduel/dbduel/ui/text"
@@ -190,12 +191,8 @@ func (m *Model) waterfallLines(final bool) []string {
 	if len(waiting) > 0 {
 		out = append(out, chart.Fit("not paired yet: "+strings.Join(waiting, ", "), m.width))
 	}
-	if final && ex != nil && len(ex.Attribution) > 0 {
-		var parts []string
-		for _, a := range ex.Attribution {
-			parts = append(parts, fmt.Sprintf("%s %.0f%%", a.Layer, a.SharePct))
-		}
-		out = append(out, m.wrap("shares of the gap native → bridge-proxy: "+strings.Join(parts, "; "))...)
+	if shares := explain.Shares(ex); final && shares != "" {
+		out = append(out, m.wrap(shares)...)
 	}
 	return out
 }

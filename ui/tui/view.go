@@ -407,18 +407,18 @@ func (m *Model) comparisonLines(cards []*card) []string {
 	var out []string
 	for i, c := range cards[1:] {
 		head := fmt.Sprintf("vs %s · %s %s:", cards[0].name, theme.For(i+1).Glyph, c.name)
-		tps := findComparison(m.latest, c.name, "tps", m.point)
+		tps := m.latest.Comparison(c.name, "tps", m.point)
 		if tps == nil {
 			out = append(out, m.style(i+1).Render(chart.Fit(head+" Δ% once a block has measured both", m.width)))
 			continue
 		}
 		var parts []string
-		if nopm := findComparison(m.latest, c.name, "nopm", m.point); nopm != nil {
+		if nopm := m.latest.Comparison(c.name, "nopm", m.point); nopm != nil {
 			parts = append(parts, "NOPM "+deltaCI(nopm))
 		}
 		parts = append(parts, "TPS "+deltaCI(tps))
 		for _, k := range []string{"qps", "p95"} {
-			if cmp := findComparison(m.latest, c.name, k, m.point); cmp != nil {
+			if cmp := m.latest.Comparison(c.name, k, m.point); cmp != nil {
 				parts = append(parts, map[string]string{"qps": "QPS", "p95": "p95"}[k]+" "+deltaCI(cmp))
 			}
 		}
@@ -447,18 +447,6 @@ func deltaCI(c *result.Comparison) string {
 		return fmt.Sprintf("%+.1f%% (%d block, no CI)", c.DeltaPct, c.N)
 	}
 	return fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", c.DeltaPct, c.CILowPct, c.CIHighPct)
-}
-
-func findComparison(r *result.Result, target, metric string, point int) *result.Comparison {
-	if r == nil {
-		return nil
-	}
-	for i, c := range r.Comparisons {
-		if c.Target == target && c.Metric == metric && c.Point == point {
-			return &r.Comparisons[i]
-		}
-	}
-	return nil
 }
 
 // chartLines is the large chart of the chosen metric in height lines,
