@@ -22,6 +22,9 @@ const (
 	padTemplate = "###########-###########-###########-###########-###########"                                                             // 59 chars
 )
 
+// The templates compiled once for the loads' generators.
+var cDigits, padDigits = sbrand.CompileDigits(cTemplate), sbrand.CompileDigits(padTemplate)
+
 // bulkPacketSize is sysbench's flush threshold for multi-row INSERTs.
 const bulkPacketSize = 512 * 1024
 
@@ -304,8 +307,8 @@ func (w *oltpWorkload) loadTable(ctx context.Context, st sqlTarget, rng *sbrand.
 	c := make([]byte, len(cTemplate))
 	pad := make([]byte, len(padTemplate))
 	for r := 1; r <= size; r++ {
-		rng.FillDigits(c, cTemplate)
-		rng.FillDigits(pad, padTemplate)
+		rng.FillDigits(c, cDigits)
+		rng.FillDigits(pad, padDigits)
 		k := rng.Default(1, uint32(size))
 		if rows == 0 {
 			buf = append(buf[:0], head...)
@@ -370,8 +373,8 @@ func (w *oltpWorkload) copyTable(ctx context.Context, bulk enginedriver.BulkLoad
 			return nil, false
 		}
 		r++
-		rng.FillDigits(c, cTemplate)
-		rng.FillDigits(pad, padTemplate)
+		rng.FillDigits(c, cDigits)
+		rng.FillDigits(pad, padDigits)
 		k := int64(rng.Default(1, uint32(size)))
 		if len(cols) == 4 {
 			row[0], row[1] = int64(r), k

@@ -6,6 +6,7 @@
 package sbrand
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -252,55 +253,81 @@ func (r *Rand) FillString(buf []byte, template string) {
 	}
 }
 
+// Digits is a FillString template compiled for FillDigits: its runs of
+// '#' (at most 19 each, one 64-bit draw a run) and its '@' letters, in
+// template order, which is the order of their draws.
+type Digits struct {
+	template string
+	draws    []digitDraw
+}
+
+type digitDraw struct {
+	at, n  int
+	letter bool // '@': one letter from Uniform('a', 'z')
+}
+
+// CompileDigits compiles a template for FillDigits.
+func CompileDigits(template string) *Digits {
+	d := &Digits{template: template}
+	for i := 0; i < len(template); {
+		switch template[i] {
+		case '@':
+			d.draws = append(d.draws, digitDraw{at: i, n: 1, letter: true})
+			i++
+		case '#':
+			n := 1
+			for n < 19 && i+n < len(template) && template[i+n] == '#' {
+				n++
+			}
+			d.draws = append(d.draws, digitDraw{at: i, n: n})
+			i += n
+		default:
+			i++
+		}
+	}
+	return d
+}
+
+// Len is the length of the template, and so of what FillDigits writes.
+func (d *Digits) Len() int { return len(d.template) }
+
 // FillDigits is FillString for the bulk loads of prepare, where the
 // client's CPU is taken from the server on a small machine: the same
 // templates and the same uniform distribution of characters, but each run
 // of up to 19 '#' comes from one 64-bit draw x: the run's value is the high
 // word of x·10^n (uniform over [0, 10^n) up to a relative bias below
-// 10^n/2^64, so its digits are uniform and independent), written two
-// digits at a time. (A digit per multiply was half the client's CPU.)
-func (r *Rand) FillDigits(buf []byte, template string) {
-	for i := 0; i < len(template); {
-		if template[i] != '#' {
-			if template[i] == '@' {
-				buf[i] = byte(r.Uniform('a', 'z'))
-			} else {
-				buf[i] = template[i]
-			}
-			i++
+// 10^n/2^64, so its digits are uniform and independent): the first n
+// decimal digits of x/2^64, two per multiplication. buf holds d.Len() bytes.
+func (r *Rand) FillDigits(buf []byte, d *Digits) {
+	buf = buf[:len(d.template)]
+	copy(buf, d.template)
+	for _, dr := range d.draws {
+		if dr.letter {
+			buf[dr.at] = byte(r.Uniform('a', 'z'))
 			continue
 		}
-		n := 1
-		for n < 19 && i+n < len(template) && template[i+n] == '#' {
-			n++
+		run := buf[dr.at : dr.at+dr.n]
+		frac := r.Uint64()
+		j := 0
+		for ; j+2 <= len(run); j += 2 {
+			var v uint64
+			v, frac = bits.Mul64(frac, 100)
+			binary.LittleEndian.PutUint16(run[j:], digitPairs[v%100])
 		}
-		v, _ := bits.Mul64(r.Uint64(), pow10[n])
-		j := i + n
-		for ; j-2 >= i; j -= 2 {
-			d := v % 100
-			v /= 100
-			buf[j-2], buf[j-1] = digitPairs[2*d], digitPairs[2*d+1]
+		if j < len(run) {
+			v, _ := bits.Mul64(frac, 10)
+			run[j] = byte('0' + v)
 		}
-		if j > i {
-			buf[i] = byte('0' + v)
-		}
-		i += n
 	}
 }
 
-// pow10[n] is 10^n, n <= 19.
-var pow10 = func() (p [20]uint64) {
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 10
+// digitPairs[v] is the two characters of v < 100, as a little-endian word.
+var digitPairs = func() (p [100]uint16) {
+	for v := range p {
+		p[v] = uint16('0'+v/10) | uint16('0'+v%10)<<8
 	}
 	return p
 }()
-
-// digitPairs holds "00".."99": the two characters of each value below 100.
-const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
-	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" + "70717273747576777879" +
-	"80818283848586878889" + "90919293949596979899"
 
 // Unique is sysbench's process-wide sequence of distinct uint32 values
 // (sb_rand_unique): a permutation of a counter, safe for concurrent use.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,6 +168,41 @@ func TestParseDistRejectsUnknown(t *testing.T) {
 	}
 }
 
+// Each run of '#' holds the high word of x·10^n, zero-padded to n digits,
+// for the run's draw x: checked against big-integer arithmetic on the same
+// draws.
+func TestFillDigitsIsTheRunsValue(t *testing.T) {
+	tmpl := "###########-###-@#-###################-##@@"
+	a, b := New(DefaultParams(), 7), New(DefaultParams(), 7)
+	buf := make([]byte, len(tmpl))
+	for range 1000 {
+		a.FillDigits(buf, CompileDigits(tmpl))
+		for i := 0; i < len(tmpl); {
+			if tmpl[i] == '@' {
+				if want := byte(b.Uniform('a', 'z')); buf[i] != want {
+					t.Fatalf("letter at %d: %c, want %c", i, buf[i], want)
+				}
+			}
+			if tmpl[i] != '#' {
+				i++
+				continue
+			}
+			n := 0
+			for i+n < len(tmpl) && tmpl[i+n] == '#' && n < 19 {
+				n++
+			}
+			x := new(big.Int).SetUint64(b.Uint64())
+			v := x.Mul(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil))
+			v.Rsh(v, 64)
+			want := fmt.Sprintf("%0*s", n, v.String())
+			if got := string(buf[i : i+n]); got != want {
+				t.Fatalf("run at %d: %s, want %s", i, got, want)
+			}
+			i += n
+		}
+	}
+}
+
 // FillDigits keeps the template and draws each digit uniformly: a
 // chi-square test over 200k digits (9 degrees of freedom; the 0.999
 // quantile is 27.9), and the digit pairs within a draw are independent.
@@ -174,11 +210,12 @@ func TestFillDigitsIsUniform(t *testing.T) {
 	r := New(DefaultParams(), 42)
 	tmpl := "###########-###########-###########-###########-###########"
 	buf := make([]byte, len(tmpl))
+	compiled := CompileDigits(tmpl)
 	var counts [10]float64
 	var pairs [100]float64
 	n := 0
 	for range 4000 {
-		r.FillDigits(buf, tmpl)
+		r.FillDigits(buf, compiled)
 		for i, c := range buf {
 			if tmpl[i] == '-' {
 				if c != '-' {
@@ -212,5 +249,17 @@ func TestFillDigitsIsUniform(t *testing.T) {
 	}
 	if chi > 148.2 { // 99 degrees of freedom, 0.999 quantile
 		t.Fatalf("consecutive digits not independent: chi² %.1f", chi)
+	}
+}
+
+// A row's c and pad, as prepare fills them.
+func BenchmarkFillDigits(b *testing.B) {
+	c := CompileDigits("###########-###########-###########-###########-###########-###########-###########-###########-###########-###########")
+	pad := CompileDigits("###########-###########-###########-###########-###########")
+	r := New(DefaultParams(), 1)
+	bc, bp := make([]byte, c.Len()), make([]byte, pad.Len())
+	for b.Loop() {
+		r.FillDigits(bc, c)
+		r.FillDigits(bp, pad)
 	}
 }
