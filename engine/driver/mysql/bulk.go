@@ -18,12 +18,16 @@ import (
 
 // CopyRows loads rows with LOAD DATA LOCAL INFILE, streamed from the
 // client: the server parses tab-separated lines instead of INSERT
-// statements. Measured on MariaDB 10.11 with 4 loaders on 2 cores (4×250k
-// rows): 2.9-3.2 s as it is; with unique and foreign-key checks off (the
-// empty-table bulk path of MDEV-24818) 3.5-3.6 s, and with a CHARACTER SET
-// clause (a conversion per row) 4.2-4.4 s, so neither is used. A server
-// that refuses LOCAL INFILE gives driver.ErrNoBulkLoad, and the caller
-// loads with INSERTs instead.
+// statements. Measured on MariaDB 10.11.19 with 4 loaders on 2 cores (4×250k
+// rows, the same files, the server's CPU): plain, 5.3-6.3 s; with unique
+// and foreign-key checks off (the empty-table bulk path of MDEV-24818,
+// which sorts every index at commit) 7.5-9.1 s, and still more than plain
+// with innodb_sort_buffer_size at 64M; with the k index made in CREATE
+// TABLE instead of after, slower again; prepared multi-row INSERTs in the
+// binary protocol about the same as plain; a CHARACTER SET clause (a
+// conversion per row) slower. So none of them is used. A server that
+// refuses LOCAL INFILE gives driver.ErrNoBulkLoad, and the caller loads
+// with INSERTs instead.
 func (d *DB) CopyRows(ctx context.Context, table string, columns []string, rows driver.RowSource) (int64, error) {
 	conn, err := d.DB.Conn(ctx)
 	if err != nil {
