@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
+	"github.com/dbduel/dbduel/ui/cli"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	tcontainer "github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/local"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -29,7 +31,7 @@ import (
 func testImage(t *testing.T) string {
 	t.Helper()
 	integration.Require(t, "Docker and the test image")
-	v, err := hostServerVersion()
+	v, err := local.MariaDBVersion()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,17 +41,17 @@ func testImage(t *testing.T) string {
 // leftovers counts containers and volumes of one run id, and its processes.
 func leftovers(t *testing.T, runID string) int {
 	t.Helper()
-	cli, err := tcontainer.NewClient()
+	dc, err := tcontainer.NewClient()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	defer dc.Close()
 	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
-	cs, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
+	cs, err := dc.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := cli.VolumeList(context.Background(), volume.ListOptions{Filters: f})
+	vs, err := dc.VolumeList(context.Background(), volume.ListOptions{Filters: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestNativeVsContainerJSON(t *testing.T) {
 	runID := "test-" + state.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+	stdout, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t)+",memory=1g", "--runs", "1", "--time", "2", "--table-size", "2000",
 		"--no-tui", "--format", "json", "-o", out)
 	if code != 0 {
@@ -117,7 +119,7 @@ func TestNativeVsContainerJSON(t *testing.T) {
 func TestVersionMismatchNotice(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
 	older := "dbduel-test/mariadb:10.11.18"
-	_, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "old=docker:"+older,
+	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "old=docker:"+older,
 		"--time", "1", "--table-size", "500", "--format", "text")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -129,11 +131,11 @@ func TestVersionMismatchNotice(t *testing.T) {
 
 func TestPullNeverOnMissingImage(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
-	_, stderr, code := cli(t, "run", "--target", "c=docker:dbduel-test/absent:0", "--time", "1")
+	_, stderr, code := dbduel(t, "run", "--target", "c=docker:dbduel-test/absent:0", "--time", "1")
 	if code != 1 || !strings.Contains(stderr, "dbduel-test/absent:0") || !strings.Contains(stderr, "build-test-image.sh") {
 		t.Fatalf("exit %d, %q", code, stderr)
 	}
-	_, stderr, code = cli(t, "run", "--target", "c=docker:127.0.0.1:1/missing:x,pull=missing", "--time", "1")
+	_, stderr, code = dbduel(t, "run", "--target", "c=docker:127.0.0.1:1/missing:x,pull=missing", "--time", "1")
 	if code != 1 || !strings.Contains(stderr, "pull") {
 		t.Fatalf("pull from a refusing registry: exit %d, %q", code, stderr)
 	}
@@ -141,7 +143,7 @@ func TestPullNeverOnMissingImage(t *testing.T) {
 
 func TestInvalidDockerKeys(t *testing.T) {
 	for _, spec := range []string{"memory=lots", "network=weird", "colour=blue", "datadir=tape", "cpus=-1"} {
-		_, stderr, code := cli(t, "run", "--target", "c=docker:img,"+spec)
+		_, stderr, code := dbduel(t, "run", "--target", "c=docker:img,"+spec)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%s: exit %d, %q", spec, code, stderr)
 		}
@@ -229,7 +231,7 @@ func TestCleanAfterSIGKILL(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	// The managed mariadbd dies with its parent (Pdeathsig); the container does not.
-	if stdout, stderr, code := cli(t, "clean", "--run", runID); code != 0 {
+	if stdout, stderr, code := dbduel(t, "clean", "--run", runID); code != 0 {
 		t.Fatalf("clean: exit %d: %s %s", code, stdout, stderr)
 	}
 	if n := leftovers(t, runID); n != 0 {
@@ -306,7 +308,7 @@ func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 	// The container (through docker-proxy) is usually far slower here, so
 	// tps<-5% is usually crossed; either way the exit code must agree with the
 	// CI this same run recorded (a second run would be a new measurement).
-	stdout, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+	stdout, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--runs", "3", "--time", "1", "--table-size", "1000",
 		"--threads", "2", "--cooldown", "0", "--seed", "7", "--format", "text", "-o", out, "--fail-if", "tps<-5%")
 	if code != 0 && code != 3 {
@@ -348,7 +350,7 @@ func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 func TestThreadsSweepGivesTwoCurves(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
 	out := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := cli(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+	stdout, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "other=local:mariadbd", "--threads", "1,2", "--time", "1", "--table-size", "500", "--cooldown", "0",
 		"--format", "text", "-o", out)
 	if code != 0 {
@@ -448,26 +450,26 @@ func TestContainerKilledMidRunIsNamed(t *testing.T) {
 	done := make(chan int, 1)
 	image := testImage(t)
 	go func() {
-		done <- run(context.Background(), []string{"run", "oltp_point_select", "--target", "c=docker:" + image,
-			"--time", "30", "--table-size", "1000", "--threads", "2", "--format", "text"}, &stdout, &stderr)
+		done <- cli.Run(context.Background(), []string{"run", "oltp_point_select", "--target", "c=docker:" + image,
+			"--time", "30", "--table-size", "1000", "--threads", "2", "--format", "text"}, cli.NewState(&stdout, &stderr, os.Environ()))
 	}()
 	// Kill the container once its run has started.
-	cli, err := tcontainer.NewClient()
+	dc, err := tcontainer.NewClient()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	defer dc.Close()
 	deadline := time.Now().Add(120 * time.Second)
-	for !strings.Contains(stdout.String(), "tps") || !containerRunning(t, cli, runID) {
+	for !strings.Contains(stdout.String(), "tps") || !containerRunning(t, dc, runID) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the run did not start: %s", stderr.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
-	cs, _ := cli.ContainerList(context.Background(), container.ListOptions{Filters: f})
+	cs, _ := dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
 	for _, c := range cs {
-		_ = cli.ContainerKill(context.Background(), c.ID, "KILL")
+		_ = dc.ContainerKill(context.Background(), c.ID, "KILL")
 	}
 	code := <-done
 	msg := stderr.String()
@@ -479,9 +481,9 @@ func TestContainerKilledMidRunIsNamed(t *testing.T) {
 	}
 }
 
-func containerRunning(t *testing.T, cli *client.Client, runID string) bool {
+func containerRunning(t *testing.T, dc *client.Client, runID string) bool {
 	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
-	cs, err := cli.ContainerList(context.Background(), container.ListOptions{Filters: f})
+	cs, err := dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
 	return err == nil && len(cs) > 0
 }
 
@@ -506,11 +508,11 @@ func TestInterruptedPrepareIsNotReused(t *testing.T) {
 	if err := cmd.Wait(); err == nil {
 		t.Fatalf("the prepare finished before it could be interrupted: %s", stderr.String())
 	}
-	_, errOut, code := cli(t, append([]string{"run", "--time", "1", "--format", "text"}, args...)...)
+	_, errOut, code := dbduel(t, append([]string{"run", "--time", "1", "--format", "text"}, args...)...)
 	if code != 1 || !(strings.Contains(errOut, "holds") || strings.Contains(errOut, "only 1 of the 2")) {
 		t.Fatalf("an interrupted load must be refused: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := cli(t, append([]string{"run", "--time", "1", "--format", "text", "--reprepare"}, args...)...); code != 0 {
+	if _, errOut, code := dbduel(t, append([]string{"run", "--time", "1", "--format", "text", "--reprepare"}, args...)...); code != 0 {
 		t.Fatalf("--reprepare: exit %d: %s", code, errOut)
 	}
 }
@@ -534,16 +536,16 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	for time.Now().Before(deadline) && !strings.Contains(stdout.String(), "tps") {
 		time.Sleep(100 * time.Millisecond)
 	}
-	out, _, code := cli(t, "clean")
+	out, _, code := dbduel(t, "clean")
 	if code != 0 || !strings.Contains(out, "left run "+runID+" alone: its dbduel (pid") || leftovers(t, runID) == 0 {
 		t.Fatalf("clean touched a run in progress: exit %d\n%s", code, out)
 	}
-	if _, _, code := cli(t, "clean", "--run", runID); code != 0 || leftovers(t, runID) != 0 {
+	if _, _, code := dbduel(t, "clean", "--run", runID); code != 0 || leftovers(t, runID) != 0 {
 		t.Fatalf("clean --run: exit %d, %d left", code, leftovers(t, runID))
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	cli(t, "clean", "--run", runID)
+	dbduel(t, "clean", "--run", runID)
 	if files := stateFiles(t); len(files) != 0 {
 		t.Fatalf("state files left: %v", files)
 	}

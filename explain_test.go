@@ -22,7 +22,7 @@ func TestExplainLadder(t *testing.T) {
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t)) // the client in the namespace
 	out := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := cli(t, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
+	stdout, stderr, code := dbduel(t, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
 		"--rungs", "bridge-direct", "--threads", "4", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -89,7 +89,7 @@ func TestExplainBadInput(t *testing.T) {
 		{"explain", "--native", "local:mariadbd", "--image", "docker:x,cpus=1"},
 		{"explain", "--native", "local:mariadbd", "--image", "x", "--target", "a=host"},
 	} {
-		_, stderr, code := cli(t, args...)
+		_, stderr, code := dbduel(t, args...)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d: %q", args, code, stderr)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,17 +13,18 @@ import (
 	"testing"
 
 	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/ui/cli"
 
 	"github.com/dbduel/dbduel/engine/result"
-	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/internal/testdb"
 )
 
-// cli runs dbduel in-process and returns its output and exit code.
-func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
+// dbduel runs the command line in-process, with this process's
+// environment, and returns its output and exit code.
+func dbduel(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = run(context.Background(), args, &o, &e)
+	code = cli.Run(context.Background(), args, cli.NewState(&o, &e, os.Environ()))
 	return o.String(), e.String(), code
 }
 
@@ -81,11 +81,11 @@ func TestSysbenchLayoutMatchesRealSysbench(t *testing.T) {
 	integration.Require(t, "mariadbd and sysbench")
 	srv := testdb.Start(t)
 	url := srv.URL("")
-	if _, stderr, code := cli(t, "prepare", "oltp_read_write", "--target", "native="+url, "--tables", "2", "--table-size", "2000"); code != 0 {
+	if _, stderr, code := dbduel(t, "prepare", "oltp_read_write", "--target", "native="+url, "--tables", "2", "--table-size", "2000"); code != 0 {
 		t.Fatalf("prepare: exit %d: %s", code, stderr)
 	}
 	theirs := runSysbench(t, srv, "oltp_read_write", "--tables=2", "--table-size=2000", "--threads=2", "--time=3", "--report-interval=1", "run")
-	ours, stderr, code := cli(t, "run", "oltp_read_write", "--target", "native="+url, "--tables", "2", "--table-size", "2000",
+	ours, stderr, code := dbduel(t, "run", "oltp_read_write", "--target", "native="+url, "--tables", "2", "--table-size", "2000",
 		"--threads", "2", "--time", "3", "--format", "sysbench")
 	if code != 0 {
 		t.Fatalf("dbduel run: exit %d: %s", code, stderr)
@@ -133,7 +133,7 @@ func TestEveryWorkloadPreparesRunsAndCleansUp(t *testing.T) {
 			if name != "select_random_points" && name != "select_random_ranges" {
 				common = append(common, "--tables", "2")
 			}
-			_, stderr, code := cli(t, append([]string{"run", name, "--time", "1", "--format", "json", "-o", out}, common...)...)
+			_, stderr, code := dbduel(t, append([]string{"run", name, "--time", "1", "--format", "json", "-o", out}, common...)...)
 			if code != 0 {
 				t.Fatalf("run: exit %d: %s", code, stderr)
 			}
@@ -164,7 +164,7 @@ func TestEveryWorkloadPreparesRunsAndCleansUp(t *testing.T) {
 			if h := r.Runs[0].Honesty; h == nil || h.DiffPct > 1 || h.DiffPct < -1 {
 				t.Fatalf("server's Questions disagree with dbduel's count: %+v", h)
 			}
-			if _, stderr, code := cli(t, append([]string{"cleanup", name}, common...)...); code != 0 {
+			if _, stderr, code := dbduel(t, append([]string{"cleanup", name}, common...)...); code != 0 {
 				t.Fatalf("cleanup: exit %d: %s", code, stderr)
 			}
 			var n int
@@ -188,7 +188,7 @@ func TestForeignShapedTableIsRefusedAndKept(t *testing.T) {
 	srv.Exec(t, "CREATE TABLE sbtest1 (id INT PRIMARY KEY, payload TEXT)", "INSERT INTO sbtest1 VALUES (7, 'precious')")
 	args := []string{"--target", "native=" + srv.URL(""), "--time", "1", "--format", "text"}
 	for _, verb := range []string{"run", "prepare"} {
-		_, stderr, code := cli(t, append([]string{verb}, args...)...)
+		_, stderr, code := dbduel(t, append([]string{verb}, args...)...)
 		if code != 1 || !strings.Contains(stderr, "sbtest1") {
 			t.Fatalf("%s on a foreign sbtest1: exit %d, stderr %q; want exit 1 naming the table", verb, code, stderr)
 		}
@@ -197,7 +197,7 @@ func TestForeignShapedTableIsRefusedAndKept(t *testing.T) {
 		}
 	}
 	for _, verb := range []string{"cleanup"} {
-		if _, _, code := cli(t, append([]string{verb}, args...)...); code == 0 {
+		if _, _, code := dbduel(t, append([]string{verb}, args...)...); code == 0 {
 			t.Fatalf("%s reported success on a foreign table", verb)
 		}
 	}
@@ -212,7 +212,7 @@ func TestReusesSysbenchPreparedTablesAndRefusesSizeMismatch(t *testing.T) {
 	srv := testdb.Start(t)
 	runSysbench(t, srv, "oltp_read_only", "--tables=2", "--table-size=500", "--auto_inc=off", "--create_secondary=off", "prepare")
 	args := []string{"--target", "native=" + srv.URL(""), "--tables", "2", "--time", "1", "--format", "json"}
-	stdout, stderr, code := cli(t, append([]string{"run", "oltp_read_only", "--table-size", "500"}, args...)...)
+	stdout, stderr, code := dbduel(t, append([]string{"run", "oltp_read_only", "--table-size", "500"}, args...)...)
 	if code != 0 {
 		t.Fatalf("run on sysbench's tables: exit %d: %s", code, stderr)
 	}
@@ -227,12 +227,12 @@ func TestReusesSysbenchPreparedTablesAndRefusesSizeMismatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(last), &env); err != nil || env.Type != "result" || env.Result == nil {
 		t.Fatalf("last NDJSON line is not the result: %v %q", err, last)
 	}
-	_, stderr, code = cli(t, append([]string{"run", "oltp_read_only", "--table-size", "600"}, args...)...)
+	_, stderr, code = dbduel(t, append([]string{"run", "oltp_read_only", "--table-size", "600"}, args...)...)
 	if code != 1 || !strings.Contains(stderr, "--table-size is 600") {
 		t.Fatalf("size mismatch: exit %d, %q", code, stderr)
 	}
 	// dbduel's tables run under real sysbench too.
-	if _, stderr, code := cli(t, append([]string{"run", "oltp_read_only", "--table-size", "600", "--reprepare"}, args...)...); code != 0 {
+	if _, stderr, code := dbduel(t, append([]string{"run", "oltp_read_only", "--table-size", "600", "--reprepare"}, args...)...); code != 0 {
 		t.Fatalf("--reprepare: exit %d: %s", code, stderr)
 	}
 	out := runSysbench(t, srv, "oltp_read_only", "--tables=2", "--table-size=600", "--time=1", "run")
@@ -259,7 +259,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"run", "--no-such-flag"},
 	}
 	for _, args := range cases {
-		_, stderr, code := cli(t, args...)
+		_, stderr, code := dbduel(t, args...)
 		if code != 2 {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, stderr)
 		}
@@ -270,7 +270,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 }
 
 func TestPasswordNeverPrinted(t *testing.T) {
-	_, stderr, code := cli(t, "run", "--target", "a=mysql://root:s3cretpw@127.0.0.1:1/db", "--time", "1")
+	_, stderr, code := dbduel(t, "run", "--target", "a=mysql://root:s3cretpw@127.0.0.1:1/db", "--time", "1")
 	if code != 1 {
 		t.Fatalf("unreachable server: exit %d, want 1 (%q)", code, stderr)
 	}
@@ -287,7 +287,7 @@ func TestMain(m *testing.M) {
 func TestParityAndStrictParity(t *testing.T) {
 	integration.Require(t, "mariadbd")
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := cli(t, "run", "oltp_point_select", "--target", "a=local:mariadbd", "--target", "b=local:mariadbd",
+	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "a=local:mariadbd", "--target", "b=local:mariadbd",
 		"--time", "1", "--table-size", "200", "--format", "text", "--strict-parity", "-o", out)
 	if code != 0 {
 		t.Fatalf("two identical managed servers must pass --strict-parity: exit %d: %s", code, stderr)
@@ -296,34 +296,10 @@ func TestParityAndStrictParity(t *testing.T) {
 	if err != nil || r.Parity == nil || len(r.Parity.VariablesDiff) != 0 || r.Parity.Versions["a"] == "" {
 		t.Fatalf("parity of identical servers: %v %+v", err, r.Parity)
 	}
-	_, stderr, code = cli(t, "run", "oltp_point_select", "--target", "a=local:mariadbd", "--target", "b=local:mariadbd,args=--max-connections=77",
+	_, stderr, code = dbduel(t, "run", "oltp_point_select", "--target", "a=local:mariadbd", "--target", "b=local:mariadbd,args=--max-connections=77",
 		"--time", "1", "--table-size", "200", "--format", "text", "--strict-parity")
 	if code != 4 || !strings.Contains(stderr, "max_connections") {
 		t.Fatalf("a config difference under --strict-parity: exit %d: %s", code, stderr)
-	}
-}
-
-// The run path's threshold check alone, on recorded comparisons: exit 3
-// exactly when a whole CI lies past the threshold, and a target without a CI
-// is reported as not judged.
-func TestCheckThresholdsExitCode(t *testing.T) {
-	th, err := stats.ParseThreshold("tps<-5%")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var msgs bytes.Buffer
-	past := []result.Comparison{{Target: "ctr", Metric: "tps", HasCI: true, DeltaPct: -40, CILowPct: -50, CIHighPct: -30}}
-	var ee *exitError
-	if err := checkThresholds([]stats.Threshold{th}, past, &msgs); !errors.As(err, &ee) || ee.code != exitThreshold || !strings.Contains(err.Error(), "ctr tps -40.0% [-50.0%, -30.0%] crosses tps<-5%") {
-		t.Fatalf("CI wholly past: %v", err)
-	}
-	straddles := []result.Comparison{{Target: "ctr", Metric: "tps", HasCI: true, DeltaPct: -6, CILowPct: -10, CIHighPct: -2}}
-	if err := checkThresholds([]stats.Threshold{th}, straddles, &msgs); err != nil {
-		t.Fatalf("CI straddling the threshold must pass: %v", err)
-	}
-	noCI := []result.Comparison{{Target: "ctr", Metric: "tps", DeltaPct: -40}}
-	if err := checkThresholds([]stats.Threshold{th}, noCI, &msgs); err != nil || !strings.Contains(msgs.String(), "ctr has no confidence interval") {
-		t.Fatalf("no CI: %v, %q", err, msgs.String())
 	}
 }
 
@@ -337,7 +313,7 @@ func TestSpecInputsNameTargetAndCause(t *testing.T) {
 		"c=docker:img,cpuset=0,cpuset=99": "given twice",
 	}
 	for spec, want := range cases {
-		_, stderr, code := cli(t, "run", "--target", spec)
+		_, stderr, code := dbduel(t, "run", "--target", spec)
 		if code != 2 || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, %q; want %q", spec, code, stderr, want)
 		}
@@ -349,24 +325,24 @@ func TestSpecInputsNameTargetAndCause(t *testing.T) {
 func TestCreatedDatabaseIsAnnounced(t *testing.T) {
 	srv := testdb.Start(t)
 	args := []string{"prepare", "oltp_point_select", "--target", "n=" + srv.URL("typo_db"), "--table-size", "100"}
-	_, stderr, code := cli(t, args...)
+	_, stderr, code := dbduel(t, args...)
 	if code != 0 || !strings.Contains(stderr, "n: created database typo_db (it did not exist") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if _, stderr, _ = cli(t, args...); strings.Contains(stderr, "created database") {
+	if _, stderr, _ = dbduel(t, args...); strings.Contains(stderr, "created database") {
 		t.Fatalf("announced again: %s", stderr)
 	}
 }
 
 func TestHelpAndFlagSuggestions(t *testing.T) {
-	_, stderr, code := cli(t, "run", "--thread", "4")
+	_, stderr, code := dbduel(t, "run", "--thread", "4")
 	if code != 2 || !strings.Contains(stderr, "unknown flag: --thread; did you mean --threads?") {
 		t.Fatalf("exit %d: %q", code, stderr)
 	}
-	if _, stderr, _ := cli(t, "run", "--zzz"); strings.Contains(stderr, "did you mean") {
+	if _, stderr, _ := dbduel(t, "run", "--zzz"); strings.Contains(stderr, "did you mean") {
 		t.Fatalf("no flag is near --zzz: %q", stderr)
 	}
-	help, _, code := cli(t, "run", "--help")
+	help, _, code := dbduel(t, "run", "--help")
 	if code != 0 {
 		t.Fatalf("help: exit %d", code)
 	}
@@ -380,7 +356,7 @@ func TestHelpAndFlagSuggestions(t *testing.T) {
 			t.Errorf("a flag shows two defaults: %s", line)
 		}
 	}
-	if _, stderr, code := cli(t, "run", "--target", "a=mysql://u@127.0.0.1:1/x", "--cooldown", "soon"); code != 2 || !strings.Contains(stderr, "--cooldown") {
+	if _, stderr, code := dbduel(t, "run", "--target", "a=mysql://u@127.0.0.1:1/x", "--cooldown", "soon"); code != 2 || !strings.Contains(stderr, "--cooldown") {
 		t.Fatalf("bad cooldown: exit %d %q", code, stderr)
 	}
 }
@@ -390,7 +366,7 @@ func TestHelpAndFlagSuggestions(t *testing.T) {
 func TestCalibrateWritesTheNoiseFloor(t *testing.T) {
 	srv := testdb.Start(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := cli(t, "run", "oltp_point_select", "--target", "a="+srv.URL(""), "--calibrate", "--runs", "2",
+	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "a="+srv.URL(""), "--calibrate", "--runs", "2",
 		"--time", "1", "--table-size", "500", "--cooldown", "0", "--format", "text", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -410,7 +386,7 @@ func TestCalibrateWritesTheNoiseFloor(t *testing.T) {
 func TestBulkLoadedIDsMatchAutoIncrement(t *testing.T) {
 	integration.Require(t, "mariadbd")
 	srv := testdb.Start(t)
-	if _, stderr, code := cli(t, "prepare", "--target", "native="+srv.URL(""), "--tables", "1", "--table-size", "1000"); code != 0 {
+	if _, stderr, code := dbduel(t, "prepare", "--target", "native="+srv.URL(""), "--tables", "1", "--table-size", "1000"); code != 0 {
 		t.Fatalf("prepare: exit %d: %s", code, stderr)
 	}
 	db := srv.DB(t)

@@ -28,7 +28,7 @@ func TestMongoNativeVsContainerSweep(t *testing.T) {
 	for _, wl := range []string{"mongo_read_only", "mongo_read_write"} {
 		t.Run(wl, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
-			_, stderr, code := cli(t, "run", wl, "--target", "native="+uri, "--target", "c=docker:"+testmongo.Image,
+			_, stderr, code := dbduel(t, "run", wl, "--target", "native="+uri, "--target", "c=docker:"+testmongo.Image,
 				"--threads", "1,2", "--time", "2", "--table-size", "300", "--cooldown", "0", "--no-tui", "-o", out)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -83,7 +83,7 @@ func TestMongoNativeVsContainerSweep(t *testing.T) {
 		})
 	}
 	// cleanup drops the run's collections and says so in MongoDB's words.
-	_, stderr, code := cli(t, "cleanup", "mongo_read_write", "--target", "native="+uri, "--tables", "1")
+	_, stderr, code := dbduel(t, "cleanup", "mongo_read_write", "--target", "native="+uri, "--tables", "1")
 	if code != 0 || !strings.Contains(stderr, "dropped collection 'sbtest1'") {
 		t.Errorf("cleanup: exit %d: %s", code, stderr)
 	}
@@ -126,7 +126,7 @@ func TestMongoSIGINTLeavesNothing(t *testing.T) {
 // local:mongod runs a private mongod; where none exists (Debian has no
 // MongoDB package) it says so in one line and exits 1.
 func TestLocalMongod(t *testing.T) {
-	_, stderr, code := cli(t, "run", "mongo_read_only", "--target", "m=local:mongod", "--time", "1", "--table-size", "100", "--no-tui")
+	_, stderr, code := dbduel(t, "run", "mongo_read_only", "--target", "m=local:mongod", "--time", "1", "--table-size", "100", "--no-tui")
 	if _, err := exec.LookPath("mongod"); err == nil {
 		if code != 0 {
 			t.Fatalf("with a mongod on PATH: exit %d: %s", code, stderr)

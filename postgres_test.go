@@ -56,7 +56,7 @@ func TestPostgresEveryWorkload(t *testing.T) {
 			if !strings.HasPrefix(name, "select_random") {
 				common = append(common, "--tables", "2")
 			}
-			_, stderr, code := cli(t, append([]string{"run", name, "--time", "1", "--format", "json", "-o", out}, common...)...)
+			_, stderr, code := dbduel(t, append([]string{"run", name, "--time", "1", "--format", "json", "-o", out}, common...)...)
 			if code != 0 {
 				t.Fatalf("run: exit %d: %s", code, stderr)
 			}
@@ -81,7 +81,7 @@ func TestPostgresEveryWorkload(t *testing.T) {
 			if diff > 0.01*float64(h.ServerQueries)+float64(r.Runs[0].Summary.Errors) {
 				t.Fatalf("the server's count disagrees with dbduel's (%d errors): %+v", r.Runs[0].Summary.Errors, h)
 			}
-			if _, stderr, code := cli(t, append([]string{"cleanup", name}, common...)...); code != 0 {
+			if _, stderr, code := dbduel(t, append([]string{"cleanup", name}, common...)...); code != 0 {
 				t.Fatalf("cleanup: exit %d: %s", code, stderr)
 			}
 			var n int
@@ -111,17 +111,17 @@ func TestPostgresSysbenchInterop(t *testing.T) {
 		return string(out)
 	}
 	common := []string{"--target", "pg=" + pgURL(srv), "--tables", "2", "--table-size", "2000"}
-	if _, stderr, code := cli(t, append([]string{"prepare", "oltp_read_only"}, common...)...); code != 0 {
+	if _, stderr, code := dbduel(t, append([]string{"prepare", "oltp_read_only"}, common...)...); code != 0 {
 		t.Fatalf("dbduel prepare: exit %d: %s", code, stderr)
 	}
 	if out := sb("--time=1", "run"); !strings.Contains(out, "transactions:") {
 		t.Fatalf("sysbench on dbduel's tables:\n%s", out)
 	}
-	if _, _, code := cli(t, append([]string{"cleanup", "oltp_read_only"}, common...)...); code != 0 {
+	if _, _, code := dbduel(t, append([]string{"cleanup", "oltp_read_only"}, common...)...); code != 0 {
 		t.Fatal("cleanup")
 	}
 	sb("prepare")
-	_, stderr, code := cli(t, append([]string{"run", "oltp_read_only", "--time", "1", "--format", "text"}, common...)...)
+	_, stderr, code := dbduel(t, append([]string{"run", "oltp_read_only", "--time", "1", "--format", "text"}, common...)...)
 	if code != 0 || !strings.Contains(stderr, "reusing existing sbtestN tables") {
 		t.Fatalf("dbduel on sysbench's tables: exit %d: %s", code, stderr)
 	}
@@ -136,7 +136,7 @@ func TestPostgresNativeVsContainer(t *testing.T) {
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	privateStateDir(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := cli(t, "run", "oltp_read_only", "--target", "native=local:postgres",
+	_, stderr, code := dbduel(t, "run", "oltp_read_only", "--target", "native=local:postgres",
 		"--target", "c=docker:"+image+",args=-cshared_buffers=64MB", "--tables", "2", "--table-size", "2000",
 		"--threads", "4", "--time", "2", "--cooldown", "0", "--format", "text", "-o", out)
 	if code != 0 {

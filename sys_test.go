@@ -121,7 +121,7 @@ func TestCPUInAnAgentContainerIsThrottled(t *testing.T) {
 	runID := "test-" + state.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := cli(t, "run", "cpu", "--threads", "2", "--target", "native=host", "--target", "c=docker:"+testImage(t)+",cpus=0.5",
+	_, stderr, code := dbduel(t, "run", "cpu", "--threads", "2", "--target", "native=host", "--target", "c=docker:"+testImage(t)+",cpus=0.5",
 		"--time", "2", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -166,7 +166,7 @@ func TestFileioOnVolumeBindAndOverlay(t *testing.T) {
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
 	img := "docker:" + testImage(t)
-	_, stderr, code := cli(t, "run", "fileio", "--file-num", "4", "--file-total-size", "16M", "--file-test-mode", "rndrd",
+	_, stderr, code := dbduel(t, "run", "fileio", "--file-num", "4", "--file-total-size", "16M", "--file-test-mode", "rndrd",
 		"--target", "vol="+img+",datadir=volume", "--target", "bind="+img+",datadir=bind", "--target", "ovl="+img+",datadir=overlay",
 		"--time", "1", "--no-tui", "-o", out)
 	if code != 0 {
@@ -260,7 +260,7 @@ func TestSysLayoutsMatchRealSysbench(t *testing.T) {
 			}
 			args := append([]string{"run"}, c.args...)
 			args = append(args, "--time", "2", "--target", "h=host", "--file-dir", dir, "--keep", "--format", "sysbench")
-			ours, stderr, code := cli(t, args...)
+			ours, stderr, code := dbduel(t, args...)
 			if code != 0 {
 				t.Fatalf("dbduel: exit %d: %s", code, stderr)
 			}

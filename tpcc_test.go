@@ -28,12 +28,12 @@ func TestTPCCNOPMIsTheDistrictDelta(t *testing.T) {
 	srv := testdb.Start(t)
 	db := srv.DB(t)
 	target := []string{"--target", "native=" + srv.URL(""), "--warehouses", "1"}
-	if _, stderr, code := cli(t, append([]string{"prepare", "tpcc"}, target...)...); code != 0 {
+	if _, stderr, code := dbduel(t, append([]string{"prepare", "tpcc"}, target...)...); code != 0 {
 		t.Fatalf("prepare: exit %d: %s", code, stderr)
 	}
 	before := sumNextOID(t, db)
 	out := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := cli(t, append([]string{"run", "tpcc", "--threads", "4", "--time", "3", "--no-tui", "-o", out}, target...)...)
+	stdout, stderr, code := dbduel(t, append([]string{"run", "tpcc", "--threads", "4", "--time", "3", "--no-tui", "-o", out}, target...)...)
 	if code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
@@ -83,20 +83,20 @@ func TestTPCCNOPMIsTheDistrictDelta(t *testing.T) {
 		t.Errorf("the text output shows no NOPM:\n%s", stdout)
 	}
 
-	stdout, stderr, code = cli(t, append([]string{"check", "tpcc"}, target...)...)
+	stdout, stderr, code = dbduel(t, append([]string{"check", "tpcc"}, target...)...)
 	if code != 0 || strings.Count(stdout, " holds") != 4 {
 		t.Fatalf("check after a run: exit %d\n%s%s", code, stdout, stderr)
 	}
 	srv.Exec(t, "UPDATE sbtest.warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1")
-	stdout, stderr, code = cli(t, append([]string{"check", "tpcc"}, target...)...)
+	stdout, stderr, code = dbduel(t, append([]string{"check", "tpcc"}, target...)...)
 	if code != 1 || !strings.Contains(stderr, "condition 1 (3.3.2.1)") || strings.Contains(stderr, "condition 2") {
 		t.Fatalf("a broken W_YTD: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if _, stderr, code := cli(t, "run", "oltp_read_only", "--target", "a="+srv.URL(""), "--target", "b="+srv.URL(""),
+	if _, stderr, code := dbduel(t, "run", "oltp_read_only", "--target", "a="+srv.URL(""), "--target", "b="+srv.URL(""),
 		"--runs", "2", "--fail-if", "nopm<-5%"); code != 2 || !strings.Contains(stderr, "has no NOPM") {
 		t.Errorf("--fail-if nopm on an OLTP workload: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := cli(t, append([]string{"cleanup", "tpcc"}, target...)...); code != 0 {
+	if _, stderr, code := dbduel(t, append([]string{"cleanup", "tpcc"}, target...)...); code != 0 {
 		t.Fatalf("cleanup: %s", stderr)
 	}
 	var left int
@@ -113,7 +113,7 @@ func TestTPCCNativeVsContainer(t *testing.T) {
 	runID := "test-" + state.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := cli(t, "run", "tpcc", "--target", "native=local:mariadbd", "--target", "c=docker:"+testImage(t),
+	_, stderr, code := dbduel(t, "run", "tpcc", "--target", "native=local:mariadbd", "--target", "c=docker:"+testImage(t),
 		"--warehouses", "1", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

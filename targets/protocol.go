@@ -2,94 +2,121 @@ package targets
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/dbduel/dbduel/engine/driver"
-	mongodrv "github.com/dbduel/dbduel/engine/driver/mongo"
-	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
-	pgdrv "github.com/dbduel/dbduel/engine/driver/postgres"
 )
 
-// The one way targets reach a server of either protocol: parse its URL,
-// ping it, read its version and settings, make sure its database exists,
-// and open the engine's pool.
+// The one way targets reach a server of any protocol: the protocol
+// registry (engine/driver), looked up by the endpoint's protocol or the
+// URL's scheme. An unknown protocol is an error, never a default.
 
-// ParseURL parses mysql://..., postgres://... or mongodb://... (usage errors).
+// ParseURL parses a server URL of any registered protocol (usage errors).
 func ParseURL(spec string) (Endpoint, error) {
-	var ep Endpoint
-	var err error
-	switch {
-	case strings.HasPrefix(spec, "mysql://"):
-		ep, err = mysqldrv.ParseURL(spec)
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		ep, err = pgdrv.ParseURL(spec)
-	case strings.HasPrefix(spec, "mongodb://"):
-		ep, err = mongodrv.ParseURL(spec)
-	case strings.HasPrefix(spec, "mongodb+srv://"):
-		err = fmt.Errorf("SPEC %q: mongodb+srv:// (DNS seed lists) is not supported: give the server as mongodb://host:port", RedactSpec(spec))
-	default:
-		err = fmt.Errorf("SPEC %q: want mysql://user:pass@host:port/db, postgres://user:pass@host:port/db or mongodb://user:pass@host:port/db", RedactSpec(spec))
+	p, err := driver.ForURL(spec)
+	if err != nil {
+		var hints []string
+		for _, p := range driver.All() {
+			if p.URLHint != "" {
+				hints = append(hints, p.URLHint)
+			}
+		}
+		return Endpoint{}, &UsageError{Msg: fmt.Sprintf("SPEC %q: want %s", RedactSpec(spec), strings.Join(hints, " or "))}
 	}
+	ep, err := p.ParseURL(spec)
 	if err != nil {
 		return ep, &UsageError{Msg: err.Error()}
 	}
 	return ep, nil
 }
 
+// Protocol is ep's registered protocol.
+func Protocol(ep Endpoint) (*driver.Protocol, error) { return driver.Lookup(ep.Protocol) }
+
 // Ping tries one connection within timeout.
 func Ping(ctx context.Context, ep Endpoint, timeout time.Duration) error {
-	if ep.Protocol == mongodrv.Protocol {
-		return mongodrv.Ping(ctx, ep, timeout)
+	p, err := Protocol(ep)
+	if err != nil {
+		return err
 	}
-	if ep.Protocol == pgdrv.Protocol {
-		return pgdrv.Ping(ctx, ep, timeout)
+	return p.Ping(ctx, ep, timeout)
+}
+
+// Ready is what a protocol does once a managed server first answers.
+func Ready(ctx context.Context, ep Endpoint) error {
+	p, err := Protocol(ep)
+	if err != nil || p.Ready == nil {
+		return err
 	}
-	return mysqldrv.Ping(ctx, ep, timeout)
+	return p.Ready(ctx, ep)
 }
 
 // ServerInfo reads the server's version and data directory.
 func ServerInfo(ctx context.Context, ep Endpoint) (version, datadir string, err error) {
-	if ep.Protocol == mongodrv.Protocol {
-		return mongodrv.ServerInfo(ctx, ep)
+	p, err := Protocol(ep)
+	if err != nil {
+		return "", "", err
 	}
-	if ep.Protocol == pgdrv.Protocol {
-		return pgdrv.ServerInfo(ctx, ep)
-	}
-	return mysqldrv.ServerInfo(ctx, ep)
+	return p.ServerInfo(ctx, ep)
 }
 
 // Variables reads the server's settings (SHOW GLOBAL VARIABLES, pg_settings).
 func Variables(ctx context.Context, ep Endpoint) (map[string]string, error) {
-	if ep.Protocol == mongodrv.Protocol {
-		return mongodrv.Variables(ctx, ep)
+	p, err := Protocol(ep)
+	if err != nil {
+		return nil, err
 	}
-	if ep.Protocol == pgdrv.Protocol {
-		return pgdrv.Variables(ctx, ep)
-	}
-	return mysqldrv.Variables(ctx, ep)
+	return p.Variables(ctx, ep)
 }
 
 // EnsureDatabase creates ep.DB if it is missing; created says it did.
 func EnsureDatabase(ctx context.Context, ep Endpoint) (bool, error) {
-	if ep.Protocol == mongodrv.Protocol {
-		return mongodrv.EnsureDatabase(ctx, ep)
+	p, err := Protocol(ep)
+	if err != nil {
+		return false, err
 	}
-	if ep.Protocol == pgdrv.Protocol {
-		return pgdrv.EnsureDatabase(ctx, ep)
-	}
-	return mysqldrv.EnsureDatabase(ctx, ep)
+	return p.EnsureDatabase(ctx, ep)
 }
 
-// Opener is the engine's way to open a pool to ep; ignore is
-// --mysql-ignore-errors (PostgreSQL's rules are fixed, as sysbench's).
-func Opener(ep Endpoint, ignore mysqldrv.ErrorSet) driver.Opener {
-	if ep.Protocol == mongodrv.Protocol {
-		return mongodrv.Opener(ep)
+// Opener is the engine's way to open a pool to ep; opts carry the
+// protocols' own settings (--mysql-ignore-errors).
+func Opener(ep Endpoint, opts driver.OpenOptions) driver.Opener {
+	p, err := Protocol(ep)
+	if err != nil {
+		return func(context.Context, int) (driver.DB, error) { return nil, err }
 	}
-	if ep.Protocol == pgdrv.Protocol {
-		return pgdrv.Opener(ep)
+	return p.Open(ep, opts)
+}
+
+// WriteConfig writes the protocol's shared config file into dir (with an
+// include of the user's file, as the server sees it) and returns its path.
+func WriteConfig(protocol, dir, include string) (string, error) {
+	p, err := driver.Lookup(protocol)
+	if err != nil {
+		return "", err
 	}
-	return mysqldrv.Opener(ep, ignore)
+	if p.Config.Name == "" {
+		return "", fmt.Errorf("%s servers have no shared config file", p.Title)
+	}
+	path := filepath.Join(dir, p.Config.Name)
+	return path, os.WriteFile(path, p.Config.Render(include), 0o644)
+}
+
+// OpenSQL opens an SQL pool of one connection to ep (set-up statements).
+func OpenSQL(ctx context.Context, ep Endpoint) (*sql.DB, func(), error) {
+	db, err := Opener(ep, nil)(ctx, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, ok := db.(driver.SQLDB)
+	if !ok {
+		db.Close()
+		return nil, nil, fmt.Errorf("%s does not speak SQL", ep.Protocol)
+	}
+	return s.SQL(), func() { db.Close() }, nil
 }

@@ -156,20 +156,3 @@ func CheckCnf(path string) (string, error) {
 	f.Close()
 	return abs, nil
 }
-
-// FSTypeAt is the filesystem type of the longest mount point holding path,
-// read from a mountinfo table (/proc/PID/mountinfo).
-func FSTypeAt(mountinfo, path string) string {
-	best, fstype := "", ""
-	for _, l := range strings.Split(mountinfo, "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(f) < 5 || len(g) < 1 {
-			continue
-		}
-		if mp := f[4]; strings.HasPrefix(path, mp) && len(mp) > len(best) {
-			best, fstype = mp, g[0]
-		}
-	}
-	return fstype
-}

@@ -125,6 +125,9 @@ func (c *Client) gone(err error) error {
 	return err
 }
 
+// SystemFacts are the agent's view of its place, read at hello.
+func (c *Client) SystemFacts() map[string]string { return c.Facts }
+
 // Reach makes the agent run workloads against ep, a server it reaches from
 // where it runs, with the workload flags args.
 func (c *Client) Reach(ep driver.Endpoint, args []string) { c.endpoint, c.args = &ep, args }

@@ -16,11 +16,11 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
 
-	"github.com/dbduel/dbduel/engine/agent"
 	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/driver/host"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/hostinfo"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -42,16 +42,34 @@ type Agent struct {
 	binary string
 	conn   types.HijackedResponse
 	stderr *targets.TailBuffer
-	client *agent.Client
+	dial   AgentDialer
+	client AgentClient
 	netOf  string // a container whose network namespace the agent joins ("": the SPEC's network)
 }
+
+// AgentClient is the engine's side of dbduel's agent: a DB that runs the
+// workload inside the container. The container target does not know the
+// engine; its caller (ui/cli) makes the client from the agent's stdio.
+type AgentClient interface {
+	driver.DB
+	// SystemFacts are the agent's own view of its place (CPUs, quota,
+	// filesystem, O_DIRECT), read at hello.
+	SystemFacts() map[string]string
+	// Reach names the server the agent's workloads connect to, and the
+	// workload's flags.
+	Reach(ep driver.Endpoint, args []string)
+}
+
+// AgentDialer says hello to an agent over its attached stdin and stdout
+// within timeout; lost explains a missing answer (the agent's last words).
+type AgentDialer func(ctx context.Context, stdin io.Writer, stdout io.Reader, dir string, timeout time.Duration, lost func() string) (AgentClient, error)
 
 // agentKeys are the SPEC keys that mean something without a server.
 var agentKeys = []string{"memory", "cpus", "cpuset", "network", "datadir", "pull", "env", "seccomp"}
 
 // NewAgent returns an unstarted agent container for SPEC (without
-// "docker:"); binary is the dbduel to copy in.
-func NewAgent(name, spec, runID, binary string) (*Agent, error) {
+// "docker:"); binary is the dbduel to copy in, dial makes its client.
+func NewAgent(name, spec, runID, binary string, dial AgentDialer) (*Agent, error) {
 	s, err := New(name, spec, runID)
 	if err != nil {
 		return nil, err
@@ -59,7 +77,7 @@ func NewAgent(name, spec, runID, binary string) (*Agent, error) {
 	if s.o.Cnf != "" || len(s.o.Args) > 0 || s.o.Protocol != "" {
 		return nil, &targets.UsageError{Msg: fmt.Sprintf("docker: the system micro-benchmarks run dbduel's agent, not a server: only %s apply", strings.Join(agentKeys, ", "))}
 	}
-	return &Agent{Server: s, binary: binary, stderr: &targets.TailBuffer{Max: 4096}}, nil
+	return &Agent{Server: s, binary: binary, dial: dial, stderr: &targets.TailBuffer{Max: 4096}}, nil
 }
 
 // Endpoint is the host protocol: the agent runs the workload itself.
@@ -131,7 +149,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		}
 		pw.CloseWithError(err)
 	}()
-	a.client, err = agent.NewClient(ctx, a.conn.Conn, stdout, AgentDataDir, agentTimeout, a.lastWords)
+	a.client, err = a.dial(ctx, a.conn.Conn, stdout, AgentDataDir, agentTimeout, a.lastWords)
 	if err != nil {
 		return fmt.Errorf("dbduel's agent in %s: %w", s.o.Image, err)
 	}
@@ -189,7 +207,7 @@ func (a *Agent) Describe(ctx context.Context) (result.Target, error) {
 	if string(insp.HostConfig.NetworkMode) == "host" {
 		d.NetworkMode = "host"
 	}
-	facts := a.client.Facts
+	facts := a.client.SystemFacts()
 	d.Datadir = &result.Datadir{Kind: "overlay", Path: AgentDataDir, FSType: facts["fs_type"]}
 	for _, m := range insp.Mounts {
 		if strings.TrimSuffix(m.Destination, "/") == AgentDataDir {
@@ -221,7 +239,7 @@ func (a *Agent) Describe(ctx context.Context) (result.Target, error) {
 	if s.o.Seccomp != "" {
 		d.Seccomp = s.o.Seccomp
 	}
-	d.SeccompMode = targets.SeccompMode(insp.State.Pid)
+	d.SeccompMode = hostinfo.SeccompMode(insp.State.Pid)
 	d.System = facts
 	return t, nil
 }
@@ -252,11 +270,12 @@ type NetnsClient struct {
 }
 
 // NewNetnsClient wraps a database container SPEC with client=netns; args
-// are the workload's flags, binary the dbduel to copy into the client.
-func NewNetnsClient(s *Server, binary string, args []string) *NetnsClient {
+// are the workload's flags, binary the dbduel to copy into the client,
+// dial makes its client.
+func NewNetnsClient(s *Server, binary string, args []string, dial AgentDialer) *NetnsClient {
 	return &NetnsClient{Server: s, args: args,
 		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never"}},
-			binary: binary, stderr: &targets.TailBuffer{Max: 4096}}}
+			binary: binary, dial: dial, stderr: &targets.TailBuffer{Max: 4096}}}
 }
 
 // Start starts the server, then the client container in its namespace.
@@ -269,7 +288,7 @@ func (n *NetnsClient) Start(ctx context.Context) error {
 		return fmt.Errorf("client in the container's network namespace: %w", err)
 	}
 	ep := n.Server.ep
-	ep.Host, ep.Port = "127.0.0.1", n.flavor().port
+	ep.Host, ep.Port = "127.0.0.1", n.protocol().Image.Port
 	n.agent.client.Reach(ep, n.args)
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	pgdrv "github.com/dbduel/dbduel/engine/driver/postgres"
+	"github.com/dbduel/dbduel/engine/driver"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -32,7 +32,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/config"
+	"github.com/dbduel/dbduel/targets/hostinfo"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -166,15 +166,7 @@ func (s *Server) Start(ctx context.Context) error {
 		Mounts: []mount.Mount{{Type: mount.TypeBind, Source: s.hostDir, Target: configDir, ReadOnly: true}},
 	}
 	cc := &container.Config{Image: s.o.Image, Labels: s.labels()}
-	var cmd []string
-	switch s.o.Protocol {
-	case "postgres":
-		cmd, err = s.postgresConfig(cc, port)
-	case "mongodb":
-		cmd, err = s.mongoConfig(cc, port)
-	default:
-		cmd, err = s.mysqlConfig(cc, port)
-	}
+	cmd, err := s.imageSetup(cc, port)
 	if err != nil {
 		return err
 	}
@@ -183,11 +175,11 @@ func (s *Server) Start(ctx context.Context) error {
 		hc.NetworkMode = "host"
 	} else {
 		hc.NetworkMode = "bridge"
-		p := nat.Port(strconv.Itoa(s.flavor().port) + "/tcp")
+		p := nat.Port(strconv.Itoa(s.protocol().Image.Port) + "/tcp")
 		cc.ExposedPorts = nat.PortSet{p: {}}
 		hc.PortBindings = nat.PortMap{p: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}
 	}
-	if err := s.mountDatadir(ctx, hc, s.flavor().datadir); err != nil {
+	if err := s.mountDatadir(ctx, hc, s.protocol().Image.Datadir); err != nil {
 		return err
 	}
 	s.o.applyLimits(hc)
@@ -299,10 +291,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if targets.Ping(ctx, s.ep, 2*time.Second) == nil {
-			if s.o.Protocol == "postgres" {
-				return pgdrv.InstallStatementCounts(ctx, s.ep)
-			}
-			return nil
+			return targets.Ready(ctx, s.ep)
 		}
 		insp, ierr := s.cli.ContainerInspect(ctx, s.id)
 		if ierr == nil && insp.State != nil && !insp.State.Running {
@@ -363,7 +352,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	if datadir == "" {
 		// The server does not say (FerretDB): the path dbduel gave it; the
 		// mount on it is still read back below.
-		datadir = s.flavor().datadir
+		datadir = s.protocol().Image.Datadir
 		if s.o.Datadir == "overlay" {
 			datadir = overlayDatadir
 		}
@@ -404,7 +393,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 			d.Seccomp = strings.TrimPrefix(strings.TrimPrefix(o, "seccomp="), "seccomp:")
 		}
 	}
-	d.SeccompMode = targets.SeccompMode(insp.State.Pid)
+	d.SeccompMode = hostinfo.SeccompMode(insp.State.Pid)
 	return t, nil
 }
 
@@ -419,7 +408,7 @@ func (s *Server) fstypeInside(ctx context.Context, datadir string) string {
 	if err != nil {
 		return ""
 	}
-	return targets.FSTypeAt(string(data), datadir)
+	return hostinfo.FSTypeAt(string(data), datadir)
 }
 
 // networkPath says how a client on 127.0.0.1 reaches the server: directly
@@ -471,7 +460,7 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 	if !cg.ok {
 		return targets.Sample{}, errors.New("container cgroup not readable")
 	}
-	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: targets.ProcCPU(s.proxyPID), ThrottledNS: cg.throttledNS}, nil
+	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: hostinfo.ProcCPU(s.proxyPID), ThrottledNS: cg.throttledNS}, nil
 }
 
 // Restart restarts the container (same datadir and port).
@@ -651,19 +640,15 @@ func describeState(st *container.State) string {
 	return ""
 }
 
-// flavor is what differs between the images of each protocol.
-type flavor struct {
-	port    int
-	datadir string // where the image keeps its data (its VOLUME)
+// protocol is the SPEC's protocol, as the registry knows it (Start has
+// set s.o.Protocol from the SPEC or the image).
+func (s *Server) protocol() *driver.Protocol {
+	p, err := driver.Lookup(s.o.Protocol)
+	if err != nil {
+		panic("container: unregistered protocol " + s.o.Protocol) // ParseSpec and imageProtocol admit only registered ones
+	}
+	return p
 }
-
-var flavors = map[string]flavor{
-	"mysql":    {port: 3306, datadir: "/var/lib/mysql"},
-	"postgres": {port: 5432, datadir: "/var/lib/postgresql/data"},
-	"mongodb":  {port: 27017, datadir: "/data/db"},
-}
-
-func (s *Server) flavor() flavor { return flavors[s.o.Protocol] }
 
 // imageProtocol reads the protocol from the port the image exposes.
 func (s *Server) imageProtocol(ctx context.Context) (string, error) {
@@ -675,14 +660,21 @@ func (s *Server) imageProtocol(ctx context.Context) (string, error) {
 	if insp.Config != nil {
 		for p := range insp.Config.ExposedPorts {
 			found = append(found, string(p))
-			for proto, f := range flavors {
-				if n, _, _ := strings.Cut(string(p), "/"); n == strconv.Itoa(f.port) {
-					return proto, nil
-				}
+			n, _, _ := strings.Cut(string(p), "/")
+			port, _ := strconv.Atoi(n)
+			if proto, ok := driver.ForPort(port); ok {
+				return proto.Name, nil
 			}
 		}
 	}
-	return "", &targets.UsageError{Msg: fmt.Sprintf("docker: image %s exposes %v, none of MySQL's 3306, PostgreSQL's 5432 or MongoDB's 27017: say which with protocol=mysql, protocol=postgres or protocol=mongodb", s.o.Image, found)}
+	var known, keys []string
+	for _, p := range driver.All() {
+		if p.Image.Setup != nil {
+			known = append(known, fmt.Sprintf("%s's %d", p.Title, p.Image.Port))
+			keys = append(keys, "protocol="+p.Name)
+		}
+	}
+	return "", &targets.UsageError{Msg: fmt.Sprintf("docker: image %s exposes %v, none of %s: say which with %s", s.o.Image, found, strings.Join(known, ", "), strings.Join(keys, " or "))}
 }
 
 // userConfig copies the SPEC's cnf= file into the directory mounted at
@@ -702,77 +694,30 @@ func (s *Server) userConfig(name string) (string, error) {
 	return configDir + "/" + name, nil
 }
 
-// mysqlConfig is the MySQL/MariaDB image's set-up (the official images'
-// conventions): root's password, the sbtest database, dbduel's defaults file.
-func (s *Server) mysqlConfig(cc *container.Config, port int) ([]string, error) {
-	include, err := s.userConfig("user.cnf")
-	if err != nil {
+// imageSetup writes the protocol's config files into the mounted config
+// directory (dbduel's shared file, then the SPEC's cnf= beside it) and
+// sets the container's environment; it returns the server's arguments.
+func (s *Server) imageSetup(cc *container.Config, port int) ([]string, error) {
+	p := s.protocol()
+	in := driver.ImageSetup{ConfigDir: configDir, Port: port, HostNetwork: s.o.Network == "host", Password: targets.NewPassword()}
+	var err error
+	if in.UserConfig, err = s.userConfig(p.Config.UserName); err != nil {
 		return nil, err
 	}
-	if _, err := config.Write(s.hostDir, include); err != nil {
-		return nil, err
-	}
-	password := targets.NewPassword()
-	s.ep = targets.Endpoint{Protocol: "mysql", Host: "127.0.0.1", Port: port, User: "root", Password: password, DB: "sbtest"}
-	cc.Env = []string{"MARIADB_ROOT_PASSWORD=" + password, "MYSQL_ROOT_PASSWORD=" + password, "MARIADB_DATABASE=sbtest", "MYSQL_DATABASE=sbtest"}
-	cmd := []string{"--defaults-file=" + configDir + "/dbduel.cnf"}
-	if s.o.Network == "host" {
-		cmd = append(cmd, "--port="+strconv.Itoa(port), "--bind-address=127.0.0.1")
+	if p.Config.Name != "" {
+		if err := os.WriteFile(filepath.Join(s.hostDir, p.Config.Name), p.Config.Render(in.UserConfig), 0o644); err != nil {
+			return nil, err
+		}
+		in.ConfigFile = configDir + "/" + p.Config.Name
 	}
 	if s.o.Datadir == "overlay" {
-		cmd = append(cmd, "--datadir="+overlayDatadir)
+		in.OverlayDatadir = overlayDatadir
 	}
-	return append(cmd, s.o.Args...), nil
-}
-
-// postgresConfig is the PostgreSQL image's set-up (the official postgres
-// image's conventions: POSTGRES_PASSWORD, POSTGRES_USER, POSTGRES_DB,
-// PGDATA, arguments after the image's command go to postgres), with
-// dbduel's settings as the server's config file.
-func (s *Server) postgresConfig(cc *container.Config, port int) ([]string, error) {
-	include, err := s.userConfig("user.conf")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := config.WritePostgres(s.hostDir, include); err != nil {
-		return nil, err
-	}
-	password := targets.NewPassword()
-	s.ep = targets.Endpoint{Protocol: "postgres", Host: "127.0.0.1", Port: port, User: "postgres", Password: password, DB: "sbtest"}
-	cc.Env = []string{"POSTGRES_PASSWORD=" + password, "POSTGRES_USER=postgres", "POSTGRES_DB=sbtest"}
-	if s.o.Datadir == "overlay" {
-		cc.Env = append(cc.Env, "PGDATA="+overlayDatadir+"/pgdata")
-	}
-	cmd := []string{"postgres", "-c", "config_file=" + configDir + "/dbduel.conf"}
-	if s.o.Network == "host" {
-		cmd = append(cmd, "-c", "port="+strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1")
-	}
-	return append(cmd, s.o.Args...), nil
-}
-
-// mongoConfig is the MongoDB image's set-up (the official mongo image's
-// conventions: MONGO_INITDB_ROOT_USERNAME and _PASSWORD make a root user in
-// admin, arguments starting with '-' go to mongod, data in /data/db); a
-// cnf= file becomes mongod's --config.
-func (s *Server) mongoConfig(cc *container.Config, port int) ([]string, error) {
-	var cmd []string
-	conf, err := s.userConfig("mongod.conf")
-	if err != nil {
-		return nil, err
-	}
-	if conf != "" {
-		cmd = append(cmd, "--config", conf)
-	}
-	password := targets.NewPassword()
-	s.ep = targets.Endpoint{Protocol: "mongodb", Host: "127.0.0.1", Port: port, User: "root", Password: password, DB: "sbtest", Params: "authSource=admin"}
-	cc.Env = []string{"MONGO_INITDB_ROOT_USERNAME=root", "MONGO_INITDB_ROOT_PASSWORD=" + password}
-	if s.o.Network == "host" {
-		cmd = append(cmd, "--port", strconv.Itoa(port), "--bind_ip", "127.0.0.1")
-	}
-	if s.o.Datadir == "overlay" {
-		cmd = append(cmd, "--dbpath", overlayDatadir)
-	}
-	return cmd, nil
+	st := p.Image.Setup(in)
+	s.ep = st.Endpoint
+	s.ep.Host, s.ep.Port = "127.0.0.1", port
+	cc.Env = st.Env
+	return st.Cmd, nil
 }
 
 // EngineInfo is the Docker engine's version and storage driver, or why they

@@ -7,6 +7,7 @@ import (
 
 	"github.com/docker/go-units"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/targets"
 )
 
@@ -97,8 +98,8 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Env = append(o.Env, v)
 		case "protocol":
-			if v != "mysql" && v != "postgres" && v != "mongodb" {
-				return bad("protocol=%q: want mysql, postgres or mongodb", v)
+			if p, err := driver.Lookup(v); err != nil || p.Image.Setup == nil {
+				return bad("protocol=%q: want one of %s", v, strings.Join(imageProtocols(), ", "))
 			}
 			o.Protocol = v
 		case "client":
@@ -120,4 +121,15 @@ func ParseSpec(spec string) (Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// imageProtocols are the registered protocols whose images dbduel can run.
+func imageProtocols() []string {
+	var names []string
+	for _, p := range driver.All() {
+		if p.Image.Setup != nil {
+			names = append(names, p.Name)
+		}
+	}
+	return names
 }

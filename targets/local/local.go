@@ -18,11 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
-
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/config"
+	"github.com/dbduel/dbduel/targets/hostinfo"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -188,7 +186,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.datadir = filepath.Join(s.dir, "data")
 	s.logPath = filepath.Join(s.dir, "server.log")
-	if s.defaultsFile, err = config.Write(s.dir, s.o.Cnf); err != nil {
+	if s.defaultsFile, err = targets.WriteConfig("mysql", s.dir, s.o.Cnf); err != nil {
 		return err
 	}
 	asRoot := os.Geteuid() == 0
@@ -253,7 +251,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 			}
 			ep := s.ep
 			ep.Password, ep.DB = pw, ""
-			if mysqldrv.Ping(ctx, ep, 2*time.Second) == nil {
+			if targets.Ping(ctx, ep, 2*time.Second) == nil {
 				return nil
 			}
 		}
@@ -275,12 +273,11 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 func (s *Server) secure(ctx context.Context) error {
 	ep := s.ep
 	ep.Password, ep.DB = "", ""
-	db, err := mysqldrv.SQLOpen(ep)
+	db, closeDB, err := targets.OpenSQL(ctx, ep)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	defer closeDB()
 	if err := db.PingContext(ctx); err != nil {
 		return nil // already secured (a restart): the generated password works
 	}
@@ -323,7 +320,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	if s.o.Cpuset != "" {
 		t.Described.Cpuset = readCpuset(s.pid())
 	}
-	t.Described.SeccompMode = targets.SeccompMode(s.pid())
+	t.Described.SeccompMode = hostinfo.SeccompMode(s.pid())
 	return t, nil
 }
 
@@ -359,7 +356,7 @@ func (s *Server) Sample(context.Context) (targets.Sample, error) {
 			rss = kib * 1024
 		}
 	}
-	cpu := targets.ProcCPU(pid)
+	cpu := hostinfo.ProcCPU(pid)
 	if s.flavour == PostgreSQL {
 		cpu = groupCPU(pid) // one process per connection: the whole process group's CPU
 	}
@@ -502,7 +499,7 @@ func lastLines(s string, n int) string {
 }
 
 // FSType is the filesystem type of the mount holding path on this host.
-func FSType(path string) string { return targets.FSTypeAt(readFile("/proc/self/mountinfo"), path) }
+func FSType(path string) string { return hostinfo.FSTypeAt(readFile("/proc/self/mountinfo"), path) }
 
 // Diagnose says what became of the server process when a run failed: how it
 // exited (status or signal, and why), or "" while it is running.
@@ -543,7 +540,7 @@ func groupCPU(pgid int) uint64 {
 		if len(f) < 15 || (pid != pgid && f[1] != strconv.Itoa(pgid)) {
 			continue
 		}
-		total += targets.ProcCPU(pid)
+		total += hostinfo.ProcCPU(pid)
 		if pid == pgid { // cutime + cstime: backends that already exited
 			cu, _ := strconv.ParseUint(f[13], 10, 64)
 			cs, _ := strconv.ParseUint(f[14], 10, 64)

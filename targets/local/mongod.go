@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	mongodrv "github.com/dbduel/dbduel/engine/driver/mongo"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/state"
 )
@@ -61,6 +60,6 @@ func (s *Server) startMongod(ctx context.Context) error {
 	if err := s.spawnPinned(s.binary, args); err != nil {
 		return err
 	}
-	s.ep = targets.Endpoint{Protocol: mongodrv.Protocol, Host: "127.0.0.1", Port: port, DB: "sbtest"}
+	s.ep = targets.Endpoint{Protocol: "mongodb", Host: "127.0.0.1", Port: port, DB: "sbtest"}
 	return s.waitReady(ctx, 60*time.Second)
 }

@@ -14,9 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	pgdrv "github.com/dbduel/dbduel/engine/driver/postgres"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/config"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -103,7 +101,7 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 			return err
 		}
 	}
-	conf, err := config.WritePostgres(s.dir, include)
+	conf, err := targets.WriteConfig("postgres", s.dir, include)
 	if err != nil {
 		return err
 	}
@@ -136,7 +134,7 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 	if err := s.spawnPinned(s.binary, args); err != nil {
 		return err
 	}
-	s.ep = targets.Endpoint{Protocol: pgdrv.Protocol, Host: "127.0.0.1", Port: port, User: "postgres", Password: password, DB: "sbtest"}
+	s.ep = targets.Endpoint{Protocol: "postgres", Host: "127.0.0.1", Port: port, User: "postgres", Password: password, DB: "sbtest"}
 	if err := s.waitReady(ctx, 60*time.Second); err != nil {
 		return err
 	}
@@ -145,10 +143,10 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 
 // setUpPostgres creates the sbtest database and pg_stat_statements in it.
 func (s *Server) setUpPostgres(ctx context.Context) error {
-	if _, err := pgdrv.EnsureDatabase(ctx, s.ep); err != nil {
+	if _, err := targets.EnsureDatabase(ctx, s.ep); err != nil {
 		return err
 	}
-	return pgdrv.InstallStatementCounts(ctx, s.ep)
+	return targets.Ready(ctx, s.ep)
 }
 
 func chownTree(dir string, cred *syscall.Credential) error {

@@ -1,0 +1,58 @@
+package hostinfo
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func write(t *testing.T, root string, files map[string]string) {
+	for p, text := range files {
+		full := filepath.Join(root, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Two recorded readings of /proc a second apart (clock ticks of 10 ms):
+// steal and other processes' CPU come out of the deltas, and raise the flag.
+func TestSampleFromRecordedProc(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"proc/stat":         "cpu  1000 0 500 8000 0 0 0 100 0 0\n",
+		"proc/self/stat":    "42 (dbduel) S 1 1 1 0 -1 0 0 0 0 0 300 100 0 0\n",
+		"proc/pressure/cpu": "some avg10=1.00 avg60=1.00 avg300=1.00 total=5000000\n",
+	})
+	s := NewNoiseSampler(root)
+	// One second later on 2 CPUs (200 ticks): busy +150 (user 100, system
+	// 50), steal +10, idle +40; dbduel used 40 ticks; PSI +200 ms.
+	write(t, root, map[string]string{
+		"proc/stat":         "cpu  1100 0 550 8040 0 0 0 110 0 0\n",
+		"proc/self/stat":    "42 (dbduel) S 1 1 1 0 -1 0 0 0 0 0 330 110 0 0\n",
+		"proc/pressure/cpu": "some avg10=1.00 avg60=1.00 avg300=1.00 total=5200000\n",
+	})
+	s.prevAt = s.prevAt.Add(-1e9 + 1) // as if a second had passed
+	got := s.Sample(map[string]any{"server_cpu_cores": 0.6, "proxy_cpu_cores": 0.2})
+	// steal 10/200 = 5%; busy 1.5 cores - dbduel 0.4 - server 0.6 - proxy 0.2 = 0.3 cores.
+	if st := got["steal_pct"].(float64); st != 5 {
+		t.Errorf("steal %v, want 5", st)
+	}
+	if o := got["other_cpu_cores"].(float64); o < 0.29 || o > 0.31 {
+		t.Errorf("other cpu %v, want 0.3", o)
+	}
+	if p := got["psi_cpu_some_pct"].(float64); p < 19.9 || p > 20.1 {
+		t.Errorf("psi %v, want 20", p)
+	}
+	if got["flagged"] != true {
+		t.Errorf("5%% steal must flag the interval: %v", got)
+	}
+	// Without the target's telemetry, other processes' CPU is not known.
+	write(t, root, map[string]string{"proc/stat": "cpu  1100 0 550 8240 0 0 0 110 0 0\n"})
+	s.prevAt = s.prevAt.Add(-1e9 + 1)
+	got = s.Sample(nil)
+	if _, ok := got["other_cpu_cores"]; ok || got["flagged"] != false {
+		t.Errorf("an idle second without telemetry: %v", got)
+	}
+}

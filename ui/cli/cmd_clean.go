@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// newCleanCmd is dbduel clean.
+func newCleanCmd(st *State) *cobra.Command {
+	stdout := st.Stdout
+	var runID string
+	cmd := &cobra.Command{
+		Use:   "clean",
+		Short: "Remove what dbduel left behind: labelled containers and volumes, managed server processes, their host directories",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return clean(cmd.Context(), runID, stdout)
+		},
+	}
+	cmd.Flags().StringVar(&runID, "run", "", "only what this run id left (default: every dbduel run)")
+	return cmd
+}
+
+// clean removes processes recorded in pidfiles (after checking their command
+// line) and containers/volumes carrying the dbduel.run label. It touches
+// nothing without dbduel's mark.
+func clean(ctx context.Context, runID string, out io.Writer) error {
+	procs, err := state.Processes(runID)
+	if err != nil {
+		return err
+	}
+	// A run whose dbduel still runs is not left behind: leave it alone
+	// unless it was named with --run.
+	var inProgress map[string]int
+	if runID == "" {
+		inProgress = map[string]int{}
+		kept := procs[:0]
+		for _, p := range procs {
+			if pid, alive := state.OwnerAlive(p.Owner); alive {
+				inProgress[p.RunID] = pid
+				continue
+			}
+			kept = append(kept, p)
+		}
+		procs = kept
+	}
+	defer func() {
+		for id, pid := range inProgress {
+			fmt.Fprintf(out, "left run %s alone: its dbduel (pid %d) is still running (dbduel clean --run %s removes it anyway)\n", id, pid, id)
+		}
+	}()
+	for _, p := range procs {
+		alive := state.Alive(p.PID, p.Binary)
+		if err := state.Kill(p, 10*time.Second); err != nil {
+			return err
+		}
+		if alive {
+			fmt.Fprintf(out, "stopped process %d (%s, run %s, target %s)\n", p.PID, p.Binary, p.RunID, p.Target)
+		} else {
+			fmt.Fprintf(out, "removed stale pidfile of run %s, target %s\n", p.RunID, p.Target)
+		}
+	}
+	left, err := container.Clean(ctx, runID, inProgress)
+	for _, l := range left {
+		if l.RunID == "" {
+			fmt.Fprintf(out, "removed %s %s\n", l.Kind, l.ID)
+			continue
+		}
+		fmt.Fprintf(out, "removed %s %s (run %s)\n", l.Kind, l.ID, l.RunID)
+	}
+	if err != nil {
+		return err
+	}
+	if len(procs) == 0 && len(left) == 0 && len(inProgress) == 0 {
+		fmt.Fprintln(out, "nothing to clean")
+	}
+	return nil
+}

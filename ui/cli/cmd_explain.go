@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dbduel/dbduel/engine/explain"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/container"
+)
+
+// newExplainCmd is dbduel explain: the ablation ladder from a native
+// server to the container `docker run -p` gives, every rung a target of
+// one interleaved plan, ending with a waterfall of deltas with CIs.
+func newExplainCmd(st *State) *cobra.Command {
+	stderr := st.Stderr
+	o := &runOptions{}
+	var native, image, rungs string
+	var cpus int
+	var serverTime bool
+	cmd := &cobra.Command{
+		Use:   "explain [WORKLOAD] --native SPEC --image IMAGE",
+		Short: "Attribute a container's gap to its causes, layer by layer, with confidence intervals",
+		Long: `explain measures an ablation ladder in shuffled interleaved blocks, each rung
+changing one thing of another: native; the container on the host network with
+a bind-mounted datadir (the container itself); a named volume; the overlay
+filesystem; bridge with a port published on 127.0.0.1 (docker-proxy); no
+seccomp filter; a cpuset; a CPU quota of as many CPUs. It ends with each
+rung's Δ% and CI, the evidence read back for it (network path, proxy and
+server CPU per transaction, datadir, seccomp, throttling) and the
+attribution of the total gap to layers.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			if len(o.targets) > 0 {
+				return usageErr("explain builds its targets from --native and --image; --target does not apply")
+			}
+			if native == "" || image == "" {
+				return usageErr("explain needs --native SPEC (e.g. local:mariadbd) and --image IMAGE")
+			}
+			if strings.HasPrefix(image, "docker:") || strings.Contains(image, ",") {
+				return usageErr("--image %q: want an image name only (the rungs add their own keys)", image)
+			}
+			if cpus < 1 {
+				return usageErr("--explain-cpus must be at least 1")
+			}
+			ladder := explain.Ladder(cpus)
+			if rungs != "" {
+				var err error
+				if ladder, err = explain.Select(ladder, strings.Split(rungs, ",")); err != nil {
+					return usageErr("--rungs: %v", err)
+				}
+			}
+			// MySQL/MariaDB time their statements only with performance_schema
+			// on: every managed rung gets it alike (PostgreSQL's
+			// pg_stat_statements is always there on managed targets).
+			perfSchema := serverTime && (strings.HasPrefix(native, "local:mariadbd") || strings.HasPrefix(native, "local:mysqld"))
+			if perfSchema {
+				fmt.Fprintln(stderr, "dbduel: explain: performance_schema is on in every managed rung, for the server's time per statement (--server-time=false leaves it off)")
+			}
+			for _, r := range ladder {
+				spec := native
+				if r.Keys != "" {
+					spec = "docker:" + image + "," + r.Keys
+				}
+				if perfSchema {
+					spec += ",args=--performance-schema=ON"
+				}
+				o.targets = append(o.targets, r.Name+"="+spec)
+			}
+			o.ladder = ladder
+			o.prestart = sizeMemoryRung(stderr)
+			if o.dryRun {
+				return dryRun(st, "run", name, o)
+			}
+			return runVerb(cmd.Context(), st, "run", name, o)
+		},
+	}
+	bindRunFlags(cmd.Flags(), o)
+	cmd.Flags().StringVar(&native, "native", "", "the native server's SPEC (local:mariadbd, local:postgres, mysql://...)")
+	cmd.Flags().StringVar(&image, "image", "", "the image of the container rungs")
+	cmd.Flags().StringVar(&rungs, "rungs", "", "comma-separated rungs to measure (with the rungs they are compared to); default: all")
+	cmd.Flags().IntVar(&cpus, "explain-cpus", 1, "CPUs of the cpuset and CPU-quota rungs")
+	cmd.Flags().BoolVar(&serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
+	return cmd
+}
+
+// sizeMemoryRung sets the memory-limit rung's limit from the native
+// server's resident memory, read just before the rung's container starts.
+func sizeMemoryRung(stderr io.Writer) func(context.Context, targets.Target, []targets.Target) error {
+	return func(ctx context.Context, t targets.Target, started []targets.Target) error {
+		c, ok := t.(*container.Server)
+		if !ok || t.Name() != explain.MemoryRung || len(started) == 0 {
+			return nil
+		}
+		s, err := started[0].Sample(ctx)
+		if err != nil || s.MemBytes == 0 {
+			return fmt.Errorf("the native server's footprint is unknown (%v): the memory-limit rung needs it; leave it out with --rungs", err)
+		}
+		limit := explain.MemoryLimit(s.MemBytes)
+		fmt.Fprintf(stderr, "dbduel: explain: memory-limit rung: %d MiB (the native server uses %d MiB)\n", limit>>20, s.MemBytes>>20)
+		c.SetMemory(limit)
+		return nil
+	}
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+)
+
+// writeResult writes a synthetic but well-formed result with target TPS values per block.
+func writeResult(t *testing.T, tps map[string][]float64, size int) string {
+	t.Helper()
+	r := &result.Result{SchemaVersion: result.SchemaVersion, Complete: true, StartedAt: time.Now(),
+		Workload: result.Workload{Name: "oltp_read_only", Options: map[string]any{"tables": 1, "table_size": size}},
+		Plan:     result.Plan{Runs: 3, Points: []result.Point{{Threads: 4, TableSize: size}}}}
+	for _, name := range []string{"native", "container"} {
+		r.Targets = append(r.Targets, result.Target{Name: name, Kind: "local", ServerVersion: "10.11.19"})
+		for i, v := range tps[name] {
+			r.Runs = append(r.Runs, result.Run{Target: name, Block: i + 1, Index: i + 1, Complete: true,
+				Summary:   result.Summary{TPS: v, QPS: 16 * v, Queries: uint64(160 * v), AvgUS: 4e6 / v, P95US: 8e6 / v, P99US: 9e6 / v, DurationS: 10},
+				Intervals: []result.Interval{{TS: 1, TPS: v}, {TS: 2, TPS: v * 1.01}}})
+		}
+	}
+	stats.Analyze(r)
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := result.WriteFile(path, r); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReportFormats(t *testing.T) {
+	path := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}, "container": {500, 505, 495}}, 100)
+	md, stderr, code := runCLI(t, "report", path, "--format", "md")
+	if code != 0 || !strings.Contains(md, "| native | 1 |") || !strings.Contains(md, "container is slower by 50.0%") {
+		t.Fatalf("md: exit %d %s\n%s", code, stderr, md)
+	}
+	csv, _, code := runCLI(t, "report", path, "--format", "csv")
+	if code != 0 || strings.Count(strings.TrimSpace(csv), "\n") != 6 || !strings.HasPrefix(csv, "target,point,threads") {
+		t.Fatalf("csv: exit %d\n%s", code, csv)
+	}
+	html, _, code := runCLI(t, "report", path, "--format", "html")
+	if code != 0 || !strings.Contains(html, "<table>") || !strings.Contains(html, "data:image/png;base64,") {
+		t.Fatalf("html: exit %d", code)
+	}
+	png := filepath.Join(t.TempDir(), "c.png")
+	if _, stderr, code := runCLI(t, "report", path, "--format", "png", "-o", png); code != 0 {
+		t.Fatalf("png: exit %d %s", code, stderr)
+	}
+	data, _ := os.ReadFile(png)
+	if !bytes.HasPrefix(data, []byte("\x89PNG\r\n")) {
+		t.Fatal("not a PNG")
+	}
+	if _, _, code := runCLI(t, "report", path, "--format", "pdf"); code != 2 {
+		t.Fatalf("unknown format: exit %d", code)
+	}
+	if _, _, code := runCLI(t, "report", filepath.Join(t.TempDir(), "missing.json")); code != 2 {
+		t.Fatalf("missing file: exit %d", code)
+	}
+}
+
+func TestCompareFilesCLI(t *testing.T) {
+	base := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}, "container": {500, 505, 495}}, 100)
+	slower := writeResult(t, map[string][]float64{"native": {800, 810, 790}, "container": {500, 505, 495}}, 100)
+	out, stderr, code := runCLI(t, "compare", base, slower, "--fail-if", "tps<-5%")
+	if code != 3 || !strings.Contains(out, "native") || !strings.Contains(stderr, "crosses tps<-5%") {
+		t.Fatalf("regression: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, _, code := runCLI(t, "compare", base, base, "--fail-if", "tps<-5%"); code != 0 {
+		t.Fatalf("same file: exit %d", code)
+	}
+	other := writeResult(t, map[string][]float64{"native": {1000}}, 999)
+	if _, stderr, code := runCLI(t, "compare", base, other); code != 2 || !strings.Contains(stderr, "not comparable") {
+		t.Fatalf("mismatch: exit %d %s", code, stderr)
+	}
+}
+
+// compare --fail-if with a single run on a side cannot judge: exit 2.
+func TestCompareFailIfNeedsRunsOnBothSides(t *testing.T) {
+	base := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}}, 100)
+	one := writeResult(t, map[string][]float64{"native": {800}}, 100)
+	_, stderr, code := runCLI(t, "compare", base, one, "--fail-if", "tps<-5%")
+	if code != 2 || !strings.Contains(stderr, "--fail-if needs 2 or more runs per target in both files: native has 3 in BASE and 1 in NEW") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out, _, code := runCLI(t, "compare", base, base)
+	if code != 0 || !strings.Contains(out, "3/3") {
+		t.Fatalf("n column shows both sides: exit %d\n%s", code, out)
+	}
+}
+
+// run --fail-if that could never be judged is refused before anything starts.
+func TestRunFailIfRefusedUpFront(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--target", "a=mysql://u@127.0.0.1:1/x", "--target", "b=mysql://u@127.0.0.1:1/x", "--fail-if", "tps<-5%"},
+		{"run", "--target", "a=mysql://u@127.0.0.1:1/x", "--runs", "3", "--fail-if", "tps<-5%"},
+	} {
+		_, stderr, code := runCLI(t, args...)
+		if code != 2 || !strings.Contains(stderr, "--fail-if needs") || strings.Contains(stderr, "starting") {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
+
+// compare says first when the two results come from different environments.
+func TestCompareListsEnvironmentDifferences(t *testing.T) {
+	base := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}}, 100)
+	cur := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}}, 100)
+	for path, kernel := range map[string]string{base: "6.1.0-27-amd64", cur: "6.1.0-28-amd64"} {
+		r, err := result.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Environment = map[string]string{"kernel": kernel, "governor": "performance"}
+		if err := result.WriteFile(path, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, code := runCLI(t, "compare", base, cur)
+	if code != 0 || !strings.HasPrefix(out, "environment differs between the files (1):\n  kernel: 6.1.0-27-amd64 vs 6.1.0-28-amd64\n") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}

@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/explain"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/hostinfo"
+)
+
+// runVerb is run, prepare and cleanup: resolve the flags, start the
+// targets, do the verb, stop the targets, and turn the outcome into an
+// exit code.
+func runVerb(ctx context.Context, state *State, verb, wlName string, o *runOptions) error {
+	stderr := state.Stderr
+	rc, err := newRunConfig(state, verb, wlName, o)
+	if err != nil {
+		return err
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	ts, err := buildTargets(o.targets, newTargetContext(state, rc, o), stderr)
+	if err != nil {
+		return err
+	}
+	// Managed targets are removed on every exit path unless --keep.
+	defer stopTargets(ctx, ts, o.keep, stderr)
+	st, err := startTargets(ctx, ts, rc, stderr)
+	if verb == "run" && rc.onHost() && !o.keep {
+		// fileio's files go on every exit path, an interrupted run's too
+		// (a complete run's were removed by its own cleanup already).
+		defer removeHostFiles(ctx, rc, st, stderr)
+	}
+	if err != nil {
+		return err
+	}
+	st.ladder = o.ladder
+	if o.strictParity && st.differ() {
+		return &exitError{code: exitParity, err: errors.New("--strict-parity: the targets differ in version or configuration (see above); nothing was run")}
+	}
+	return runVerbs[verb].do(ctx, state, rc, o, st)
+}
+
+// measure runs the plan with the TUI or headless and finishes the run.
+func measure(ctx context.Context, state *State, rc *runConfig, o *runOptions, st *startedTargets) error {
+	stdout, stderr := state.Stdout, state.Stderr
+	sess := rc.session(o, targetNames(st.all))
+	if o.restartBetween {
+		sess.BeforeRun = restarter(st)
+	}
+	if sess.Plan.TotalRuns() > len(st.all) {
+		fmt.Fprintf(stderr, "dbduel: plan: %d point(s) × %d block(s) of %d target(s); seed %d (repeat the order with --seed %d)\n",
+			len(sess.Plan.Points), o.runs+o.warmupRuns, len(st.all), rc.seed, rc.seed)
+	}
+	sess.Annotate = st.annotate
+	sess.NoiseSampler = func() func(map[string]any) map[string]any { return hostinfo.NewNoiseSampler("/").Sample }
+	if o.out != "" {
+		sess.OnSnapshot = func(r *result.Result) {
+			if err := result.WriteFile(o.out, r); err != nil {
+				fmt.Fprintf(stderr, "dbduel: %v\n", err)
+			}
+		}
+	}
+	events := make(chan engine.Event, 64)
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	go engine.Run(runCtx, sess, st.engine, events) // its last event carries the result
+	var out outcome
+	if o.format == "" && !o.noTUI && isTerminal(stdout) {
+		out = runTUI(ctx, rc, o, st, sess, events, cancelRun, stdout, stderr)
+	} else {
+		out = runHeadless(ctx, rc, o, st, events, stdout, stderr)
+	}
+	out.err = explainFailure(ctx, out, st)
+	if out.res != nil && out.res.Explain != nil && o.format != "json" {
+		ex := out.res.Explain
+		fmt.Fprint(stdout, "\n"+explain.Waterfall(ex))
+	}
+	return finish(out, rc, o, stderr)
+}
+
+// explainFailure turns how a plan ended into words that name the cause: who
+// stopped it and where, or what became of a managed server that failed
+// (a container that exited or was OOM-killed, a process that died), instead
+// of only what the client saw ("lost the connection").
+func explainFailure(ctx context.Context, out outcome, st *startedTargets) error {
+	var te *engine.TargetError
+	if !errors.As(out.err, &te) {
+		return out.err
+	}
+	if errors.Is(out.err, context.Canceled) {
+		who := "by the user (q)"
+		switch {
+		case errors.Is(context.Cause(ctx), ErrStdioClosed):
+			who = "because stdout or stderr was closed"
+		case !out.userStopped:
+			who = "by a signal"
+		}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("stopped %s during %s of target %s; that run is partial and left out of the verdict", who, te.Where, te.Target)}
+	}
+	if out.diagnosis != "" {
+		return fmt.Errorf("target %s, %s: %s (the client saw: %v)", te.Target, te.Where, out.diagnosis, te.Err)
+	}
+	return out.err
+}
+
+// outcome is how a plan ended: the final result, the error that ended it
+// early, whether the user stopped it, and what became of the failed target.
+type outcome struct {
+	res         *result.Result
+	err         error
+	userStopped bool
+	diagnosis   string
+}
+
+// diagnose asks the target a failure names what became of it (while it
+// still exists: before the targets are stopped).
+func diagnose(ctx context.Context, err error, st *startedTargets) string {
+	var te *engine.TargetError
+	if !errors.As(err, &te) || errors.Is(err, context.Canceled) {
+		return ""
+	}
+	for _, t := range st.all {
+		if d, ok := t.(targets.Diagnoser); ok && t.Name() == te.Target {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			return d.Diagnose(dctx)
+		}
+	}
+	return ""
+}
+
+// finish writes --out and maps the outcome to an exit code.
+func finish(out outcome, rc *runConfig, o *runOptions, stderr io.Writer) error {
+	res := out.res
+	if o.out != "" {
+		if err := result.WriteFile(o.out, res); err != nil {
+			return err
+		}
+		if !res.Complete {
+			fmt.Fprintf(stderr, "dbduel: partial result (complete: false) written to %s\n", o.out)
+		}
+	}
+	var refused *engine.ErrTablesRefused
+	switch {
+	case errors.As(out.err, &refused):
+		return &exitError{code: exitFailed, err: out.err}
+	case out.userStopped && !res.Complete && out.err == nil:
+		return &exitError{code: exitInterrupted, err: errors.New("stopped by the user before the plan finished")}
+	case out.err != nil:
+		return out.err
+	}
+	return checkThresholds(rc.thresholds, res.Comparisons, stderr)
+}
+
+func restarter(st *startedTargets) func(context.Context, string) error {
+	return func(ctx context.Context, name string) error {
+		for _, t := range st.all {
+			if t.Name() == name && t.Kind() != "native" {
+				return t.Restart(ctx)
+			}
+		}
+		return nil // an existing server is not dbduel's to restart
+	}
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usageErr("--cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// checkThresholds turns --fail-if conditions into exit code 3.
+func checkThresholds(ths []stats.Threshold, cs []result.Comparison, stderr io.Writer) error {
+	var crossed []string
+	for _, th := range ths {
+		c, unjudged := th.Crossed(cs)
+		for _, u := range unjudged {
+			fmt.Fprintf(stderr, "dbduel: --fail-if %s: %s has no confidence interval (use --runs 2 or more); not judged\n", th.Text, u.Target)
+		}
+		for _, x := range c {
+			crossed = append(crossed, fmt.Sprintf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] crosses %s", x.Target, x.Metric, x.DeltaPct, x.CILowPct, x.CIHighPct, th.Text))
+		}
+	}
+	if len(crossed) > 0 {
+		return &exitError{code: exitThreshold, err: fmt.Errorf("--fail-if: %s", strings.Join(crossed, "; "))}
+	}
+	return nil
+}
+
+// checkWritable fails early when --out cannot be written, without leaving a file.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return errors.New("is a directory")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".dbduel-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// removeHostFiles removes the system tests' files from every target that
+// started (the agent's, before its container goes).
+func removeHostFiles(ctx context.Context, rc *runConfig, st *startedTargets, stderr io.Writer) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, t := range st.engine {
+		if _, err := engine.Cleanup(cctx, rc.workload, rc.engine.Threads, t); err != nil {
+			fmt.Fprintf(stderr, "dbduel: %s: removing the test files: %v\n", t.Name, err)
+		}
+	}
+}

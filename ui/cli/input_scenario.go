@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/spf13/pflag"
+)
+
+// A scenario file (dbduel run -f FILE.yaml) writes a run's flags down once:
+//
+//	workload: oltp_read_write
+//	targets:
+//	  - native=local:mariadbd
+//	  - docker=docker:${IMAGE:-dbduel-test/mariadb:10.11.19},memory=2g
+//	options:            # the workload's options, by sysbench's names
+//	  tables: 20
+//	  table_size: 10000
+//	plan:               # dbduel's plan and output flags, by their names
+//	  runs: 4
+//	  threads: [10, 32]
+//	  fail_if: ["tps<-5%"]
+//	  out: seed000.json
+//
+// Every key is a flag of `dbduel run` (underscores or dashes), so the file
+// and the command line cannot mean different things; flags given on the
+// command line override the file's values. ${VAR} and ${VAR:-default}
+// expand from the environment, as in compose files.
+type scenario struct {
+	path     string
+	workload string
+	targets  []string
+	flags    []scenarioFlag // in file order
+}
+
+type scenarioFlag struct {
+	name   string
+	values []string // one value, or several for a list (joined or repeated per the flag's kind)
+	line   int
+	column int
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandEnv replaces ${VAR} and ${VAR:-default}; an unset ${VAR} without a
+// default is an error (a silently empty image name helps nobody).
+func expandEnv(text string, lookup func(string) (string, bool)) (string, error) {
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(text, func(m string) string {
+		g := envRef.FindStringSubmatch(m)
+		if v, ok := lookup(g[1]); ok && (v != "" || g[2] == "") {
+			return v
+		}
+		if g[2] != "" {
+			return g[3]
+		}
+		missing = append(missing, g[1])
+		return ""
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("${%s} is not set and has no default (${%s:-default})", missing[0], missing[0])
+	}
+	return out, nil
+}
+
+// loadScenario reads and checks a scenario file against the run flags fs.
+func loadScenario(path string, fs *pflag.FlagSet, lookup func(string) (string, bool)) (*scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr("-f %s: %v", path, err)
+	}
+	text, err := expandEnv(string(data), lookup)
+	if err != nil {
+		return nil, usageErr("%s: %v", path, err)
+	}
+	file, err := parser.ParseBytes([]byte(text), 0)
+	if err != nil {
+		return nil, usageErr("%s: %s", path, oneLineYAMLError(err))
+	}
+	if len(file.Docs) == 0 || file.Docs[0].Body == nil {
+		return nil, usageErr("%s: the file is empty", path)
+	}
+	top, ok := file.Docs[0].Body.(*ast.MappingNode)
+	if !ok {
+		return nil, (&scenario{path: path}).errAt(file.Docs[0].Body, "want a mapping with workload, targets, options and plan")
+	}
+	return scenarioFromNode(path, top, fs)
+}
+
+// scenarioFromNode reads workload, targets, options and plan from a mapping
+// (a scenario file's top level, or a compose file's x-dbduel block).
+func scenarioFromNode(path string, top *ast.MappingNode, fs *pflag.FlagSet) (*scenario, error) {
+	sc := &scenario{path: path}
+	for _, kv := range top.Values {
+		key := kv.Key.String()
+		switch key {
+		case "workload":
+			s, ok := scalar(kv.Value)
+			if !ok {
+				return nil, sc.errAt(kv.Value, "workload: want a name such as oltp_read_write")
+			}
+			sc.workload = s
+		case "targets":
+			seq, ok := kv.Value.(*ast.SequenceNode)
+			if !ok {
+				return nil, sc.errAt(kv.Value, "targets: want a list of NAME=SPEC")
+			}
+			for _, item := range seq.Values {
+				s, ok := scalar(item)
+				if !ok || !strings.Contains(s, "=") {
+					return nil, sc.errAt(item, "targets: want NAME=SPEC, e.g. native=local:mariadbd")
+				}
+				sc.targets = append(sc.targets, s)
+			}
+		case "options", "plan":
+			m, ok := kv.Value.(*ast.MappingNode)
+			if !ok {
+				return nil, sc.errAt(kv.Value, key+": want a mapping of option names to values")
+			}
+			for _, o := range m.Values {
+				if err := sc.addFlag(o, fs); err != nil {
+					return nil, err
+				}
+			}
+		default:
+			return nil, sc.errAt(kv.Key, fmt.Sprintf("unknown key %q (want workload, targets, options or plan)", key))
+		}
+	}
+	return sc, nil
+}
+
+func (sc *scenario) addFlag(kv *ast.MappingValueNode, fs *pflag.FlagSet) error {
+	name := strings.ReplaceAll(kv.Key.String(), "_", "-")
+	f := fs.Lookup(name)
+	if f == nil || f.Hidden || name == "target" || name == "file" {
+		return sc.errAt(kv.Key, fmt.Sprintf("unknown option %q (not a flag of dbduel run)", kv.Key.String()))
+	}
+	tok := kv.Key.GetToken()
+	sf := scenarioFlag{name: name, line: tok.Position.Line, column: tok.Position.Column}
+	if seq, ok := kv.Value.(*ast.SequenceNode); ok {
+		for _, item := range seq.Values {
+			s, ok := scalar(item)
+			if !ok {
+				return sc.errAt(item, name+": want a value")
+			}
+			sf.values = append(sf.values, s)
+		}
+	} else {
+		s, ok := scalar(kv.Value)
+		if !ok {
+			return sc.errAt(kv.Value, name+": want a value or a list of values")
+		}
+		sf.values = []string{s}
+	}
+	// Check the value now, on a flag set of its own, so that the error can
+	// point at the file.
+	probe := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	bindRunFlags(probe, &runOptions{})
+	for _, v := range sf.joined(f) {
+		if err := probe.Set(f.Name, v); err != nil {
+			return sc.errAt(kv.Value, fmt.Sprintf("%s: %v", kv.Key.String(), err))
+		}
+	}
+	sc.flags = append(sc.flags, sf)
+	return nil
+}
+
+// joined is how the values reach the flag: repeatable flags take each value,
+// list flags (threads, table-size) one comma-separated value.
+func (sf scenarioFlag) joined(f *pflag.Flag) []string {
+	if strings.HasSuffix(f.Value.Type(), "Array") {
+		return sf.values
+	}
+	return []string{strings.Join(sf.values, ",")}
+}
+
+// apply sets every flag the command line did not set.
+func (sc *scenario) apply(fs *pflag.FlagSet) error {
+	for _, sf := range sc.flags {
+		f := fs.Lookup(sf.name)
+		if f.Changed {
+			continue // the command line wins
+		}
+		for _, v := range sf.joined(f) {
+			if err := fs.Set(sf.name, v); err != nil {
+				return usageErr("%s:%d:%d: %s: %v", sc.path, sf.line, sf.column, sf.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (sc *scenario) errAt(n ast.Node, msg string) error {
+	p := n.GetToken().Position
+	return usageErr("%s:%d:%d: %s", sc.path, p.Line, p.Column, msg)
+}
+
+// scalar is a node's text, for scalars only.
+func scalar(n ast.Node) (string, bool) {
+	switch v := n.(type) {
+	case *ast.StringNode:
+		return v.Value, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
+		return strings.TrimSpace(v.String()), true
+	case *ast.LiteralNode:
+		return strings.TrimSpace(v.Value.Value), true
+	}
+	return "", false
+}
+
+func oneLineYAMLError(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/agent"
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/existing"
+	"github.com/dbduel/dbduel/targets/host"
+	"github.com/dbduel/dbduel/targets/local"
+)
+
+// targetContext is what building a target needs besides its SPEC.
+type targetContext struct {
+	runID string
+	// onHost: the workload runs on the machine (cpu, memory, fileio), so
+	// `host` is this machine and docker: an agent container.
+	onHost       bool
+	fileDir      string   // --file-dir
+	workloadArgs []string // the workload's flags, for a client agent (client=netns)
+	// agentBinary is the dbduel copied into agent containers.
+	agentBinary func() (string, error)
+}
+
+func newTargetContext(st *State, rc *runConfig, o *runOptions) targetContext {
+	return targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir, workloadArgs: o.workloadArgs(), agentBinary: st.agentBinary}
+}
+
+// buildTargets parses every --target NAME=SPEC; names must be unique.
+func buildTargets(flags []string, tc targetContext, stderr io.Writer) ([]targets.Target, error) {
+	seen := map[string]bool{}
+	var out []targets.Target
+	for _, f := range flags {
+		name, spec, err := targets.SplitTargetFlag(f)
+		if err != nil {
+			return nil, err
+		}
+		if seen[name] {
+			return nil, usageErr("--target name %q is used twice", name)
+		}
+		seen[name] = true
+		var t targets.Target
+		if tc.onHost {
+			t, err = newHostTarget(name, spec, tc)
+		} else {
+			t, err = newTarget(name, spec, tc, stderr)
+		}
+		if err != nil {
+			return nil, namedTargetErr(name, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.Target, error) {
+	runID := tc.runID
+	switch {
+	case isServerURL(spec):
+		n, err := existing.New(name, spec)
+		if err != nil {
+			return nil, err
+		}
+		n.SetNotices(stderr)
+		return n, nil
+	case strings.HasPrefix(spec, "docker:"):
+		c, err := container.New(name, strings.TrimPrefix(spec, "docker:"), runID)
+		if err != nil {
+			return nil, err
+		}
+		c.SetProgress(stderr)
+		if c.ClientInNetns() {
+			bin, err := tc.agentBinary()
+			if err != nil {
+				return nil, err
+			}
+			return container.NewNetnsClient(c, bin, tc.workloadArgs, dialAgent), nil
+		}
+		return c, nil
+	case spec == "host":
+		return nil, usageErr("--target %s: host is this machine itself, for the system micro-benchmarks (cpu, memory, fileio); a database needs mysql://, postgres://, mongodb://, local: or docker:", name)
+	case strings.HasPrefix(spec, "local:"):
+		l, err := local.New(name, strings.TrimPrefix(spec, "local:"), runID)
+		if err != nil {
+			return nil, err
+		}
+		l.SetNotices(stderr)
+		return l, nil
+	}
+	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
+}
+
+// newHostTarget is a target of the system micro-benchmarks: this machine,
+// or an agent container made from the image.
+func newHostTarget(name, spec string, tc targetContext) (targets.Target, error) {
+	switch {
+	case spec == "host":
+		return host.New(name, tc.fileDir), nil
+	case strings.HasPrefix(spec, "docker:"):
+		bin, err := tc.agentBinary()
+		if err != nil {
+			return nil, err
+		}
+		return container.NewAgent(name, strings.TrimPrefix(spec, "docker:"), tc.runID, bin, dialAgent)
+	}
+	return nil, usageErr("--target %s: the system micro-benchmarks (cpu, memory, fileio) run on host or docker:IMAGE[,k=v], not on %q", name, targets.RedactSpec(spec))
+}
+
+// isServerURL says spec is a URL of a registered protocol (an existing server).
+func isServerURL(spec string) bool {
+	_, err := driver.ForURL(spec)
+	return err == nil
+}
+
+// dialAgent makes the engine's client of an agent container from its
+// attached stdio.
+func dialAgent(ctx context.Context, stdin io.Writer, stdout io.Reader, dir string, timeout time.Duration, lost func() string) (container.AgentClient, error) {
+	return agent.NewClient(ctx, stdin, stdout, dir, timeout, lost)
+}
+
+// namedTargetErr puts the target's name in front of a SPEC error, keeping
+// its kind (a usage error stays exit code 2).
+func namedTargetErr(name string, err error) error {
+	var ue *targets.UsageError
+	if errors.As(err, &ue) {
+		return &targets.UsageError{Msg: "--target " + name + ": " + ue.Msg}
+	}
+	return fmt.Errorf("--target %s: %w", name, err)
+}

@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/cause"
+	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/explain"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/hostinfo"
+)
+
+// startedTargets are the run's targets once they accept connections:
+// what each really is (read back) and how the engine reaches it.
+type startedTargets struct {
+	all       []targets.Target
+	described []result.Target
+	engine    []engine.Target
+	warnings  []string
+	parity    *result.Parity
+	env       map[string]string
+	ladder    []explain.Rung // dbduel explain: analysed at every annotation
+}
+
+// startTargets starts every target in order and reads each back. The
+// caller stops them (stopTargets) on every exit path, also after an error.
+func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stderr io.Writer) (*startedTargets, error) {
+	opts := rc.openOptions
+	st := &startedTargets{all: ts}
+	for i, t := range ts {
+		if rc.prestart != nil {
+			if err := rc.prestart(ctx, t, ts[:i]); err != nil {
+				return st, fmt.Errorf("target %s: %w", t.Name(), err)
+			}
+		}
+		fmt.Fprintf(stderr, "dbduel: starting %s (%s)\n", t.Name(), t.SpecRedacted())
+		if err := t.Start(ctx); err != nil {
+			return st, fmt.Errorf("target %s: %w", t.Name(), err)
+		}
+		d, err := t.Describe(ctx)
+		if err != nil {
+			return st, fmt.Errorf("target %s: describe: %w", t.Name(), err)
+		}
+		st.described = append(st.described, d)
+		open := targets.Opener(t.Endpoint(), opts)
+		if so, ok := t.(targets.SelfOpener); ok {
+			open = so.Open
+		}
+		if sys := d.Described.System; sys != nil {
+			fmt.Fprintf(stderr, "dbduel: %s runs on cpus %s (quota %s, memory.max %s), governor %s at %s MHz; files on %s (%s), O_DIRECT %s\n",
+				t.Name(), sys["cpus_allowed"], sys["cpu_quota"], sys["memory_max"], sys["cpu_governor"], sys["cpu_mhz"],
+				sys["fs_type"], sys["mount_options"], sys["o_direct"])
+		}
+		st.engine = append(st.engine, engine.Target{Name: t.Name(), Open: open, Telemetry: telemetry(ctx, t)})
+	}
+	if err := checkProtocols(ts, rc.workload); err != nil {
+		return st, err
+	}
+	st.warnings = versionWarnings(st.described)
+	if p := protocols(ts); len(p) > 1 {
+		st.warnings = append(st.warnings, fmt.Sprintf("the targets run different database engines (%s): the comparison measures the engines too, not only where they run; their settings are not compared", strings.Join(p, " and ")))
+	}
+	for _, w := range st.warnings {
+		fmt.Fprintf(stderr, "dbduel: warning: %s\n", w)
+	}
+	var err error
+	if st.parity, err = readParity(ctx, ts, st.described); err != nil {
+		return st, err
+	}
+	if p := st.parity; p != nil {
+		printParity(p, stderr)
+	}
+	st.env = fingerprint(ctx, st.described)
+	return st, nil
+}
+
+// printParity names the configuration differences most likely to move
+// performance first, with their values (the result keeps all of them), and
+// the build differences apart.
+func printParity(p *result.Parity, stderr io.Writer) {
+	const shown = 6
+	if n := len(p.VariablesDiff); n > 0 {
+		var parts []string
+		for _, d := range p.VariablesDiff[:min(n, shown)] {
+			var vals []string
+			for _, t := range slices.Sorted(maps.Keys(d.Values)) {
+				vals = append(vals, t+"="+d.Values[t])
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", d.Name, strings.Join(vals, ", ")))
+		}
+		more := ""
+		if n > shown {
+			more = fmt.Sprintf("; %d more in the result's parity.variables_diff", n-shown)
+		}
+		fmt.Fprintf(stderr, "dbduel: parity: %d server variable(s) differ between targets, likeliest to matter first: %s%s\n", n, strings.Join(parts, "; "), more)
+	}
+	if len(p.BuildDiff) > 0 {
+		var names []string
+		for _, d := range p.BuildDiff {
+			names = append(names, d.Name)
+		}
+		fmt.Fprintf(stderr, "dbduel: parity: the servers were built differently (not a configuration difference): %s\n", strings.Join(names, ", "))
+	}
+}
+
+// differ says whether the targets differ in version or configuration.
+func (st *startedTargets) differ() bool {
+	return len(st.warnings) > 0 || (st.parity != nil && len(st.parity.VariablesDiff) > 0)
+}
+
+// annotate adds what the engine does not know to a result (once per
+// snapshot, once at the end): the targets as read back, parity, analysis.
+func (st *startedTargets) annotate(r *result.Result) {
+	r.DbduelVersion = Version
+	r.Targets = st.described
+	r.Warnings = append(r.Warnings[:0], st.warnings...)
+	r.Parity = st.parity
+	r.Environment = st.env
+	stats.Analyze(r)
+	cause.Annotate(r)
+	if st.ladder != nil {
+		explain.Analyze(r, st.ladder)
+	}
+}
+
+// stopTargets removes what the managed targets created (unless keep).
+func stopTargets(ctx context.Context, ts []targets.Target, keep bool, stderr io.Writer) {
+	if keep {
+		return
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	defer cancel()
+	for _, t := range ts {
+		if err := t.Stop(stopCtx); err != nil {
+			fmt.Fprintf(stderr, "dbduel: stopping %s: %v\n", t.Name(), err)
+		}
+	}
+}
+
+// telemetry turns a target's cumulative samples into per-interval figures:
+// server CPU in cores, memory, and the docker-proxy's CPU when there is one.
+// Targets that cannot be sampled (an existing server) give nil.
+func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
+	prev, err := t.Sample(ctx)
+	if err != nil {
+		return nil
+	}
+	return func() map[string]any {
+		cur, err := t.Sample(ctx)
+		if err != nil {
+			return nil
+		}
+		dt := cur.At.Sub(prev.At).Seconds()
+		m := map[string]any{"server_mem_bytes": cur.MemBytes}
+		if dt > 0 && cur.CPUNS >= prev.CPUNS {
+			m["server_cpu_cores"] = math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000) / 1000
+		}
+		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
+			m["proxy_cpu_cores"] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
+		}
+		if cur.ClientCPUNS > 0 && dt > 0 && cur.ClientCPUNS >= prev.ClientCPUNS {
+			m["client_cpu_cores"] = math.Round(float64(cur.ClientCPUNS-prev.ClientCPUNS)/1e9/dt*1000) / 1000
+		}
+		if cur.ThrottledNS > prev.ThrottledNS && dt > 0 {
+			// The share of the interval a CPU quota held the server back.
+			m["cpu_throttled_pct"] = math.Round(float64(cur.ThrottledNS-prev.ThrottledNS)/1e9/dt*100*10) / 10
+		}
+		prev = cur
+		return m
+	}
+}
+
+// readParity reads every target's global variables and lists the
+// differences (nil with a single target).
+func readParity(ctx context.Context, ts []targets.Target, described []result.Target) (*result.Parity, error) {
+	if len(ts) < 2 {
+		return nil, nil
+	}
+	// A MySQL and a PostgreSQL setting share no names; the machine has none.
+	if p := protocols(ts); len(p) > 1 || p[0] == host.Protocol {
+		versions := map[string]string{}
+		for i, t := range ts {
+			versions[t.Name()] = described[i].ServerVersion
+		}
+		return &result.Parity{Versions: versions, VariablesDiff: []result.VariableDiff{}}, nil
+	}
+	versions := map[string]string{}
+	vars := map[string]map[string]string{}
+	for i, t := range ts {
+		versions[t.Name()] = described[i].ServerVersion
+		v, err := targets.Variables(ctx, t.Endpoint())
+		if err != nil {
+			return nil, fmt.Errorf("target %s: read variables: %w", t.Name(), err)
+		}
+		vars[t.Name()] = v
+	}
+	return targets.Parity(targetNames(ts), versions, vars), nil
+}
+
+func targetNames(ts []targets.Target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// versionWarnings says when targets run different server versions: a
+// comparison across versions measures the versions, not the environment.
+func versionWarnings(ts []result.Target) []string {
+	if len(ts) < 2 {
+		return nil
+	}
+	base := ts[0]
+	var out []string
+	for _, t := range ts[1:] {
+		if t.ServerVersion != base.ServerVersion {
+			out = append(out, fmt.Sprintf("server versions differ: %s runs %s, %s runs %s; the comparison includes the version difference",
+				base.Name, base.ServerVersion, t.Name, t.ServerVersion))
+		}
+	}
+	return out
+}
+
+// protocols lists the targets' protocols, in order of appearance.
+func protocols(ts []targets.Target) []string {
+	var out []string
+	for _, t := range ts {
+		if p := t.Endpoint().Protocol; !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkProtocols refuses a target whose protocol the workload does not speak.
+func checkProtocols(ts []targets.Target, wl workload.Workload) error {
+	for _, t := range ts {
+		if p := t.Endpoint().Protocol; !slices.Contains(wl.Protocols(), p) {
+			return usageErr("target %s speaks %s; workload %s runs on %s only", t.Name(), p, wl.Name(), strings.Join(wl.Protocols(), ", "))
+		}
+	}
+	return nil
+}
+
+// fingerprint reads the machine's environment for the result.
+func fingerprint(ctx context.Context, described []result.Target) map[string]string {
+	var d hostinfo.DockerInfo
+	if v, drv, err := container.EngineInfo(ctx); err != nil {
+		d.Unreachable = "Docker engine not reachable: " + err.Error()
+	} else {
+		d.Version, d.StorageDriver = v, drv
+	}
+	return hostinfo.ReadEnvironment("/", d, Version, described)
+}
