@@ -78,7 +78,10 @@ func TestExportDuringAMultiRunPlan(t *testing.T) {
 	}, false)
 	for e := range events {
 		m.Update(EventMsg(e))
-		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("e")})
+		// The export runs in a command, as the program would run it.
+		if _, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("e")}); cmd != nil {
+			m.Update(cmd())
+		}
 	}
 	if !m.done || m.res == nil || !m.res.Complete || exports.Load() < 8 {
 		t.Fatalf("done %v, complete result %v, %d exports", m.done, m.res != nil && m.res.Complete, exports.Load())

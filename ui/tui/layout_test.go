@@ -68,15 +68,15 @@ func threeBlocks(n int) *result.Result {
 func feedAll(m *Model, n int) {
 	snap := threeBlocks(n)
 	for i, t := range fourTargets[:n] {
-		m.apply(engine.Event{Kind: engine.EventPhase, Target: t.Name, Block: 2, Index: 2, Phase: "run 2 of 3", Done: 3 + i, Total: 3 * n, ETA: 50 * time.Second})
+		m.run.apply(engine.Event{Kind: engine.EventPhase, Target: t.Name, Block: 2, Index: 2, Phase: "run 2 of 3", Done: 3 + i, Total: 3 * n, ETA: 50 * time.Second})
 		for s := 1; s <= 8; s++ {
 			tps := tpsByTarget[t.Name][0] + float64(s%3)*7
-			m.apply(engine.Event{Kind: engine.EventInterval, Target: t.Name, Interval: result.Interval{TS: float64(s), SpanS: 1, Events: uint64(tps),
+			m.run.apply(engine.Event{Kind: engine.EventInterval, Target: t.Name, Interval: result.Interval{TS: float64(s), SpanS: 1, Events: uint64(tps),
 				Reads: uint64(tps * 14), Other: uint64(tps * 2), TPS: tps, QPS: tps * 16, P95US: 6e6 / tps, P99US: 8e6 / tps}})
 		}
 		if i < n-1 {
 			run := snap.Runs[i]
-			m.apply(engine.Event{Kind: engine.EventRunDone, Target: t.Name, Block: 2, Index: 2, Run: &run, Snapshot: snap})
+			m.run.apply(engine.Event{Kind: engine.EventRunDone, Target: t.Name, Block: 2, Index: 2, Run: &run, Snapshot: snap})
 		}
 	}
 }
@@ -172,7 +172,7 @@ func TestNarrowCardsPage(t *testing.T) {
 	m := modelOf(4)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	feedAll(m, 4)
-	if m.fullCards(4) {
+	if m.run.fullCards(4) {
 		t.Fatal("four cards side by side at 80 columns")
 	}
 	typeKey(m, "c")
@@ -225,8 +225,8 @@ func TestSummaryScrolls(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	finish(m, 4)
 	typeKey(m, "t") // the table is long
-	body := m.summaryBody()
-	if len(body) <= m.summaryRoom() {
+	body := m.sum.summaryBody()
+	if len(body) <= m.sum.summaryRoom() {
 		t.Fatalf("four targets' table fits in %d lines: the test needs one to scroll", len(body))
 	}
 	for range len(body) + 5 {
@@ -255,7 +255,7 @@ func TestETAFromTheFirstSecondAndEarlyExport(t *testing.T) {
 	if v := screen(m); !strings.Contains(v, "ETA ~59s (planned)") {
 		t.Fatalf("no planned ETA:\n%s", v)
 	}
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 2, Phase: "run 2 of 3", Done: 2, Total: 6, ETA: 40 * time.Second})
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 2, Phase: "run 2 of 3", Done: 2, Total: 6, ETA: 40 * time.Second})
 	m.now = m.now.Add(5 * time.Second)
 	if v := screen(m); !strings.Contains(v, "ETA 35s") {
 		t.Fatalf("measured ETA does not count down:\n%s", v)
@@ -295,7 +295,7 @@ func TestExplainWaterfallLive(t *testing.T) {
 		{Name: "native"},
 		{Name: "host-bind", ComparedTo: "native", DeltaPct: -2.1, CILowPct: -4.0, CIHighPct: -0.2, HasCI: true, N: 2, Valid: true},
 	}}}
-	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "host-bind", Run: &result.Run{Target: "host-bind", Index: 1}, Snapshot: snap})
+	m.run.apply(engine.Event{Kind: engine.EventRunDone, Target: "host-bind", Run: &result.Run{Target: "host-bind", Index: 1}, Snapshot: snap})
 	v := screen(m)
 	for _, want := range []string{"explain: each rung's Δ TPS", "host-bind", "-2.1% [-4.0, -0.2]", "not paired yet: host-volume, host-overlay, bridge-proxy",
 		"TPS per interval", "q stop / quit"} {
@@ -304,7 +304,7 @@ func TestExplainWaterfallLive(t *testing.T) {
 		}
 	}
 	// Ten rungs at 80×24: the whole ladder, a chart and the keys still fit.
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "cpuset", Block: 1, Index: 1, Phase: "run 1 of 2"})
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "cpuset", Block: 1, Index: 1, Phase: "run 1 of 2"})
 	for _, rg := range rungs[2:] {
 		snap.Explain.Rungs = append(snap.Explain.Rungs, result.Rung{Name: rg.Name, ComparedTo: "native", DeltaPct: -10, CILowPct: -20, CIHighPct: 1, HasCI: true, N: 2, Valid: true})
 	}

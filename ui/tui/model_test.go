@@ -37,20 +37,20 @@ func testModel(events <-chan engine.Event, cancel func()) *Model {
 func feedPrepare(m *Model) {
 	now := m.now
 	m.now = m.started.Add(5 * time.Second) // prepare began 2 s before the rendered instant
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Phase: "preparing"})
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Phase: "preparing"})
 	m.now = now
-	m.apply(engine.Event{Kind: engine.EventProgress, Target: "native", Progress: workload.Progress{Rows: 5000, TotalRows: 20000}})
+	m.run.apply(engine.Event{Kind: engine.EventProgress, Target: "native", Progress: workload.Progress{Rows: 5000, TotalRows: 20000}})
 }
 
 func feedRunning(m *Model) {
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
 	for i := 1; i <= 5; i++ {
-		m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 1000, Reads: 14000, Other: 2000, TPS: 1000 + float64(i*10), QPS: 16000, P95US: 5000, P99US: 6500}})
+		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 1000, Reads: 14000, Other: 2000, TPS: 1000 + float64(i*10), QPS: 16000, P95US: 5000, P99US: 6500}})
 	}
-	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "native", Block: 1, Index: 1, Run: &result.Run{Target: "native", Index: 1, Summary: result.Summary{TPS: 1030, QPS: 16480, AvgUS: 3300, P95US: 5000}}})
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "container", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	m.run.apply(engine.Event{Kind: engine.EventRunDone, Target: "native", Block: 1, Index: 1, Run: &result.Run{Target: "native", Index: 1, Summary: result.Summary{TPS: 1030, QPS: 16480, AvgUS: 3300, P95US: 5000}}})
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "container", Block: 1, Index: 1, Phase: "run 1 of 1"})
 	for i := 1; i <= 3; i++ {
-		m.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 400, Reads: 5600, Other: 800, TPS: 400, QPS: 6400, P95US: 12000, P99US: 15000}})
+		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 400, Reads: 5600, Other: 800, TPS: 400, QPS: 6400, P95US: 12000, P99US: 15000}})
 	}
 }
 
@@ -103,7 +103,7 @@ func TestRunningViewShowsComparison(t *testing.T) {
 	v := ansi.ReplaceAllString(m.View(), "")
 	snap := finalResult()
 	stats.Analyze(snap)
-	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "container", Block: 1, Index: 1, Run: &snap.Runs[1], Snapshot: snap})
+	m.run.apply(engine.Event{Kind: engine.EventRunDone, Target: "container", Block: 1, Index: 1, Run: &snap.Runs[1], Snapshot: snap})
 	v = ansi.ReplaceAllString(m.View(), "")
 	// The comparison is the verdict's estimator (one block: no CI yet).
 	for _, want := range []string{"native", "container", "TPS", "QPS", "p95", "vs native · ▲ container: TPS -61.2% (1 block, no CI)", "mem=2048MiB", "┤"} {
@@ -144,35 +144,35 @@ func TestKeys(t *testing.T) {
 		return cmd
 	}
 	press("tab")
-	if m.metric != 1 {
-		t.Fatalf("tab: metric %d", m.metric)
+	if m.run.metric != 1 {
+		t.Fatalf("tab: metric %d", m.run.metric)
 	}
 	press("]")
 	press("[")
-	if m.metric != 1 {
-		t.Fatalf("]/[: metric %d", m.metric)
+	if m.run.metric != 1 {
+		t.Fatalf("]/[: metric %d", m.run.metric)
 	}
 	press("shift+tab")
-	if m.metric != 0 {
-		t.Fatalf("shift+tab: metric %d", m.metric)
+	if m.run.metric != 0 {
+		t.Fatalf("shift+tab: metric %d", m.run.metric)
 	}
 	press("tab")
 	press("+")
-	if m.window != 120 {
-		t.Fatalf("+: window %d", m.window)
+	if m.run.window != 120 {
+		t.Fatalf("+: window %d", m.run.window)
 	}
 	press("=")
-	if m.window != 240 {
-		t.Fatalf("=: window %d", m.window)
+	if m.run.window != 240 {
+		t.Fatalf("=: window %d", m.run.window)
 	}
 	press("-")
 	press("-")
 	press("-")
-	if m.window != 30 {
-		t.Fatalf("-: window %d", m.window)
+	if m.run.window != 30 {
+		t.Fatalf("-: window %d", m.run.window)
 	}
 	press("y")
-	if m.synced {
+	if m.run.synced {
 		t.Fatal("y did not unsync")
 	}
 	press("?")
@@ -181,12 +181,12 @@ func TestKeys(t *testing.T) {
 	}
 	feedRunning(m)
 	press("p")
-	if !m.paused {
+	if !m.run.paused {
 		t.Fatal("p did not pause")
 	}
-	before := len(m.frozen[0].history[0])
-	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 9, TPS: 1}})
-	if len(m.frozen[0].history[0]) != before || len(m.byName["native"].history[0]) == 0 {
+	before := len(m.run.frozen[0].history[0])
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 9, TPS: 1}})
+	if len(m.run.frozen[0].history[0]) != before || len(m.run.byName["native"].history[0]) == 0 {
 		t.Fatal("pause must freeze the display but keep ingesting")
 	}
 	press("p")
@@ -228,7 +228,7 @@ func BenchmarkView(b *testing.B) {
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	feedRunning(m)
 	for i := 0; i < 55; i++ {
-		m.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 400, TPS: 400 + float64(i%7), QPS: 6400, P95US: 12000}})
+		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 400, TPS: 400 + float64(i%7), QPS: 6400, P95US: 12000}})
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -260,8 +260,8 @@ func TestHelpListsEveryKey(t *testing.T) {
 func TestNoisyIntervalIsMarked(t *testing.T) {
 	m := testModel(nil, nil)
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
-	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 10, TPS: 10,
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 10, TPS: 10,
 		Noise: map[string]any{"flagged": true, "steal_pct": 6.5, "other_cpu_cores": 0.4}}})
 	v := ansi.ReplaceAllString(m.View(), "")
 	if !strings.Contains(v, "! 1 noisy interval(s) this run") || !strings.Contains(v, "steal 6.5%") ||
@@ -284,8 +284,8 @@ func TestSystemTestCards(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	m.SetClock(t0, t0.Add(2*time.Second))
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "c", Block: 1, Index: 1, Phase: "run 1 of 1"})
-	m.apply(engine.Event{Kind: engine.EventInterval, Target: "c", Interval: result.Interval{TS: 1, SpanS: 1, Events: 3000, Reads: 1800, Writes: 1200,
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "c", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "c", Interval: result.Interval{TS: 1, SpanS: 1, Events: 3000, Reads: 1800, Writes: 1200,
 		TPS: 3000, QPS: 3000, ReadMiBPerS: 28.1, WrittenMiBPerS: 18.7}})
 	v := ansi.ReplaceAllString(m.View(), "")
 	for _, want := range []string{"dbduel · fileio · rndrw, 16 files, 256M · 4 threads", "cpus 0-1 · quota 1.00 cpus · ext4",
@@ -308,11 +308,11 @@ func TestTPCCCards(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	m.SetClock(t0, t0.Add(2*time.Second))
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 2"})
-	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 700, TPS: 700, QPS: 20000,
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 2"})
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 700, TPS: 700, QPS: 20000,
 		TPMC: 19140, TPM: 42000, Types: map[string]result.TypeInterval{"new_order": {Count: 319}}}})
 	run := result.Run{Target: "c", Index: 2, Complete: true, Summary: result.Summary{TPS: 430, NOPM: 11645, TPM: 26286, CountedBy: "sum(district.d_next_o_id)"}}
-	m.apply(engine.Event{Kind: engine.EventRunDone, Target: "c", Run: &run})
+	m.run.apply(engine.Event{Kind: engine.EventRunDone, Target: "c", Run: &run})
 	v := ansi.ReplaceAllString(m.View(), "")
 	for _, want := range []string{"dbduel · tpcc · 1 warehouse(s) · 4 threads", "tpmC 19.1k  TPM 42.0k  TPS 700",
 		"last run 2: NOPM 11.6k  TPM 26.3k (server)", "tpmC per interval"} {
@@ -331,12 +331,60 @@ func TestMongoHeaderSaysDocuments(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	m.SetClock(t0, t0.Add(2*time.Second))
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	m.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
-	m.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 400, TPS: 400, QPS: 7200}})
+	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 400, TPS: 400, QPS: 7200}})
 	v := ansi.ReplaceAllString(m.View(), "")
 	for _, want := range []string{"dbduel · mongo_read_write · 30×1000000 documents · 32 threads", "TPS 400  QPS 7200", "FerretDB v1.24.2"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
+	}
+}
+
+// e writes nothing inside Update: it returns a command that exports, and
+// the command's message is what the screen then says.
+func TestExportRunsInACommand(t *testing.T) {
+	m := testModel(nil, func() {})
+	calls := 0
+	m.export = func(*result.Result) (string, error) { calls++; return "out.json", nil }
+	e := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("e")}
+	if _, cmd := m.Update(e); cmd != nil || !strings.Contains(m.message, "nothing to export yet") {
+		t.Fatalf("no result yet: cmd %v, message %q", cmd != nil, m.message)
+	}
+	m.run.apply(engine.Event{Kind: engine.EventFinished, Result: finalResult()})
+	_, cmd := m.Update(e)
+	if cmd == nil || calls != 0 {
+		t.Fatalf("Update wrote the file itself (calls %d) or returned no command", calls)
+	}
+	m.Update(cmd())
+	if calls != 1 || m.message != "exported to out.json" {
+		t.Fatalf("calls %d, message %q", calls, m.message)
+	}
+	m.export = func(*result.Result) (string, error) { return "", fmt.Errorf("disk full") }
+	_, cmd = m.Update(e)
+	m.Update(cmd())
+	if m.message != "export failed: disk full" {
+		t.Fatalf("message %q", m.message)
+	}
+}
+
+// Keys reach the screen shown: t and scrolling belong to the summary and
+// do nothing while the plan runs; the chart's keys work on both.
+func TestKeysGoToTheScreenShown(t *testing.T) {
+	m := testModel(nil, func() {})
+	press := func(k string) { m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}) }
+	press("t")
+	if m.sum.table {
+		t.Fatal("t switched the summary's table while running")
+	}
+	press("z")
+	if !m.run.fromZero {
+		t.Fatal("z did nothing while running")
+	}
+	m.run.apply(engine.Event{Kind: engine.EventFinished, Result: finalResult()})
+	press("t")
+	press("z")
+	if !m.sum.table || m.run.fromZero {
+		t.Fatalf("finished: table %v, fromZero %v", m.sum.table, m.run.fromZero)
 	}
 }

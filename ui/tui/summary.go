@@ -14,10 +14,39 @@ import (
 	"github.com/dbduel/dbduel/ui/theme"
 )
 
-// summaryScreen is the finished run: the comparison as a chart of Δ% with
+// summary is the finished screen: the comparison, the verdicts and the
+// cause, or the run table (t); it reads the running screen's cards.
+type summary struct {
+	*running
+	table  bool // the run table instead of the chart
+	scroll int  // the first body line shown
+}
+
+// key handles the summary's own keys, and the running screen's others.
+func (m *summary) key(a action) {
+	switch a {
+	case actTable:
+		m.table, m.scroll = !m.table, 0
+	case actUp:
+		m.scrollBy(-1)
+	case actDown:
+		m.scrollBy(1)
+	default:
+		m.running.key(a)
+	}
+}
+
+// scrollBy moves the summary by n lines, never past either end.
+func (m *summary) scrollBy(n int) {
+	lines := len(m.summaryBody())
+	m.scroll = m.clampScroll(lines) + n
+	m.scroll = m.clampScroll(lines)
+}
+
+// view is the finished run: the comparison as a chart of Δ% with
 // CI whiskers, the verdicts and the cause (t switches to the run table),
 // scrolled with ↑/↓ when it is taller than the terminal.
-func (m *Model) summaryScreen() []string {
+func (m *summary) view() []string {
 	state := "finished"
 	if m.res != nil && !m.res.Complete {
 		state = "stopped before the plan finished (partial result)"
@@ -40,15 +69,15 @@ func (m *Model) summaryScreen() []string {
 
 // summaryRoom is the lines the summary's body has: the screen less the
 // title, a blank line and the footer.
-func (m *Model) summaryRoom() int { return m.height - 2 - len(m.footer()) }
+func (m *summary) summaryRoom() int { return m.height - 2 - len(m.footer()) }
 
 // clampScroll is the first body line shown for a body of n lines.
-func (m *Model) clampScroll(n int) int {
+func (m *summary) clampScroll(n int) int {
 	return max(0, min(m.scroll, n-(m.summaryRoom()-1)))
 }
 
 // summaryBody is what the summary shows, before it is scrolled.
-func (m *Model) summaryBody() []string {
+func (m *summary) summaryBody() []string {
 	var body []string
 	if m.table || m.res == nil || len(m.res.TargetNames()) < 2 {
 		if m.res != nil {
@@ -71,7 +100,7 @@ func (m *Model) summaryBody() []string {
 
 // comparisonSummary is each point's Δ%-with-CI chart of the primary metric
 // against the baseline, the verdicts and the cause, or explain's waterfall.
-func (m *Model) comparisonSummary() []string {
+func (m *summary) comparisonSummary() []string {
 	r := m.res
 	var out []string
 	if r.Explain != nil {
@@ -118,7 +147,7 @@ func (m *Model) comparisonSummary() []string {
 
 // deltaRows are the targets' primary comparisons at a point, in target
 // order, with each row's series index.
-func (m *Model) deltaRows(r *result.Result, names []string, pt int) ([]chart.DeltaRow, []int, string) {
+func (m *summary) deltaRows(r *result.Result, names []string, pt int) ([]chart.DeltaRow, []int, string) {
 	var rows []chart.DeltaRow
 	var idx []int
 	metric := "TPS"
@@ -159,7 +188,7 @@ func baselineMean(r *result.Result, base, metric string, pt int) string {
 // waterfallLines is explain's ladder: each measured rung's Δ% against the
 // rung it changes one thing of, with its CI, on one axis; the rungs still
 // to run; and, finished, the attribution of the gap.
-func (m *Model) waterfallLines(final bool) []string {
+func (m *running) waterfallLines(final bool) []string {
 	head := "explain: each rung's Δ TPS against the rung it changes one thing of (95% CI)"
 	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit(head, m.width))}
 	var ex *result.Explain
@@ -198,7 +227,7 @@ func (m *Model) waterfallLines(final bool) []string {
 }
 
 // causeLine is the newest snapshot's cause line for the running point.
-func (m *Model) causeLine() string {
+func (m *running) causeLine() string {
 	if m.latest == nil {
 		return ""
 	}
@@ -206,7 +235,7 @@ func (m *Model) causeLine() string {
 }
 
 // wrap breaks text into lines of the terminal's width at word boundaries.
-func (m *Model) wrap(s string) []string {
+func (m *common) wrap(s string) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		if lipgloss.Width(l) <= m.width {

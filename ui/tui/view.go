@@ -38,9 +38,9 @@ func (m *Model) View() string {
 	}
 	var lines []string
 	if m.done {
-		lines = m.summaryScreen()
+		lines = m.sum.view()
 	} else {
-		lines = m.runningScreen()
+		lines = m.run.view()
 	}
 	if len(lines) > m.height {
 		lines = lines[:m.height]
@@ -53,7 +53,8 @@ func (m *Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *Model) runningScreen() []string {
+// view is the running screen: header, cards, comparison lines, chart.
+func (m *running) view() []string {
 	cards := m.cards
 	if m.paused && m.frozen != nil {
 		cards = m.frozen
@@ -105,7 +106,7 @@ func (m *Model) runningScreen() []string {
 
 // runningCardOnly is the compact line of the running target (or of the
 // first when none runs), with how many others c pages through.
-func (m *Model) runningCardOnly(cards []*card) []string {
+func (m *running) runningCardOnly(cards []*card) []string {
 	lines := m.compactCards(cards)
 	i := 0
 	for j, c := range cards {
@@ -116,7 +117,7 @@ func (m *Model) runningCardOnly(cards []*card) []string {
 	return []string{lines[i], chart.Fit(fmt.Sprintf("(%d other targets: c pages through their cards)", len(cards)-1), m.width)}
 }
 
-func (m *Model) style(i int) lipgloss.Style {
+func (m *common) style(i int) lipgloss.Style {
 	s := lipgloss.NewStyle()
 	if m.color {
 		s = s.Foreground(lipgloss.Color(theme.For(i).Color))
@@ -125,7 +126,7 @@ func (m *Model) style(i int) lipgloss.Style {
 }
 
 // header is two lines: what runs, then where the plan is.
-func (m *Model) header() []string {
+func (m *running) header() []string {
 	elapsed := m.now.Sub(m.started).Truncate(time.Second)
 	runs := m.plannedRuns()
 	frac := 0.0
@@ -162,7 +163,7 @@ func (m *Model) header() []string {
 	return []string{lipgloss.NewStyle().Bold(true).Render(line1), chart.Fit(line2, m.width)}
 }
 
-func (m *Model) plannedRuns() int {
+func (m *running) plannedRuns() int {
 	switch {
 	case m.totalRuns > 0:
 		return m.totalRuns
@@ -174,7 +175,7 @@ func (m *Model) plannedRuns() int {
 
 // etaText is the time to the end of the plan: measured once a run has
 // finished (counting down between events), planned before that ("~").
-func (m *Model) etaText() string {
+func (m *running) etaText() string {
 	if m.eta > 0 {
 		return "ETA " + max(m.eta-m.now.Sub(m.etaAt), 0).Truncate(time.Second).String()
 	}
@@ -185,7 +186,7 @@ func (m *Model) etaText() string {
 	return "ETA ~" + max(left, 0).Truncate(time.Second).String() + " (planned)"
 }
 
-func (m *Model) rows() string {
+func (m *running) rows() string {
 	if m.info.Rows == "" {
 		return "rows"
 	}
@@ -194,7 +195,7 @@ func (m *Model) rows() string {
 
 // rates is a card's throughput: TPS and QPS, or for the system tests
 // events/s and the MiB/s they moved.
-func (m *Model) rates(tps, qps, mib float64) string {
+func (m *running) rates(tps, qps, mib float64) string {
 	if m.info.Data == "" || m.info.TPCC {
 		return fmt.Sprintf("TPS %s  QPS %s", chart.Human(tps), chart.Human(qps))
 	}
@@ -205,7 +206,7 @@ func (m *Model) rates(tps, qps, mib float64) string {
 }
 
 // metricName is chart metric k's name: TPC-C's first two are tpmC and TPM.
-func (m *Model) metricName(k int) string {
+func (m *running) metricName(k int) string {
 	if m.info.TPCC && k < 2 {
 		return []string{"tpmC", "TPM"}[k]
 	}
@@ -214,7 +215,7 @@ func (m *Model) metricName(k int) string {
 
 // fullCards says whether the cards fit side by side with a readable chart
 // under them; otherwise each target gets one line and c pages full cards.
-func (m *Model) fullCards(n int) bool {
+func (m *running) fullCards(n int) bool {
 	w := m.width/max(n, 1) - 2
 	rest := 2 + (n - 1) + minChartRows + 2 + 2 + 1 // header, comparisons, chart, sparklines, footer
 	if m.info.Explain {
@@ -223,7 +224,7 @@ func (m *Model) fullCards(n int) bool {
 	return w >= fullCardWidth && m.height >= cardRows+rest
 }
 
-func (m *Model) cardLines(cards []*card) []string {
+func (m *running) cardLines(cards []*card) []string {
 	if !m.fullCards(len(cards)) {
 		return m.compactCards(cards)
 	}
@@ -237,7 +238,7 @@ func (m *Model) cardLines(cards []*card) []string {
 }
 
 // box is card i with its border, w cells inside.
-func (m *Model) box(i int, c *card, w int) string {
+func (m *running) box(i int, c *card, w int) string {
 	border := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).Width(w).Padding(0, 1)
 	if m.color {
 		border = border.BorderForeground(lipgloss.Color(theme.For(i).Color))
@@ -253,7 +254,7 @@ func (m *Model) box(i int, c *card, w int) string {
 }
 
 // cardContent is a card's lines (the first styled).
-func (m *Model) cardContent(i int, c *card, w int) []string {
+func (m *running) cardContent(i int, c *card, w int) []string {
 	var lines []string
 	status := c.phase
 	if c.running {
@@ -319,7 +320,7 @@ func (m *Model) cardContent(i int, c *card, w int) []string {
 func (c *card) preparing() bool { return c.prepTotal > 0 && c.prepRows < c.prepTotal && !c.running }
 
 // prepRate is prepare's rows/s and ETA ("" before the first rows).
-func (m *Model) prepRate(c *card) string {
+func (m *running) prepRate(c *card) string {
 	secs := m.now.Sub(c.prepStarted).Seconds()
 	if secs <= 0 || c.prepRows == 0 || c.prepStarted.IsZero() {
 		return ""
@@ -329,7 +330,7 @@ func (m *Model) prepRate(c *card) string {
 	return fmt.Sprintf("%s %s/s · ETA %s", chart.Human(rate), m.rows(), eta)
 }
 
-func (m *Model) lastRunText(c *card) string {
+func (m *running) lastRunText(c *card) string {
 	s := c.lastRun.Summary
 	if s.CountedBy != "" {
 		return fmt.Sprintf("last run %d: NOPM %s  TPM %s (server)", c.lastRun.Index, chart.Human(s.NOPM), chart.Human(s.TPM))
@@ -339,7 +340,7 @@ func (m *Model) lastRunText(c *card) string {
 
 // compactCards is one line per target, for terminals too narrow or short
 // for the cards side by side; c pages through the full cards.
-func (m *Model) compactCards(cards []*card) []string {
+func (m *running) compactCards(cards []*card) []string {
 	nameW := 0
 	for _, c := range cards {
 		nameW = max(nameW, min(lipgloss.Width(c.name), 16))
@@ -385,7 +386,7 @@ func (m *Model) compactCards(cards []*card) []string {
 
 // pageLines is the full card the c key pages to, across the screen, in
 // place of the chart.
-func (m *Model) pageLines(cards []*card, avail int) []string {
+func (m *running) pageLines(cards []*card, avail int) []string {
 	i := m.page - 1
 	title := fmt.Sprintf("card %d of %d (c: next card, the last goes back to the chart)", m.page, len(cards))
 	lines := []string{chart.Fit(title, m.width)}
@@ -400,7 +401,7 @@ func (m *Model) pageLines(cards []*card, avail int) []string {
 // reads it: the geometric mean of per-block ratios with its CI, from the
 // newest snapshot's comparisons (measured runs only, never warm-up). As
 // many metrics as the width holds, the primary one first.
-func (m *Model) comparisonLines(cards []*card) []string {
+func (m *running) comparisonLines(cards []*card) []string {
 	if len(cards) < 2 {
 		return nil
 	}
@@ -451,7 +452,7 @@ func deltaCI(c *result.Comparison) string {
 
 // chartLines is the large chart of the chosen metric in height lines,
 // its title first.
-func (m *Model) chartLines(cards []*card, height int) []string {
+func (m *running) chartLines(cards []*card, height int) []string {
 	var names []string
 	var series [][]float64
 	for _, c := range cards {
@@ -507,7 +508,7 @@ func plotLines(series [][]float64, names []string, width, rows int, color, fromZ
 }
 
 // sparkLines are the metrics the large chart does not show, one line each.
-func (m *Model) sparkLines(cards []*card) []string {
+func (m *running) sparkLines(cards []*card) []string {
 	var out []string
 	n := max(len(cards), 1)
 	w := max((m.width-8)/n-3, 5)
@@ -530,7 +531,7 @@ func (m *Model) sparkLines(cards []*card) []string {
 	return out
 }
 
-func (m *Model) footer() []string {
+func (m *common) footer() []string {
 	var s string
 	switch {
 	case m.done:

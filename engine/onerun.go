@@ -1,0 +1,357 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/engine/workload"
+)
+
+// oneRun is one RunOnce in its steps: connect the threads, start the
+// clock and the workers, collect an interval at each tick while the
+// timers run, then the tail and the summary. Its fields are what the steps
+// hand each other; nothing here runs per event.
+type oneRun struct {
+	cfg      Config
+	db       driver.DB
+	emit     func(result.Interval, *hdrhistogram.Histogram)
+	openLoop bool
+	s        *runState
+	run      result.Run
+
+	conns   []driver.Conn
+	workers []workload.Worker
+	types   *typeTally    // per-type counts (TPC-C), nil for other workloads
+	counts  *serverCounts // the server's own counts (NOPM), nil when none
+	done    chan struct{} // closed when every worker has returned
+
+	start, measuredStart, lastTick time.Time
+	stoppedAt                      time.Time // when the threads were told to stop
+	inWarmup                       bool
+	measured                       int           // measured intervals so far
+	elapsed                        time.Duration // the measured time, read when the workers are done
+	maxIntervals                   int           // -1: no cap
+
+	total               stats.Counters
+	totalHist, totalSvc *hdrhistogram.Histogram
+	ivHist, ivSvc       *hdrhistogram.Histogram
+}
+
+// connectThreads connects and prepares every thread before the clock
+// starts (sysbench's thread_init).
+func (r *oneRun) connectThreads(ctx context.Context) error {
+	cfg := r.cfg
+	r.conns = make([]driver.Conn, cfg.Threads)
+	r.workers = make([]workload.Worker, cfg.Threads)
+	for i := range r.conns {
+		c, err := r.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("connect thread %d: %w", i, err)
+		}
+		r.conns[i] = c
+		w, err := cfg.Workload.NewWorker(ctx, c, i, cfg.Threads, cfg.Seed+uint64(i)*0x9e3779b9+1)
+		if err != nil {
+			return fmt.Errorf("thread %d: %w", i, err)
+		}
+		r.workers[i] = w
+		rec := stats.NewRecorder(r.openLoop)
+		rec.SetMeasuring(cfg.Warmup <= 0) // before any worker starts
+		r.s.recs = append(r.s.recs, rec)
+	}
+	return nil
+}
+
+func (r *oneRun) closeConns() {
+	for _, c := range r.conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// startClock opens the windows of every cumulative counter and starts the
+// run's clock (and the open loop's schedule).
+func (r *oneRun) startClock(ctx context.Context) {
+	cfg := r.cfg
+	r.types = newTypeTally(cfg.Workload, r.workers)
+	r.counts = newServerCounts(cfg.Workload)
+	if r.counts != nil && cfg.Warmup <= 0 {
+		// Read before the honesty counter's window opens: these reads are
+		// not the workload's statements.
+		r.counts.read(ctx, r.db, &r.counts.before)
+	}
+	if cfg.AtReady != nil {
+		cfg.AtReady() // every thread connected and prepared; no event yet
+	}
+	// The readers of cumulative counters start their first window now, with
+	// the run, not at their previous call.
+	if cfg.Telemetry != nil {
+		cfg.Telemetry()
+	}
+	if cfg.Noise != nil {
+		cfg.Noise(nil)
+	}
+	r.start = time.Now()
+	r.measuredStart, r.lastTick = r.start, r.start
+	r.inWarmup = cfg.Warmup > 0
+	if r.openLoop {
+		r.s.sched = newSchedule(r.start, cfg.Rate, cfg.Seed)
+	}
+	r.totalHist, r.ivHist = stats.NewHistogram(), stats.NewHistogram()
+	r.totalSvc, r.ivSvc = stats.NewHistogram(), stats.NewHistogram()
+	// With a time limit there are exactly floor(time/interval) measured
+	// interval lines, as in sysbench, whichever of the last tick and the
+	// limit fires first.
+	r.maxIntervals = -1
+	if cfg.Time > 0 && cfg.ReportInterval > 0 {
+		r.maxIntervals = int(cfg.Time / cfg.ReportInterval)
+	}
+}
+
+// startWorkers starts one goroutine per thread; done closes when all return.
+func (r *oneRun) startWorkers(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i := range r.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A panic in a thread (a workload's bug) ends the run like any
+			// failure: the caller still stops its targets and writes the result.
+			defer func() {
+				if p := recover(); p != nil {
+					r.s.fail(fmt.Errorf("thread %d: internal error: %v", i, p))
+				}
+			}()
+			r.s.work(ctx, i, r.conns, r.workers)
+		}()
+	}
+	r.done = make(chan struct{})
+	go func() { wg.Wait(); close(r.done) }()
+}
+
+// timers are the run's clocks: the report tick, the warm-up's end and the
+// time limit (nil channels never fire).
+type timers struct {
+	tick, warmupEnd, timeLimit <-chan time.Time
+	ticker                     *time.Ticker
+	stop                       []func() bool
+}
+
+func (r *oneRun) newTimers() *timers {
+	t := &timers{}
+	if r.cfg.Warmup > 0 {
+		w := time.NewTimer(r.cfg.Warmup)
+		t.warmupEnd, t.stop = w.C, append(t.stop, w.Stop)
+	}
+	if r.cfg.Time > 0 {
+		l := time.NewTimer(r.cfg.Warmup + r.cfg.Time)
+		t.timeLimit, t.stop = l.C, append(t.stop, l.Stop)
+	}
+	if r.cfg.ReportInterval > 0 {
+		t.ticker = time.NewTicker(r.cfg.ReportInterval)
+		t.tick = t.ticker.C
+		t.stop = append(t.stop, func() bool { t.ticker.Stop(); return true })
+	}
+	return t
+}
+
+// loop waits for the workers while the timers fire: an interval at each
+// tick, the warm-up's end, the time limit, a cancellation.
+func (r *oneRun) loop(ctx context.Context) {
+	t := r.newTimers()
+	defer func() {
+		for _, stop := range t.stop {
+			stop()
+		}
+	}()
+	cancelled := ctx.Done()
+	for {
+		select {
+		case now := <-t.tick:
+			r.collect(now, r.inWarmup)
+		case now := <-t.warmupEnd:
+			r.endWarmup(ctx, now, t.ticker)
+		case now := <-t.timeLimit:
+			r.s.halt()
+			r.stoppedAt = now
+			if t.tick != nil && now.Sub(r.lastTick) > r.cfg.ReportInterval/2 {
+				r.collect(now, false)
+			}
+		case <-cancelled:
+			cancelled = nil // once
+			r.s.halt()
+			r.stoppedAt = time.Now()
+			// Statements run without the context (no watcher per query);
+			// threads stuck in one get a second, then their sockets are shut.
+			time.AfterFunc(time.Second, func() {
+				select {
+				case <-r.done:
+				default:
+					r.db.Unblock()
+				}
+			})
+		case <-r.done:
+			r.s.halt()
+			if r.stoppedAt.IsZero() {
+				r.stoppedAt = time.Now()
+			}
+			return
+		}
+	}
+}
+
+// endWarmup ends --warmup-time: its events ran but do not count (sysbench
+// 1.1's rule). Each recorder starts measuring in the swap itself: an event
+// that sees it measuring spends the --events budget and is recorded as
+// measured; only events in flight (one per thread) straddle.
+func (r *oneRun) endWarmup(ctx context.Context, now time.Time, ticker *time.Ticker) {
+	for _, rec := range r.s.recs {
+		rec.MeasureFromNextSwap()
+	}
+	r.collect(now, true)
+	for _, rec := range r.s.recs {
+		rec.ResetTotals()
+	}
+	if r.counts != nil {
+		r.counts.read(ctx, r.db, &r.counts.before) // HammerDB's ramp-up ends here
+	}
+	r.inWarmup = false
+	r.measuredStart, r.lastTick = now, now
+	if ticker != nil {
+		ticker.Reset(r.cfg.ReportInterval)
+	}
+}
+
+// collect closes the interval ending at now: its counts and latencies
+// from every thread's recorder, the target's telemetry and the machine's
+// noise; a measured one adds to the run's totals.
+func (r *oneRun) collect(now time.Time, warm bool) {
+	cfg := r.cfg
+	if !warm && r.maxIntervals >= 0 && r.measured >= r.maxIntervals {
+		return
+	}
+	var c stats.Counters
+	r.ivHist.Reset()
+	r.ivSvc.Reset()
+	for _, rec := range r.s.recs {
+		rec.Swap(&c, r.ivHist, r.ivSvc)
+	}
+	iv := makeInterval(now.Sub(r.measuredStart), now.Sub(r.lastTick), c, r.ivHist, cfg.Percentile)
+	iv.ReadMiBPerS, iv.WrittenMiBPerS = mibPerS(cfg.Workload, c.Reads, c.Writes, iv.SpanS)
+	iv.Warmup = warm
+	if r.types != nil {
+		r.types.swap()
+		r.types.interval(&iv, !warm)
+	}
+	if warm {
+		r.run.WarmupQueries += c.Queries()
+		r.run.WarmupEvents += c.Events
+		iv.TS = math.Round(now.Sub(r.start).Seconds()*1000) / 1000
+	} else {
+		r.total.Add(c)
+		r.totalHist.Merge(r.ivHist)
+		r.totalSvc.Merge(r.ivSvc)
+		r.measured++
+	}
+	if r.openLoop {
+		iv.QueueLen, _ = r.s.sched.backlog(now)
+		if iv.QueueLen > QueueCapacity {
+			r.s.fail(fmt.Errorf("%w (%g/s, more than %d events queued)", ErrQueueFull, cfg.Rate, QueueCapacity))
+		}
+		iv.Concurrency = uint64(max(r.s.busy.Load(), 0))
+		if r.ivSvc.TotalCount() > 0 {
+			iv.ServiceP95US = float64(r.ivSvc.ValueAtQuantile(95))
+		}
+	}
+	if cfg.Telemetry != nil {
+		iv.Telemetry = cfg.Telemetry()
+	}
+	if cfg.Noise != nil {
+		iv.Noise = cfg.Noise(iv.Telemetry)
+	}
+	r.lastTick = now
+	r.run.Intervals = append(r.run.Intervals, iv)
+	if r.emit != nil {
+		r.emit(iv, r.ivHist)
+	}
+}
+
+// finish takes the tail after the last full interval into the totals (as
+// sysbench does), closes the workers and reads the server's counts at
+// the end.
+func (r *oneRun) finish(ctx context.Context) {
+	r.elapsed = time.Since(r.measuredStart)
+	var tail stats.Counters
+	tailHist, tailSvc := stats.NewHistogram(), stats.NewHistogram()
+	for _, rec := range r.s.recs {
+		rec.Swap(&tail, tailHist, tailSvc)
+	}
+	for i, w := range r.workers {
+		var c workload.Counts
+		if err := w.Close(context.WithoutCancel(ctx), &c); err != nil && ctx.Err() == nil {
+			r.s.fail(fmt.Errorf("thread %d finishing: %w", i, err))
+		}
+		tail.Reads += c.Reads
+		tail.Writes += c.Writes
+		tail.Other += c.Other
+	}
+	if r.cfg.AtEnd != nil {
+		r.cfg.AtEnd() // every statement done, bulk_insert's last flush too
+	}
+	if r.counts != nil && !r.inWarmup {
+		r.counts.read(context.WithoutCancel(ctx), r.db, &r.counts.after)
+	}
+	if r.types != nil {
+		var tailTypes result.Interval
+		r.types.swap()
+		r.types.interval(&tailTypes, !r.inWarmup)
+	}
+	if !r.inWarmup {
+		r.total.Add(tail)
+		r.totalHist.Merge(tailHist)
+		r.totalSvc.Merge(tailSvc)
+	}
+}
+
+// summarize is the run's summary over its measured time.
+func (r *oneRun) summarize() {
+	elapsed := r.elapsed
+	if r.inWarmup {
+		elapsed = 0 // interrupted during warm-up: nothing was measured
+	}
+	cfg, total, sum := r.cfg, r.total, &r.run.Summary
+	*sum = summarize(elapsed, total, r.totalHist, cfg.Percentile)
+	sum.WarmupS = cfg.Warmup.Seconds()
+	sum.ReadMiBPerS, sum.WrittenMiBPerS = mibPerS(cfg.Workload, total.Reads, total.Writes, elapsed.Seconds())
+	if r.types != nil {
+		r.types.summary(sum, elapsed.Minutes())
+	}
+	if r.counts != nil {
+		r.counts.summary(sum, elapsed.Minutes())
+	}
+	if r.openLoop && total.Events > 0 {
+		sum.ServiceAvgUS = us(total.ServiceSumNS) / float64(total.Events)
+		sum.ServiceP95US = float64(r.totalSvc.ValueAtQuantile(95))
+	}
+	if r.openLoop {
+		if total.Wakes > 0 {
+			sum.WakeLateAvgUS = us(total.WakeLateNS) / float64(total.Wakes)
+		}
+		// Arrivals still queued when the run stopped were never served:
+		// under overload they are the worst latencies, so say how many.
+		n, oldest := r.s.sched.backlog(r.stoppedAt)
+		sum.UnservedEvents = n
+		if n > 0 {
+			sum.UnservedMaxWaitUS = us(uint64(r.stoppedAt.Sub(oldest).Nanoseconds()))
+		}
+	}
+	r.run.Fairness = fairness(r.s.recs)
+}

@@ -1,0 +1,63 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// Info is what the header shows about the run.
+type Info struct {
+	Workload  string
+	Tables    int
+	TableSize int
+	Threads   int
+	Rate      float64
+	Runs      int
+	RunTime   time.Duration
+	Targets   []result.Target // baseline first
+	OutPath   string
+	TotalRuns int // runs in the whole plan (all points, warm-ups included)
+	// Data replaces "T×N rows" in the header for workloads without tables
+	// (cpu, memory, fileio), whose cards show events/s and MiB/s.
+	Data string
+	// Rows is what the workload's tables hold, for the header and the
+	// prepare card: "rows" (the default), or MongoDB's "documents".
+	Rows string
+	// TPCC: cards and charts show the client-counted tpmC and TPM per
+	// interval, and each finished run's server-counted NOPM and TPM.
+	TPCC bool
+	// Explain: the run is dbduel explain's ladder, its targets the rungs;
+	// a waterfall fills rung by rung in place of the comparison lines.
+	Explain bool
+}
+
+// common is what every screen shares: the run's description, the
+// terminal, the clock, the plan's state and its result, the last message.
+type common struct {
+	info     Info
+	width    int
+	height   int
+	color    bool
+	help     help.Model
+	fullHelp bool
+	started  time.Time
+	now      time.Time
+	phase    string
+	message  string
+	stopping bool           // the user asked to stop (q) before the plan finished
+	done     bool           // the engine sent its final result
+	res      *result.Result // the final result, once the plan ended
+	latest   *result.Result // the newest snapshot (after each run)
+	err      error
+}
+
+// exportPath is where e writes: -o's file, else a new timestamped one.
+func (m *common) exportPath() string {
+	if m.info.OutPath != "" {
+		return m.info.OutPath
+	}
+	return "dbduel-<date>-<time>.json in this directory"
+}

@@ -1,0 +1,200 @@
+package tui
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// Metrics the large chart can show.
+var metricNames = []string{"TPS", "QPS", "p95 ms"}
+
+// card is one target's live state.
+type card struct {
+	name        string
+	kind        string
+	image       string
+	version     string
+	place       string // the system tests' facts, shown instead of a version
+	running     bool
+	phase       string
+	last        result.Interval
+	cumEvents   uint64
+	cumQueries  uint64
+	cumSeconds  float64
+	noisy       int // intervals of the current run flagged noisy
+	lastRun     *result.Run
+	history     [3][]float64 // per metric, one value per interval of the current/last run
+	prepRows    uint64
+	prepTotal   uint64
+	prepStarted time.Time
+}
+
+// running is the screen while the plan runs: a card per target, the
+// comparison lines and the chart. It folds the engine's events into the
+// cards; the finished screen reads them too.
+type running struct {
+	*common
+	cards     []*card
+	byName    map[string]*card
+	runsDone  int
+	totalRuns int
+	eta       time.Duration
+	etaAt     time.Time // when eta was measured: it counts down from there
+	page      int       // the full card shown in place of the chart (0: none)
+	fromZero  bool      // the chart's Y axis starts at zero
+	metric    int
+	point     int // the sweep point running now (its comparisons are shown)
+	threads   int // the running point's threads (0: Info's)
+	window    int // intervals shown in charts
+	synced    bool
+	paused    bool
+	frozen    []*card // cards as shown when paused
+}
+
+func newRunning(c *common) *running {
+	r := &running{common: c, byName: map[string]*card{}, window: 60, synced: true}
+	for _, t := range c.info.Targets {
+		kind := t.Kind
+		if t.Described.Image != "" {
+			kind = "container"
+			if t.Described.NetworkMode != "" {
+				kind += " · net=" + t.Described.NetworkMode
+			}
+			if t.Described.MemoryLimitBytes > 0 {
+				kind += fmt.Sprintf(" · mem=%dMiB", t.Described.MemoryLimitBytes>>20)
+			}
+		}
+		cd := &card{name: t.Name, kind: kind, image: t.Described.Image, version: t.ServerVersion}
+		if sys := t.Described.System; sys != nil {
+			cd.place = fmt.Sprintf("cpus %s · quota %s · %s", sys["cpus_allowed"], sys["cpu_quota"], sys["fs_type"])
+		}
+		r.cards = append(r.cards, cd)
+		r.byName[t.Name] = cd
+	}
+	return r
+}
+
+// key handles the running screen's keys; it says whether it used k.
+func (m *running) key(a action) bool {
+	switch a {
+	case actPause:
+		m.paused = !m.paused
+		if m.paused {
+			m.frozen = snapshot(m.cards)
+		}
+	case actCards:
+		m.page = (m.page + 1) % (len(m.cards) + 1)
+	case actFromZero:
+		m.fromZero = !m.fromZero
+	case actNextMetric:
+		m.metric = (m.metric + 1) % len(metricNames)
+	case actPrevMetric:
+		m.metric = (m.metric + len(metricNames) - 1) % len(metricNames)
+	case actWiderWindow:
+		m.window = min(m.window*2, 3600)
+	case actNarrowerWindow:
+		m.window = max(m.window/2, 10)
+	case actToggleSync:
+		m.synced = !m.synced
+	default:
+		return false
+	}
+	return true
+}
+
+func snapshot(cs []*card) []*card {
+	out := make([]*card, len(cs))
+	for i, c := range cs {
+		cp := *c
+		for j := range cp.history {
+			cp.history[j] = append([]float64(nil), c.history[j]...)
+		}
+		out[i] = &cp
+	}
+	return out
+}
+
+// apply folds an engine event into the cards (ingestion continues while paused).
+func (m *running) apply(e engine.Event) {
+	c := m.byName[e.Target]
+	if c == nil && e.Target != "" {
+		c = &card{name: e.Target}
+		m.cards = append(m.cards, c)
+		m.byName[e.Target] = c
+	}
+	switch e.Kind {
+	case engine.EventPhase:
+		if e.Total > 0 {
+			m.runsDone, m.totalRuns, m.eta, m.etaAt = e.Done, e.Total, e.ETA, m.now
+		}
+		for _, o := range m.cards {
+			o.running = false
+			if e.Index > 0 && o.phase == "preparing" {
+				o.phase = "ready"
+			}
+		}
+		c.phase = e.Phase
+		if e.Index > 0 {
+			m.point, m.threads = e.Point, e.Threads
+			c.running = true
+			c.cumEvents, c.cumQueries, c.cumSeconds, c.noisy = 0, 0, 0, 0
+			c.history = [3][]float64{}
+			m.phase = fmt.Sprintf("%s: %s (block %d)", e.Target, e.Phase, e.Block)
+		} else {
+			m.phase = e.Target + ": " + e.Phase
+			if e.Phase == "preparing" {
+				c.prepStarted = m.now
+			}
+		}
+	case engine.EventProgress:
+		c.prepRows, c.prepTotal = e.Progress.Rows, e.Progress.TotalRows
+	case engine.EventInterval:
+		iv := e.Interval
+		c.last = iv
+		if !iv.Warmup {
+			c.cumEvents += iv.Events
+			c.cumQueries += iv.Reads + iv.Writes + iv.Other
+			c.cumSeconds += iv.SpanS
+		}
+		if f, _ := iv.Noise["flagged"].(bool); f && !iv.Warmup {
+			c.noisy++
+		}
+		if m.info.TPCC {
+			c.history[0] = append(c.history[0], iv.TPMC)
+			c.history[1] = append(c.history[1], iv.TPM)
+		} else {
+			c.history[0] = append(c.history[0], iv.TPS)
+			c.history[1] = append(c.history[1], iv.QPS)
+		}
+		c.history[2] = append(c.history[2], iv.P95US/1000)
+	case engine.EventRunDone:
+		c.running = false
+		c.phase = "run done"
+		r := *e.Run
+		c.lastRun = &r
+		if e.Snapshot != nil {
+			m.latest = e.Snapshot
+		}
+		if e.Total > 0 {
+			m.runsDone, m.totalRuns = e.Done, e.Total
+		} else {
+			m.runsDone++
+		}
+	case engine.EventNotice:
+		m.message = e.Message
+		if e.Target != "" {
+			m.message = e.Target + ": " + e.Message
+		}
+	case engine.EventFinished:
+		m.done = true
+		m.res, m.err = e.Result, e.Err
+		m.latest = e.Result
+		m.phase = "done"
+		if e.Result != nil && !e.Result.Complete {
+			m.phase = "stopped"
+		}
+	}
+}
