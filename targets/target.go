@@ -60,6 +60,12 @@ type SelfOpener interface {
 	Open(ctx context.Context, maxConns int) (driver.DB, error)
 }
 
+// VariablesReader is a target that reads its server's settings itself
+// instead of through its protocol (the fake target).
+type VariablesReader interface {
+	Variables(ctx context.Context) (map[string]string, error)
+}
+
 // Diagnoser is a target that can say what became of its server after a
 // failure (a managed container or process): "" when it looks fine.
 type Diagnoser interface {

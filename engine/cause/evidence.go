@@ -44,10 +44,7 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 	}
 	var tpsSum float64
 	var runs int
-	for _, run := range r.Runs {
-		if run.Target != t.Name || run.Warmup || !run.Complete || (point != AllPoints && run.Point != point) {
-			continue
-		}
+	for _, run := range r.Completed(t.Name, point) {
 		tpsSum += run.Summary.TPS
 		runs++
 		if st := run.ServerTime; st != nil {
@@ -88,7 +85,7 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 }
 
 // AllPoints asks Evidence for every sweep point's runs.
-const AllPoints = -1
+const AllPoints = result.AnyPoint
 
 type mean struct {
 	sum float64

@@ -132,10 +132,7 @@ func costs(et, eb map[string]any, base string) []string {
 // that the noise sampler flagged.
 func flaggedShare(r *result.Result, target string, point int) float64 {
 	var n, flagged int
-	for _, run := range r.Runs {
-		if run.Target != target || run.Point != point || run.Warmup || !run.Complete {
-			continue
-		}
+	for _, run := range r.Completed(target, point) {
 		for _, iv := range run.Intervals {
 			if iv.Warmup {
 				continue

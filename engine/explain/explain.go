@@ -172,10 +172,7 @@ func Analyze(r *result.Result, rungs []Rung) {
 // first point).
 func perBlock(r *result.Result) map[string]map[int]float64 {
 	out := map[string]map[int]float64{}
-	for _, run := range r.Runs {
-		if run.Warmup || !run.Complete || run.Point != 0 {
-			continue
-		}
+	for _, run := range r.Completed(result.AnyTarget, 0) {
 		if out[run.Target] == nil {
 			out[run.Target] = map[int]float64{}
 		}

@@ -361,6 +361,38 @@ func (r *Result) Comparison(target, metric string, point int) *Comparison {
 	return nil
 }
 
+// AnyTarget and AnyPoint widen Measured and Completed to every target or
+// every sweep point.
+const (
+	AnyTarget = ""
+	AnyPoint  = -1
+)
+
+// Measured are the measured runs (not warm-ups) of target at point, in
+// plan order, complete or cut short.
+func (r *Result) Measured(target string, point int) []Run {
+	var out []Run
+	for _, run := range r.Runs {
+		if run.Warmup || (target != AnyTarget && run.Target != target) || (point != AnyPoint && run.Point != point) {
+			continue
+		}
+		out = append(out, run)
+	}
+	return out
+}
+
+// Completed are the complete runs among Measured: the ones a comparison
+// may use.
+func (r *Result) Completed(target string, point int) []Run {
+	var out []Run
+	for _, run := range r.Measured(target, point) {
+		if run.Complete {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
 // TargetNames lists the targets baseline first (the order of --target),
 // then any target that only appears in runs.
 func (r *Result) TargetNames() []string {

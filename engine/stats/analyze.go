@@ -172,10 +172,7 @@ func pointLabel(points []result.Point, i int) string {
 
 func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []result.Comparison, []string) {
 	byTarget := map[string]map[int]result.Summary{} // target -> block -> summary
-	for _, run := range r.Runs {
-		if run.Warmup || !run.Complete || run.Point != point {
-			continue
-		}
+	for _, run := range r.Completed(result.AnyTarget, point) {
 		if byTarget[run.Target] == nil {
 			byTarget[run.Target] = map[int]result.Summary{}
 		}

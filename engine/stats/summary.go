@@ -168,10 +168,7 @@ func BlocksNeeded(sd, effect float64) int {
 // point, in % ((high - low) / 2); ok is false until every target has one.
 func HalfWidths(r *result.Result, point int) (map[string]float64, bool) {
 	byTarget := map[string]map[int]float64{}
-	for _, run := range r.Runs {
-		if run.Warmup || !run.Complete || run.Point != point {
-			continue
-		}
+	for _, run := range r.Completed(result.AnyTarget, point) {
 		if byTarget[run.Target] == nil {
 			byTarget[run.Target] = map[int]float64{}
 		}

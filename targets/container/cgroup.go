@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/docker/docker/api/types/container"
 )
 
 type cgroupLimits struct {
@@ -137,4 +140,25 @@ func readCgroupUsage(pid int) cgroupUsage {
 		}
 	}
 	return u
+}
+
+// readLimits reads the container's memory, CPU and cpuset limits back into
+// d: what the engine was asked for, overridden by what the kernel enforces.
+func readLimits(d *result.Described, insp container.InspectResponse) {
+	d.MemoryLimitBytes = insp.HostConfig.Memory
+	if insp.HostConfig.NanoCPUs > 0 {
+		d.CPUs = float64(insp.HostConfig.NanoCPUs) / 1e9
+	}
+	d.Cpuset = insp.HostConfig.CpusetCpus
+	if cg := readCgroupLimits(insp.State.Pid); cg.ok {
+		if cg.memoryBytes > 0 {
+			d.MemoryLimitBytes = cg.memoryBytes
+		}
+		if cg.cpus > 0 {
+			d.CPUs = cg.cpus
+		}
+		if cg.cpuset != "" {
+			d.Cpuset = cg.cpuset
+		}
+	}
 }

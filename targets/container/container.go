@@ -371,22 +371,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 		}
 	}
 	d.Datadir.FSType = s.fstypeInside(ctx, datadir)
-	d.MemoryLimitBytes = insp.HostConfig.Memory
-	if insp.HostConfig.NanoCPUs > 0 {
-		d.CPUs = float64(insp.HostConfig.NanoCPUs) / 1e9
-	}
-	d.Cpuset = insp.HostConfig.CpusetCpus
-	if cg := readCgroupLimits(insp.State.Pid); cg.ok {
-		if cg.memoryBytes > 0 {
-			d.MemoryLimitBytes = cg.memoryBytes
-		}
-		if cg.cpus > 0 {
-			d.CPUs = cg.cpus
-		}
-		if cg.cpuset != "" {
-			d.Cpuset = cg.cpuset
-		}
-	}
+	readLimits(d, insp)
 	d.Seccomp = "default"
 	for _, o := range insp.HostConfig.SecurityOpt {
 		if strings.HasPrefix(o, "seccomp") {

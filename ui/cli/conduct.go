@@ -39,6 +39,13 @@ func runVerb(ctx context.Context, state *State, verb, wlName string, o *runOptio
 	if err != nil {
 		return err
 	}
+	return conduct(ctx, state, verb, rc, o, ts)
+}
+
+// conduct starts the targets, does the verb and stops the targets on
+// every exit path.
+func conduct(ctx context.Context, state *State, verb string, rc *runConfig, o *runOptions, ts []targets.Target) error {
+	stderr := state.Stderr
 	// Managed targets are removed on every exit path unless --keep.
 	defer stopTargets(ctx, ts, o.keep, stderr)
 	st, err := startTargets(ctx, ts, rc, stderr)

@@ -145,10 +145,7 @@ func timeSeries(r *result.Result) ([]targetSeries, error) {
 		sums := map[int][2]float64{} // interval index: sum, count
 		var xs []float64
 		runs := 0
-		for _, run := range r.Runs {
-			if run.Target != name || run.Warmup || !run.Complete || run.Point != 0 {
-				continue
-			}
+		for _, run := range r.Completed(name, 0) {
 			runs++
 			k := 0
 			for _, iv := range run.Intervals {

@@ -112,10 +112,7 @@ func runsTable(r *result.Result, point int) table {
 	for _, name := range names {
 		var sum result.Summary
 		n := 0
-		for _, run := range r.Runs {
-			if run.Target != name || run.Warmup || run.Point != point {
-				continue
-			}
+		for _, run := range r.Measured(name, point) {
 			s := run.Summary
 			label := strconv.Itoa(run.Index)
 			if !run.Complete {
@@ -256,9 +253,9 @@ func Markdown(r *result.Result) string {
 // tpccRuns is TPC-C's NOPM and TPM per run ("" for other workloads).
 func tpccRuns(r *result.Result, point int) string {
 	var b strings.Builder
-	for _, run := range r.Runs {
+	for _, run := range r.Measured(result.AnyTarget, point) {
 		s := run.Summary
-		if run.Warmup || run.Point != point || s.CountedBy == "" {
+		if s.CountedBy == "" {
 			continue
 		}
 		if b.Len() == 0 {

@@ -157,10 +157,7 @@ func pointTable(r *result.Result, point int) string {
 	for _, name := range names {
 		var sum result.Summary
 		n := 0
-		for _, run := range r.Runs {
-			if run.Target != name || run.Warmup || run.Point != point {
-				continue
-			}
+		for _, run := range r.Measured(name, point) {
 			s := run.Summary
 			label := fmt.Sprint(run.Index)
 			if !run.Complete {
@@ -223,8 +220,8 @@ func pointTable(r *result.Result, point int) string {
 func tpccTable(r *result.Result, names []string, point int) string {
 	var b strings.Builder
 	for _, name := range names {
-		for _, run := range r.Runs {
-			if run.Target != name || run.Warmup || run.Point != point || run.Summary.CountedBy == "" {
+		for _, run := range r.Measured(name, point) {
+			if run.Summary.CountedBy == "" {
 				continue
 			}
 			if b.Len() == 0 {
@@ -273,11 +270,9 @@ func CurveTable(r *result.Result) string {
 		fmt.Fprintf(&b, "%-8d %-11d", pt.Threads, pt.TableSize)
 		for i, n := range names {
 			sum, k := 0.0, 0
-			for _, run := range r.Runs {
-				if run.Target == n && run.Point == pi && !run.Warmup && run.Complete {
-					sum += run.Summary.TPS
-					k++
-				}
+			for _, run := range r.Completed(n, pi) {
+				sum += run.Summary.TPS
+				k++
 			}
 			w := 30
 			if i == 0 {

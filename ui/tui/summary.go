@@ -168,10 +168,7 @@ func (m *summary) deltaRows(r *result.Result, names []string, pt int) ([]chart.D
 // baselineMean is the baseline's mean of the metric over its complete runs.
 func baselineMean(r *result.Result, base, metric string, pt int) string {
 	sum, n := 0.0, 0
-	for _, run := range r.Runs {
-		if run.Target != base || run.Point != pt || run.Warmup || !run.Complete {
-			continue
-		}
+	for _, run := range r.Completed(base, pt) {
 		v := run.Summary.TPS
 		if metric == "NOPM" {
 			v = run.Summary.NOPM

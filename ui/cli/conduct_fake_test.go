@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	hostdrv "github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets"
+)
+
+// fakeRun conducts verb over fake targets with the given flags, as
+// runVerb does after building the targets from their SPECs.
+func fakeRun(t *testing.T, workload string, fakes []*targets.Fake, flags ...string) (string, error) {
+	t.Helper()
+	o := &runOptions{}
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	bindRunFlags(fs, o)
+	if err := fs.Parse(flags); err != nil {
+		t.Fatal(err)
+	}
+	var ts []targets.Target
+	for _, f := range fakes {
+		o.targets = append(o.targets, f.TargetName+"=fake")
+		ts = append(ts, f)
+	}
+	var stdout, stderr bytes.Buffer
+	st := NewState(&stdout, &stderr, os.Environ())
+	rc, err := newRunConfig(st, "run", workload, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conduct(context.Background(), st, "run", rc, o, ts)
+	return stderr.String() + stdout.String(), err
+}
+
+func mysqlFake(name string, vars map[string]string) *targets.Fake {
+	return &targets.Fake{TargetName: name, Ep: targets.Endpoint{Protocol: "mysql"}, Version: "10.11.19-MariaDB", Vars: vars}
+}
+
+// --strict-parity refuses two targets whose settings differ, with exit
+// code 4, before any load, and stops both.
+func TestStrictParityRefusesAndStopsEveryTarget(t *testing.T) {
+	a := mysqlFake("a", map[string]string{"innodb_buffer_pool_size": "134217728", "max_connections": "1024"})
+	b := mysqlFake("b", map[string]string{"innodb_buffer_pool_size": "2147483648", "max_connections": "1024"})
+	out, err := fakeRun(t, "oltp_read_only", []*targets.Fake{a, b}, "--strict-parity", "--no-tui")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitParity || !strings.Contains(out, "innodb_buffer_pool_size (a=134217728, b=2147483648)") {
+		t.Fatalf("err %v, output:\n%s", err, out)
+	}
+	for _, f := range []*targets.Fake{a, b} {
+		if starts, stops := f.Counts(); starts != 1 || stops != 1 {
+			t.Errorf("%s: %d starts, %d stops", f.TargetName, starts, stops)
+		}
+	}
+}
+
+// A target that fails to start ends the run with its name, and every
+// target is stopped, the ones after it too.
+func TestStartFailureStopsEveryTarget(t *testing.T) {
+	a, b, c := mysqlFake("a", nil), mysqlFake("b", nil), mysqlFake("c", nil)
+	b.StartErr = errors.New("no such image")
+	_, err := fakeRun(t, "oltp_read_only", []*targets.Fake{a, b, c}, "--no-tui")
+	if err == nil || err.Error() != "target b: no such image" {
+		t.Fatalf("err %v", err)
+	}
+	for _, f := range []*targets.Fake{a, b, c} {
+		if _, stops := f.Counts(); stops != 1 {
+			t.Errorf("%s stopped %d times, want 1", f.TargetName, stops)
+		}
+	}
+	if starts, _ := c.Counts(); starts != 0 {
+		t.Error("c started after b failed")
+	}
+}
+
+// A plan that runs to its end writes a result with both targets, their
+// parity, and stops them; --keep leaves them running.
+func TestCompletePlanStopsTargetsUnlessKept(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		var fakes []*targets.Fake
+		for _, name := range []string{"a", "b"} {
+			fakes = append(fakes, &targets.Fake{TargetName: name, Ep: targets.Endpoint{Protocol: hostdrv.Protocol},
+				Opener: hostdrv.Opener(t.TempDir())})
+		}
+		out := t.TempDir() + "/r.json"
+		flags := []string{"--time", "0", "--events", "50", "--cpu-max-prime", "200", "--format", "json", "-o", out, "--cooldown", "0"}
+		if keep {
+			flags = append(flags, "--keep")
+		}
+		msgs, err := fakeRun(t, "cpu", fakes, flags...)
+		if err != nil {
+			t.Fatalf("keep %v: %v\n%s", keep, err, msgs)
+		}
+		r, err := result.ReadFile(out)
+		if err != nil || !r.Complete || len(r.Targets) != 2 || len(r.Completed(result.AnyTarget, 0)) != 2 || r.Parity == nil {
+			t.Fatalf("keep %v: %v %+v", keep, err, r)
+		}
+		want := 1
+		if keep {
+			want = 0
+		}
+		for _, f := range fakes {
+			if _, stops := f.Counts(); stops != want {
+				t.Errorf("keep %v: %s stopped %d times, want %d", keep, f.TargetName, stops, want)
+			}
+		}
+	}
+}
