@@ -3,7 +3,7 @@
 # on the same server, alternating (the order flips every pair), each pair
 # from empty tables; prints both times, rows/s and the ratio
 # dbduel/sysbench of the time (below 1: dbduel is faster), with the paired
-# ratios' geometric mean and 95% CI (scripts/pairedci). Each tool's CPU is
+# ratios' geometric mean and 95% CI (internal/tools/pairedci). Each tool's CPU is
 # shown too, the server's (mariadbd's) and the client's: on a machine whose
 # cores are all busy, the time ratio cannot go below dbduel's server CPU
 # over sysbench's whole CPU, the floor printed last.
@@ -22,7 +22,7 @@ done
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
 pairedci=$(dirname "$bin")/pairedci
-go build -o "$pairedci" ./scripts/pairedci
+go build -o "$pairedci" ./internal/tools/pairedci
 on_exit='rm -rf "$(dirname "$bin")"'
 
 . scripts/lib/tempserver.sh

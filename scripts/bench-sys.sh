@@ -3,7 +3,7 @@
 # the same options: cpu (events/s), memory (MiB/s) and fileio (read and
 # written MiB/s), alternating the two tools (the order flips every pair).
 # Prints each pair and the ratio dbduel/sysbench with the paired ratios'
-# geometric mean and 95% CI (scripts/pairedci): near 1 means dbduel
+# geometric mean and 95% CI (internal/tools/pairedci): near 1 means dbduel
 # measures what sysbench measures.
 # Usage: scripts/bench-sys.sh [pairs] [seconds] [threads] [tests: cpu,memory,fileio]
 set -euo pipefail
@@ -17,7 +17,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bin=$work/dbduel
 go build -o "$bin" .
-go build -o "$work/pairedci" ./scripts/pairedci
+go build -o "$work/pairedci" ./internal/tools/pairedci
 files=$work/files
 mkdir "$files"
 

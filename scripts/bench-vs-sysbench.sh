@@ -5,7 +5,7 @@
 # ratio dbduel/sysbench, client CPU per query (user+system from /proc) and
 # the server's CPU per query, all over each client's steady state; per
 # workload the medians and the paired ratios' geometric mean with a 95% CI
-# (scripts/pairedci: dbduel's own paired comparison), so noise shows as width.
+# (internal/tools/pairedci: dbduel's own paired comparison), so noise shows as width.
 # Usage: scripts/bench-vs-sysbench.sh [pairs] [seconds] [threads]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ done
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
 pairedci=$(dirname "$bin")/pairedci
-go build -o "$pairedci" ./scripts/pairedci
+go build -o "$pairedci" ./internal/tools/pairedci
 on_exit='rm -rf "$(dirname "$bin")"' # run by stop_temp_server
 
 # One server for both clients, on a free port with a temp datadir.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds dbduel-test/mongo-compat:<FerretDB version>: dbduel's PostgreSQL
-# test image plus scripts/mongo-test-server (FerretDB embedded, counting its
+# test image plus internal/tools/mongo-test-server (FerretDB embedded, counting its
 # operations as mongod's opcounters), with an entrypoint that follows the
 # official mongo image's conventions. No registry: the base is the local
 # dbduel-test/postgres image. Reuses a current image unless --force.
@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 force=${1:-}
 . "$here/lib/mongo-test-server-bin.sh"
 
-ferret=$(sed -n 's/^\tgithub.com\/FerretDB\/FerretDB \(v[0-9.]*\).*/\1/p' "$here/mongo-test-server/go.mod")
+ferret=$(sed -n 's/^\tgithub.com\/FerretDB\/FerretDB \(v[0-9.]*\).*/\1/p' "$here/../internal/tools/mongo-test-server/go.mod")
 tag="dbduel-test/mongo-compat:${ferret#v}"
 mongo_test_server_bin
 stamp=$(cat "$here/image/mongo-compat-entrypoint.sh" "$mongo_test_server" | sha256sum | cut -c1-16)

@@ -10,7 +10,7 @@
 #     TPM (Com_commit + Com_rollback per minute), the tpmC each client
 #     printed, and each client's CPU (user+system from /proc) per
 #     transaction;
-#   - the paired ratios dbduel/go-tpc with a 95% CI (scripts/pairedci).
+#   - the paired ratios dbduel/go-tpc with a 95% CI (internal/tools/pairedci).
 # Usage: scripts/tpcc-vs-go-tpc.sh [pairs] [seconds] [threads] [warehouses]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +30,7 @@ fi
 bin=$(mktemp -d)/dbduel
 CGO_ENABLED=0 go build -o "$bin" .
 pairedci=$(dirname "$bin")/pairedci
-go build -o "$pairedci" ./scripts/pairedci
+go build -o "$pairedci" ./internal/tools/pairedci
 on_exit='rm -rf "$(dirname "$bin")"'
 
 . scripts/lib/tempserver.sh

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Entrypoint of dbduel-test/mongo-compat: FerretDB (scripts/mongo-test-server)
+# Entrypoint of dbduel-test/mongo-compat: FerretDB (internal/tools/mongo-test-server)
 # over PostgreSQL, following the official mongo image's conventions so that
 # dbduel treats both the same way:
 #   - MONGO_INITDB_ROOT_USERNAME/_PASSWORD create the account clients must

@@ -1,4 +1,4 @@
-module github.com/dbduel/dbduel/scripts/mongo-test-server
+module github.com/dbduel/dbduel/internal/tools/mongo-test-server
 
 go 1.26
 
