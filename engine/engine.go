@@ -351,12 +351,11 @@ func makeInterval(at, span time.Duration, c stats.Counters, h *hdrhistogram.Hist
 		sec = 1e-9
 	}
 	iv := result.Interval{
-		TS:     math.Round(at.Seconds()*1000) / 1000,
-		SpanS:  span.Seconds(),
-		Events: c.Events, Reads: c.Reads, Writes: c.Writes, Other: c.Other,
-		Errors: c.Errors, Reconnects: c.Reconnects,
-		TPS: float64(c.Events) / sec, QPS: float64(c.Queries()) / sec,
+		TS:      math.Round(at.Seconds()*1000) / 1000,
+		SpanS:   span.Seconds(),
+		Figures: counted(c),
 	}
+	iv.TPS, iv.QPS = float64(c.Events)/sec, float64(c.Queries())/sec
 	if h.TotalCount() > 0 {
 		iv.P50US, iv.P95US, iv.P99US, iv.PctUS = percentiles(h, pct)
 		iv.MaxUS = float64(h.Max())
@@ -373,15 +372,21 @@ func percentiles(h *hdrhistogram.Histogram, pct float64) (p50, p95, p99, at floa
 	return p50, p95, p99, at
 }
 
+// counted are the counters as the result's figures (rates and
+// percentiles are set by the caller).
+func counted(c stats.Counters) result.Figures {
+	return result.Figures{Events: c.Events, Reads: c.Reads, Writes: c.Writes, Other: c.Other,
+		Errors: c.Errors, Reconnects: c.Reconnects}
+}
+
 func summarize(elapsed time.Duration, c stats.Counters, h *hdrhistogram.Histogram, pct float64) result.Summary {
 	sec := elapsed.Seconds()
 	s := result.Summary{
-		DurationS: sec, Events: c.Events, Queries: c.Queries(),
-		Reads: c.Reads, Writes: c.Writes, Other: c.Other,
-		Errors: c.Errors, Reconnects: c.Reconnects,
-		MinUS: us(c.MinNS), MaxUS: us(c.MaxNS), SumUS: us(c.LatencySumNS),
+		DurationS: sec, Figures: counted(c), Queries: c.Queries(),
+		MinUS: us(c.MinNS), SumUS: us(c.LatencySumNS),
 		Percentile: pct,
 	}
+	s.MaxUS = us(c.MaxNS)
 	if sec > 0 {
 		s.TPS = float64(c.Events) / sec
 		s.QPS = float64(c.Queries()) / sec

@@ -152,7 +152,13 @@ func TestWarmupSpendsNoEventBudget(t *testing.T) {
 // late on every attempt.
 func TestOpenLoopWakesOnTime(t *testing.T) {
 	best := math.Inf(1)
-	for attempt := 0; attempt < 3 && best > 300; attempt++ {
+	// An attempt is good when threads woke on time (gap ≤ 300 µs) and the
+	// gap is what the reported lateness says (within 50 µs). A neighbour
+	// only adds delays the lateness may not see, so any attempt may be
+	// spoilt; one of three must be good. The lateness is never more than
+	// the gap on any attempt: it is part of it.
+	good := false
+	for attempt := 0; attempt < 3 && !good; attempt++ {
 		_, cfg := runScripted(t, &scripted{sleep: 200 * time.Microsecond}, Config{Threads: 2, Time: 2 * time.Second, Rate: 100, Seed: 3})
 		run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
 		if err != nil {
@@ -164,13 +170,13 @@ func TestOpenLoopWakesOnTime(t *testing.T) {
 		if s.Events < 100 || s.WakeLateAvgUS <= 0 {
 			t.Fatalf("events %d, wake lateness %.1f µs: want ~200 events and a measured lateness", s.Events, s.WakeLateAvgUS)
 		}
-		if math.Abs(gap-s.WakeLateAvgUS) > 50 {
-			t.Fatalf("latency exceeds service time by %.0f µs but the reported lateness is %.0f µs", gap, s.WakeLateAvgUS)
+		if s.WakeLateAvgUS > gap+50 {
+			t.Fatalf("reported lateness %.0f µs exceeds the whole gap %.0f µs between latency and service time", s.WakeLateAvgUS, gap)
 		}
-		best = math.Min(best, gap)
+		good = gap <= 300 && math.Abs(gap-s.WakeLateAvgUS) <= 50
 	}
-	if best > 300 {
-		t.Fatalf("latency exceeds service time by %.0f µs at best on an idle server (timer lateness counted as queueing)", best)
+	if !good {
+		t.Fatal("no attempt woke on time with its lateness accounting for the gap (timer lateness counted as queueing, or lateness not measured)")
 	}
 }
 

@@ -16,7 +16,7 @@ func (w *txnWorkload) UsesTransactions() bool { return w.txn }
 
 // What dbduel compares with each kind of server counter, computed by hand.
 func TestClientCountPerCounterKind(t *testing.T) {
-	run := result.Run{Summary: result.Summary{Events: 100, Queries: 1800, Errors: 3}, WarmupQueries: 180, WarmupEvents: 10}
+	run := result.Run{Summary: result.Summary{Figures: result.Figures{Events: 100, Errors: 3}, Queries: 1800}, WarmupQueries: 180, WarmupEvents: 10}
 	inTxn, auto := &txnWorkload{txn: true}, &txnWorkload{txn: false}
 	cases := []struct {
 		name  string

@@ -22,7 +22,7 @@ func TestMergerNeverBlocksAndMergesExactly(t *testing.T) {
 		return h
 	}
 	iv := func(ts float64, events uint64) result.Interval {
-		return result.Interval{TS: ts, SpanS: 1, Events: events, Reads: events, TPS: float64(events)}
+		return result.Interval{Figures: result.Figures{Events: events, Reads: events, TPS: float64(events)}, TS: ts, SpanS: 1}
 	}
 	// The consumer takes nothing: the first send fills the channel, the
 	// next two merge into one pending interval; none of the calls blocks.
@@ -51,8 +51,8 @@ func TestMergeKeepsAStalledIntervalsLength(t *testing.T) {
 	out := make(chan Event, 1)
 	out <- Event{} // the consumer is behind: the next two merge
 	m := newIntervalMerger(out, 95, nil)
-	stalled := result.Interval{TS: 1, SpanS: 1, Errors: 8}
-	busy := result.Interval{TS: 2, SpanS: 1, Events: 100, Reads: 100, TPS: 100, QPS: 100}
+	stalled := result.Interval{Figures: result.Figures{Errors: 8}, TS: 1, SpanS: 1}
+	busy := result.Interval{Figures: result.Figures{Events: 100, Reads: 100, TPS: 100, QPS: 100}, TS: 2, SpanS: 1}
 	m.send(Event{Kind: EventInterval, Target: "a", Interval: stalled}, stats.NewHistogram())
 	m.send(Event{Kind: EventInterval, Target: "a", Interval: busy}, stats.NewHistogram())
 	<-out
@@ -69,9 +69,9 @@ func TestMergeAddsTPCCCounts(t *testing.T) {
 	out := make(chan Event, 1)
 	out <- Event{}
 	m := newIntervalMerger(out, 95, nil)
-	a := result.Interval{TS: 1, SpanS: 1, Events: 20, TPMC: 600, TPM: 1200,
+	a := result.Interval{Figures: result.Figures{Events: 20}, TS: 1, SpanS: 1, TPMC: 600, TPM: 1200,
 		Types: map[string]result.TypeInterval{"new_order": {Count: 10, P95US: 900}, "payment": {Count: 10, Errors: 1, P95US: 400}}}
-	b := result.Interval{TS: 3, SpanS: 2, Events: 30, TPMC: 300, TPM: 900,
+	b := result.Interval{Figures: result.Figures{Events: 30}, TS: 3, SpanS: 2, TPMC: 300, TPM: 900,
 		Types: map[string]result.TypeInterval{"new_order": {Count: 11, Rollbacks: 1, P95US: 1200}, "payment": {Count: 19, P95US: 300}}}
 	m.send(Event{Kind: EventInterval, Target: "a", Interval: a}, stats.NewHistogram())
 	m.send(Event{Kind: EventInterval, Target: "a", Interval: b}, stats.NewHistogram())

@@ -26,7 +26,7 @@ func TestServerTimeSplitsLatency(t *testing.T) {
 	var tm serverTiming
 	tm.start(context.Background(), db)
 	tm.end(context.Background(), db)
-	st := tm.result(result.Run{Summary: result.Summary{Events: 500, Queries: 1000, AvgUS: 100}})
+	st := tm.result(result.Run{Summary: result.Summary{Figures: result.Figures{Events: 500}, Queries: 1000, AvgUS: 100}})
 	if st == nil || st.Statements != 1000 || st.AvgUS != 20 || st.ClientAvgUS != 50 || st.BetweenUS != 30 || st.Source != "x" {
 		t.Fatalf("got %+v", st)
 	}

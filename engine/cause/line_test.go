@@ -35,8 +35,8 @@ func threeTargets() *result.Result {
 				tel["proxy_cpu_cores"] = s.proxy
 			}
 			run := result.Run{Target: s.name, Block: b + 1, Index: b + 1, Complete: true,
-				Summary:   result.Summary{TPS: tps, QPS: tps * 10, AvgUS: 1000, P95US: 2000},
-				Intervals: []result.Interval{{TPS: tps, Telemetry: tel}}}
+				Summary:   result.Summary{Figures: result.Figures{TPS: tps, QPS: tps * 10, P95US: 2000}, AvgUS: 1000},
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, Telemetry: tel}}}
 			r.Runs = append(r.Runs, run)
 		}
 	}

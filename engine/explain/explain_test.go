@@ -32,7 +32,7 @@ func ladderResult(proxyPath string) (*result.Result, []Rung) {
 	for _, rg := range rungs {
 		r.Targets = append(r.Targets, result.Target{Name: rg.Name, Described: desc[rg.Name]})
 		for b, v := range tps[rg.Name] {
-			run := result.Run{Target: rg.Name, Block: b + 1, Complete: true, Summary: result.Summary{TPS: v}}
+			run := result.Run{Target: rg.Name, Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v}}}
 			run.Intervals = []result.Interval{{Telemetry: map[string]any{"server_cpu_cores": 0.5, "proxy_cpu_cores": 0.25}}}
 			r.Runs = append(r.Runs, run)
 		}

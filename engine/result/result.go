@@ -130,24 +130,12 @@ type Run struct {
 
 // Summary totals a run; tps and qps are totals over the run's time.
 type Summary struct {
-	DurationS  float64 `json:"duration_s"`
-	Events     uint64  `json:"events"`
+	DurationS float64 `json:"duration_s"`
+	Figures
 	Queries    uint64  `json:"queries"`
-	Reads      uint64  `json:"reads"`
-	Writes     uint64  `json:"writes"`
-	Other      uint64  `json:"other"`
-	Errors     uint64  `json:"errors"`
-	Reconnects uint64  `json:"reconnects"`
-	TPS        float64 `json:"tps"`
-	QPS        float64 `json:"qps"`
 	MinUS      float64 `json:"min_us"`
 	AvgUS      float64 `json:"avg_us"`
-	P50US      float64 `json:"p50_us"`
-	P95US      float64 `json:"p95_us"`
-	P99US      float64 `json:"p99_us"`
-	MaxUS      float64 `json:"max_us"`
 	SumUS      float64 `json:"sum_us"`
-	PctUS      float64 `json:"pct_us"` // latency at --percentile
 	Percentile float64 `json:"percentile"`
 	// Open-loop runs (--rate): latency above includes queue wait; service excludes it.
 	ServiceAvgUS float64 `json:"service_avg_us,omitempty"`
@@ -233,10 +221,10 @@ type ServerTime struct {
 	Note        string  `json:"note,omitempty"`
 }
 
-// Interval is one report interval.
-type Interval struct {
-	TS         float64 `json:"t_s"`
-	SpanS      float64 `json:"span_s"` // the time the interval covers: every rate is a count over it
+// Figures are what a run's summary and each of its intervals both report:
+// the counts, their rates and the latency percentiles (embedded, so their
+// JSON names stay at the top level of each).
+type Figures struct {
 	Events     uint64  `json:"events"`
 	Reads      uint64  `json:"reads"`
 	Writes     uint64  `json:"writes"`
@@ -249,9 +237,16 @@ type Interval struct {
 	P95US      float64 `json:"p95_us"`
 	P99US      float64 `json:"p99_us"`
 	MaxUS      float64 `json:"max_us"`
-	PctUS      float64 `json:"pct_us"`
-	Warmup     bool    `json:"warmup"`
-	QueueLen   uint64  `json:"queue_len"` // open loop: arrivals due and not yet started, counted
+	PctUS      float64 `json:"pct_us"` // latency at --percentile
+}
+
+// Interval is one report interval.
+type Interval struct {
+	TS    float64 `json:"t_s"`
+	SpanS float64 `json:"span_s"` // the time the interval covers: every rate is a count over it
+	Figures
+	Warmup   bool   `json:"warmup"`
+	QueueLen uint64 `json:"queue_len"` // open loop: arrivals due and not yet started, counted
 	// Workloads that move data (memory, fileio): reads and writes x block / span.
 	ReadMiBPerS    float64 `json:"read_mib_per_s,omitempty"`
 	WrittenMiBPerS float64 `json:"written_mib_per_s,omitempty"`

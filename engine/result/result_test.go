@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 )
@@ -32,6 +33,31 @@ func TestMeasuredAndCompleted(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// Summary and Interval share their figures by embedding, and their JSON
+// keeps every name at the top level, as before.
+func TestFiguresKeepTheirJSONNames(t *testing.T) {
+	f := Figures{Events: 1, Reads: 2, Writes: 3, Other: 4, Errors: 5, Reconnects: 6, TPS: 7, QPS: 8, P50US: 9, P95US: 10, P99US: 11, MaxUS: 12, PctUS: 13}
+	for name, v := range map[string]any{"summary": Summary{DurationS: 1, Figures: f, Queries: 9}, "interval": Interval{TS: 1, SpanS: 1, Figures: f}} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range map[string]float64{"events": 1, "reads": 2, "writes": 3, "other": 4, "errors": 5, "reconnects": 6, "tps": 7, "qps": 8,
+			"p50_us": 9, "p95_us": 10, "p99_us": 11, "max_us": 12, "pct_us": 13} {
+			if m[k] != want {
+				t.Errorf("%s: %s = %v, want %v (%s)", name, k, m[k], want, data)
+			}
+		}
+		if _, nested := m["Figures"]; nested {
+			t.Errorf("%s: figures nested: %s", name, data)
 		}
 	}
 }

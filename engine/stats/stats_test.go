@@ -190,8 +190,8 @@ func TestAnalyzePairsByBlock(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "native"}, {Name: "container"}}}
 	for b, v := range [][2]float64{{100, 50}, {110, 55}, {90, 45}} {
 		r.Runs = append(r.Runs,
-			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[0], QPS: v[0] * 20, AvgUS: 1000, P95US: 2000, P99US: 3000}},
-			result.Run{Target: "container", Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[1], QPS: v[1] * 20, AvgUS: 2000, P95US: 4000, P99US: 6000}})
+			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[0], QPS: v[0] * 20, P95US: 2000, P99US: 3000}, AvgUS: 1000}},
+			result.Run{Target: "container", Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[1], QPS: v[1] * 20, P95US: 4000, P99US: 6000}, AvgUS: 2000}})
 	}
 	Analyze(r)
 	var tps *result.Comparison
@@ -280,7 +280,7 @@ func TestCompareFiles(t *testing.T) {
 		r := &result.Result{Workload: result.Workload{Name: "oltp_read_only", Options: map[string]any{"tables": 1, "table_size": 100}},
 			Plan: result.Plan{Points: []result.Point{{Threads: 1, TableSize: 100}}}}
 		for i, v := range tps {
-			r.Runs = append(r.Runs, result.Run{Target: "native", Block: i + 1, Complete: true, Summary: result.Summary{TPS: v, QPS: v, AvgUS: 1e6 / v, P95US: 2e6 / v, P99US: 3e6 / v}})
+			r.Runs = append(r.Runs, result.Run{Target: "native", Block: i + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v, QPS: v, P95US: 2e6 / v, P99US: 3e6 / v}, AvgUS: 1e6 / v}})
 		}
 		return r
 	}
@@ -319,9 +319,9 @@ func TestCompareFiles(t *testing.T) {
 func TestAnalyzeWarnsWhenServerCounterDisagrees(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "native"}}}
 	r.Runs = []result.Run{
-		{Target: "native", Index: 1, Block: 1, Complete: true, Summary: result.Summary{TPS: 10},
+		{Target: "native", Index: 1, Block: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 10}},
 			Honesty: &result.Honesty{Counter: "Questions", ServerQueries: 1000, DbduelQueries: 900, DiffPct: -10}},
-		{Target: "native", Index: 2, Block: 2, Complete: true, Summary: result.Summary{TPS: 10},
+		{Target: "native", Index: 2, Block: 2, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 10}},
 			Honesty: &result.Honesty{Counter: "Questions", ServerQueries: 1000, DbduelQueries: 1000}},
 	}
 	Analyze(r)
@@ -336,7 +336,7 @@ func TestCompareFilesRefusesDifferentMeasurements(t *testing.T) {
 		r := &result.Result{Workload: result.Workload{Name: "oltp_read_only", Options: map[string]any{"tables": 1, "rand_type": "special", "point_selects": 10, "rand_seed": 0}},
 			Plan: result.Plan{TimeS: 10, Percentile: 95, Points: []result.Point{{Threads: 2, TableSize: 100}}}}
 		for i := range 2 {
-			r.Runs = append(r.Runs, result.Run{Target: "n", Block: i + 1, Complete: true, Summary: result.Summary{TPS: 100, QPS: 100, AvgUS: 1, P95US: 1, P99US: 1}})
+			r.Runs = append(r.Runs, result.Run{Target: "n", Block: i + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 100, QPS: 100, P95US: 1, P99US: 1}, AvgUS: 1}})
 		}
 		if edit != nil {
 			edit(r)
@@ -375,7 +375,7 @@ func TestCompareFilesRefusesDifferentMeasurements(t *testing.T) {
 
 func TestAnalyzeWarnsOfUnservedArrivals(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "a"}}, Runs: []result.Run{
-		{Target: "a", Index: 1, Complete: true, Summary: result.Summary{TPS: 10, UnservedEvents: 900, UnservedMaxWaitUS: 950000}}}}
+		{Target: "a", Index: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 10}, UnservedEvents: 900, UnservedMaxWaitUS: 950000}}}}
 	Analyze(r)
 	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "900 arrivals were still queued") || !strings.Contains(r.Warnings[0], "950 ms") {
 		t.Fatalf("warnings: %q", r.Warnings)
@@ -387,9 +387,9 @@ func TestAnalyzeWarnsOfUnservedArrivals(t *testing.T) {
 func TestCutBlockIsNotASingleRunPlan(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "n"}, {Name: "c"}}, Plan: result.Plan{Runs: 2}}
 	r.Runs = []result.Run{
-		{Target: "n", Block: 1, Complete: true, Summary: result.Summary{TPS: 100, QPS: 100, AvgUS: 1, P95US: 1, P99US: 1}},
-		{Target: "c", Block: 1, Complete: true, Summary: result.Summary{TPS: 50, QPS: 50, AvgUS: 2, P95US: 2, P99US: 2}},
-		{Target: "n", Block: 2, Complete: false, Summary: result.Summary{TPS: 10, QPS: 10, AvgUS: 1, P95US: 1, P99US: 1}},
+		{Target: "n", Block: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 100, QPS: 100, P95US: 1, P99US: 1}, AvgUS: 1}},
+		{Target: "c", Block: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 50, QPS: 50, P95US: 2, P99US: 2}, AvgUS: 2}},
+		{Target: "n", Block: 2, Complete: false, Summary: result.Summary{Figures: result.Figures{TPS: 10, QPS: 10, P95US: 1, P99US: 1}, AvgUS: 1}},
 	}
 	Analyze(r)
 	for _, c := range r.Comparisons {
@@ -410,7 +410,7 @@ func TestNoiseFloorFromTheAACopy(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "n"}, {Name: "n-aa"}, {Name: "c"}, {Name: "d"}}, Plan: result.Plan{Runs: 4}}
 	for b, v := range [][4]float64{{100, 101, 50, 97}, {100, 99, 51, 98}, {100, 100, 49, 96}, {100, 102, 50, 97}} {
 		for i, name := range []string{"n", "n-aa", "c", "d"} {
-			r.Runs = append(r.Runs, result.Run{Target: name, Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[i], QPS: v[i], AvgUS: 1, P95US: 1, P99US: 1}})
+			r.Runs = append(r.Runs, result.Run{Target: name, Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[i], QPS: v[i], P95US: 1, P99US: 1}, AvgUS: 1}})
 		}
 	}
 	Analyze(r)
@@ -476,7 +476,7 @@ func TestVerdictSaysWhenIntervalsWereNoisy(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "n"}, {Name: "c"}}}
 	for b := 1; b <= 2; b++ {
 		for _, name := range []string{"n", "c"} {
-			run := result.Run{Target: name, Block: b, Complete: true, Summary: result.Summary{TPS: 100, QPS: 100, AvgUS: 1, P95US: 1, P99US: 1}}
+			run := result.Run{Target: name, Block: b, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 100, QPS: 100, P95US: 1, P99US: 1}, AvgUS: 1}}
 			for i := 0; i < 3; i++ {
 				run.Intervals = append(run.Intervals, result.Interval{Noise: map[string]any{"flagged": name == "c" && b == 2 && i == 0}})
 			}
@@ -501,8 +501,8 @@ func TestAnalyzeSkipsMetricsWhoseBaselineIsZero(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "native"}, {Name: "c"}}}
 	for b, v := range [][2]float64{{100, 50}, {110, 55}} {
 		r.Runs = append(r.Runs,
-			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[0], AvgUS: 10, P95US: 0, P99US: 20}},
-			result.Run{Target: "c", Block: b + 1, Complete: true, Summary: result.Summary{TPS: v[1], AvgUS: 0, P95US: 3, P99US: 20}})
+			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[0], P95US: 0, P99US: 20}, AvgUS: 10}},
+			result.Run{Target: "c", Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[1], P95US: 3, P99US: 20}, AvgUS: 0}})
 	}
 	Analyze(r)
 	got := map[string]float64{}
@@ -527,8 +527,8 @@ func TestAnalyzeComparesNOPMAndTPM(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "native"}, {Name: "c"}}}
 	for b, v := range [][2]float64{{20000, 12000}, {21000, 12600}, {19000, 11400}, {20500, 12300}} {
 		r.Runs = append(r.Runs,
-			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{TPS: 700, QPS: 20000, AvgUS: 5000, P95US: 15000, NOPM: v[0], TPM: v[0] * 2.2}},
-			result.Run{Target: "c", Block: b + 1, Complete: true, Summary: result.Summary{TPS: 420, QPS: 12000, AvgUS: 9000, P95US: 24000, NOPM: v[1], TPM: v[1] * 2.2}})
+			result.Run{Target: "native", Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 700, QPS: 20000, P95US: 15000}, AvgUS: 5000, NOPM: v[0], TPM: v[0] * 2.2}},
+			result.Run{Target: "c", Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 420, QPS: 12000, P95US: 24000}, AvgUS: 9000, NOPM: v[1], TPM: v[1] * 2.2}})
 	}
 	Analyze(r)
 	var nopm, tpm *result.Comparison
@@ -562,8 +562,8 @@ func TestAnalyzeComparesNOPMAndTPM(t *testing.T) {
 
 	oltp := &result.Result{Targets: r.Targets}
 	oltp.Runs = append(oltp.Runs,
-		result.Run{Target: "native", Block: 1, Complete: true, Summary: result.Summary{TPS: 700, QPS: 20000, AvgUS: 5000, P95US: 15000}},
-		result.Run{Target: "c", Block: 1, Complete: true, Summary: result.Summary{TPS: 420, QPS: 12000, AvgUS: 9000, P95US: 24000}})
+		result.Run{Target: "native", Block: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 700, QPS: 20000, P95US: 15000}, AvgUS: 5000}},
+		result.Run{Target: "c", Block: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 420, QPS: 12000, P95US: 24000}, AvgUS: 9000}})
 	Analyze(oltp)
 	for _, c := range oltp.Comparisons {
 		if c.Metric == "nopm" || c.Metric == "tpm" {
@@ -584,7 +584,7 @@ func TestCompareFilesNamesSweepPoints(t *testing.T) {
 			for b := 1; b <= 2; b++ {
 				v := scale * float64(10+pt+b)
 				r.Runs = append(r.Runs, result.Run{Target: "native", Block: b, Point: pt, Complete: true,
-					Summary: result.Summary{TPS: v, QPS: 18 * v, AvgUS: 1e6 / v, P95US: 2e6 / v, P99US: 3e6 / v}})
+					Summary: result.Summary{Figures: result.Figures{TPS: v, QPS: 18 * v, P95US: 2e6 / v, P99US: 3e6 / v}, AvgUS: 1e6 / v}})
 			}
 		}
 		return r

@@ -22,8 +22,8 @@ func writeResult(t *testing.T, tps map[string][]float64, size int) string {
 		r.Targets = append(r.Targets, result.Target{Name: name, Kind: "local", ServerVersion: "10.11.19"})
 		for i, v := range tps[name] {
 			r.Runs = append(r.Runs, result.Run{Target: name, Block: i + 1, Index: i + 1, Complete: true,
-				Summary:   result.Summary{TPS: v, QPS: 16 * v, Queries: uint64(160 * v), AvgUS: 4e6 / v, P95US: 8e6 / v, P99US: 9e6 / v, DurationS: 10},
-				Intervals: []result.Interval{{TS: 1, TPS: v}, {TS: 2, TPS: v * 1.01}}})
+				Summary:   result.Summary{Figures: result.Figures{TPS: v, QPS: 16 * v, P95US: 8e6 / v, P99US: 9e6 / v}, Queries: uint64(160 * v), AvgUS: 4e6 / v, DurationS: 10},
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: v}, TS: 1}, {Figures: result.Figures{TPS: v * 1.01}, TS: 2}}})
 		}
 	}
 	stats.Analyze(r)

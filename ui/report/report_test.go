@@ -41,9 +41,9 @@ func threeTargets() *result.Result {
 				tel["proxy_cpu_cores"] = 0.62
 			}
 			run := result.Run{Target: name, Block: b, Index: b, Complete: true,
-				Summary: result.Summary{TPS: v, QPS: 16 * v, Queries: uint64(160 * v), AvgUS: 4e6 / v, P95US: 8e6 / v, DurationS: 10}}
+				Summary: result.Summary{Figures: result.Figures{TPS: v, QPS: 16 * v, P95US: 8e6 / v}, Queries: uint64(160 * v), AvgUS: 4e6 / v, DurationS: 10}}
 			for s := 1; s <= 10; s++ {
-				run.Intervals = append(run.Intervals, result.Interval{TS: float64(s), SpanS: 1, TPS: v * (1 + float64(s%3)/100), Telemetry: tel})
+				run.Intervals = append(run.Intervals, result.Interval{Figures: result.Figures{TPS: v * (1 + float64(s%3)/100)}, TS: float64(s), SpanS: 1, Telemetry: tel})
 			}
 			r.Runs = append(r.Runs, run)
 		}

@@ -13,12 +13,12 @@ import (
 // A stalled second: no event completed, 40 queries ran, 8 errors. Rates come
 // from the interval's span (1 s), not from events/TPS (0/0).
 func TestSysbenchLineRatesFromSpan(t *testing.T) {
-	iv := result.Interval{TS: 5, SpanS: 1, Reads: 40, Errors: 8, QPS: 40}
+	iv := result.Interval{Figures: result.Figures{Reads: 40, Errors: 8, QPS: 40}, TS: 5, SpanS: 1}
 	line := SysbenchIntervalLine(iv, 4, 95)
 	if !strings.Contains(line, "(r/w/o: 40.00/0.00/0.00)") || !strings.Contains(line, "err/s: 8.00") {
 		t.Fatalf("stalled interval: %s", line)
 	}
-	half := result.Interval{TS: 1, SpanS: 0.5, Events: 10, Reads: 10, Errors: 2, Reconnects: 1, TPS: 20, QPS: 20}
+	half := result.Interval{Figures: result.Figures{Events: 10, Reads: 10, Errors: 2, Reconnects: 1, TPS: 20, QPS: 20}, TS: 1, SpanS: 0.5}
 	if line := SysbenchIntervalLine(half, 1, 95); !strings.Contains(line, "err/s: 4.00 reconn/s: 2.00") {
 		t.Fatalf("half-second interval: %s", line)
 	}
@@ -49,8 +49,8 @@ func TestRunTableDeltaIsTheVerdictsEstimator(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "a"}, {Name: "b"}}, Plan: result.Plan{Points: []result.Point{{Threads: 1}}}}
 	for i, v := range [][2]float64{{300, 330}, {100, 90}, {100, 85}} {
 		r.Runs = append(r.Runs,
-			result.Run{Target: "a", Block: i + 1, Index: i + 1, Complete: true, Summary: result.Summary{TPS: v[0], QPS: v[0], AvgUS: 1000, P95US: 1000, P99US: 1000}},
-			result.Run{Target: "b", Block: i + 1, Index: i + 1, Complete: true, Summary: result.Summary{TPS: v[1], QPS: v[1], AvgUS: 1000, P95US: 1000, P99US: 1000}})
+			result.Run{Target: "a", Block: i + 1, Index: i + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[0], QPS: v[0], P95US: 1000, P99US: 1000}, AvgUS: 1000}},
+			result.Run{Target: "b", Block: i + 1, Index: i + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[1], QPS: v[1], P95US: 1000, P99US: 1000}, AvgUS: 1000}})
 	}
 	stats.Analyze(r)
 	var tps result.Comparison
@@ -83,9 +83,9 @@ func TestRunTableDeltaIsTheVerdictsEstimator(t *testing.T) {
 func TestRunTableMarksPartialRuns(t *testing.T) {
 	r := &result.Result{Targets: []result.Target{{Name: "a"}}, Plan: result.Plan{Points: []result.Point{{Threads: 1}}}}
 	r.Runs = []result.Run{
-		{Target: "a", Block: 1, Index: 1, Complete: true, Summary: result.Summary{TPS: 100, Queries: 1000}},
-		{Target: "a", Block: 2, Index: 2, Complete: true, Summary: result.Summary{TPS: 200, Queries: 2000}},
-		{Target: "a", Block: 3, Index: 3, Complete: false, Summary: result.Summary{TPS: 10, Queries: 10}},
+		{Target: "a", Block: 1, Index: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 100}, Queries: 1000}},
+		{Target: "a", Block: 2, Index: 2, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 200}, Queries: 2000}},
+		{Target: "a", Block: 3, Index: 3, Complete: false, Summary: result.Summary{Figures: result.Figures{TPS: 10}, Queries: 10}},
 	}
 	table := RunTable(r)
 	if !strings.Contains(table, "    3*") || !strings.Contains(table, "150.00") || !strings.Contains(table, "partial") {

@@ -54,8 +54,8 @@ func threeBlocks(n int) *result.Result {
 				tel["proxy_cpu_cores"] = 0.62
 			}
 			r.Runs = append(r.Runs, result.Run{Target: t.Name, Block: b, Index: b, Complete: true,
-				Summary:   result.Summary{Queries: uint64(tps * 160), QPS: tps * 16, TPS: tps, AvgUS: 4e6 / tps, P95US: 6e6 / tps},
-				Intervals: []result.Interval{{TS: 1, SpanS: 1, TPS: tps, Telemetry: tel}}})
+				Summary:   result.Summary{Figures: result.Figures{QPS: tps * 16, TPS: tps, P95US: 6e6 / tps}, Queries: uint64(tps * 160), AvgUS: 4e6 / tps},
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, TS: 1, SpanS: 1, Telemetry: tel}}})
 		}
 	}
 	stats.Analyze(r)
@@ -71,8 +71,7 @@ func feedAll(m *Model, n int) {
 		m.run.apply(engine.Event{Kind: engine.EventPhase, Target: t.Name, Block: 2, Index: 2, Phase: "run 2 of 3", Done: 3 + i, Total: 3 * n, ETA: 50 * time.Second})
 		for s := 1; s <= 8; s++ {
 			tps := tpsByTarget[t.Name][0] + float64(s%3)*7
-			m.run.apply(engine.Event{Kind: engine.EventInterval, Target: t.Name, Interval: result.Interval{TS: float64(s), SpanS: 1, Events: uint64(tps),
-				Reads: uint64(tps * 14), Other: uint64(tps * 2), TPS: tps, QPS: tps * 16, P95US: 6e6 / tps, P99US: 8e6 / tps}})
+			m.run.apply(engine.Event{Kind: engine.EventInterval, Target: t.Name, Interval: result.Interval{Figures: result.Figures{Events: uint64(tps), Reads: uint64(tps * 14), Other: uint64(tps * 2), TPS: tps, QPS: tps * 16, P95US: 6e6 / tps, P99US: 8e6 / tps}, TS: float64(s), SpanS: 1}})
 		}
 		if i < n-1 {
 			run := snap.Runs[i]

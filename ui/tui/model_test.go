@@ -45,20 +45,20 @@ func feedPrepare(m *Model) {
 func feedRunning(m *Model) {
 	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
 	for i := 1; i <= 5; i++ {
-		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 1000, Reads: 14000, Other: 2000, TPS: 1000 + float64(i*10), QPS: 16000, P95US: 5000, P99US: 6500}})
+		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{Figures: result.Figures{Events: 1000, Reads: 14000, Other: 2000, TPS: 1000 + float64(i*10), QPS: 16000, P95US: 5000, P99US: 6500}, TS: float64(i), SpanS: 1}})
 	}
-	m.run.apply(engine.Event{Kind: engine.EventRunDone, Target: "native", Block: 1, Index: 1, Run: &result.Run{Target: "native", Index: 1, Summary: result.Summary{TPS: 1030, QPS: 16480, AvgUS: 3300, P95US: 5000}}})
+	m.run.apply(engine.Event{Kind: engine.EventRunDone, Target: "native", Block: 1, Index: 1, Run: &result.Run{Target: "native", Index: 1, Summary: result.Summary{Figures: result.Figures{TPS: 1030, QPS: 16480, P95US: 5000}, AvgUS: 3300}}})
 	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "container", Block: 1, Index: 1, Phase: "run 1 of 1"})
 	for i := 1; i <= 3; i++ {
-		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 400, Reads: 5600, Other: 800, TPS: 400, QPS: 6400, P95US: 12000, P99US: 15000}})
+		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{Figures: result.Figures{Events: 400, Reads: 5600, Other: 800, TPS: 400, QPS: 6400, P95US: 12000, P99US: 15000}, TS: float64(i), SpanS: 1}})
 	}
 }
 
 func finalResult() *result.Result {
 	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "native"}, {Name: "container"}}}
 	r.Runs = []result.Run{
-		{Target: "native", Index: 1, Block: 1, Complete: true, Summary: result.Summary{Queries: 164800, QPS: 16480, TPS: 1030, AvgUS: 3300, P95US: 5000}},
-		{Target: "container", Index: 1, Block: 1, Complete: true, Summary: result.Summary{Queries: 64000, QPS: 6400, TPS: 400, AvgUS: 8500, P95US: 12000}},
+		{Target: "native", Index: 1, Block: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{QPS: 16480, TPS: 1030, P95US: 5000}, Queries: 164800, AvgUS: 3300}},
+		{Target: "container", Index: 1, Block: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{QPS: 6400, TPS: 400, P95US: 12000}, Queries: 64000, AvgUS: 8500}},
 	}
 	return r
 }
@@ -185,7 +185,7 @@ func TestKeys(t *testing.T) {
 		t.Fatal("p did not pause")
 	}
 	before := len(m.run.frozen[0].history[0])
-	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 9, TPS: 1}})
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{Figures: result.Figures{TPS: 1}, TS: 9}})
 	if len(m.run.frozen[0].history[0]) != before || len(m.run.byName["native"].history[0]) == 0 {
 		t.Fatal("pause must freeze the display but keep ingesting")
 	}
@@ -209,7 +209,7 @@ func TestTeatestFlow(t *testing.T) {
 	m := testModel(events, func() {})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	events <- engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"}
-	events <- engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, Events: 10, TPS: 1234, QPS: 19744, P95US: 5000}}
+	events <- engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{Figures: result.Figures{Events: 10, TPS: 1234, QPS: 19744, P95US: 5000}, TS: 1}}
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "1234") }, teatest.WithDuration(5*time.Second))
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p")})
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
@@ -228,7 +228,7 @@ func BenchmarkView(b *testing.B) {
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	feedRunning(m)
 	for i := 0; i < 55; i++ {
-		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{TS: float64(i), SpanS: 1, Events: 400, TPS: 400 + float64(i%7), QPS: 6400, P95US: 12000}})
+		m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "container", Interval: result.Interval{Figures: result.Figures{Events: 400, TPS: 400 + float64(i%7), QPS: 6400, P95US: 12000}, TS: float64(i), SpanS: 1}})
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -261,7 +261,7 @@ func TestNoisyIntervalIsMarked(t *testing.T) {
 	m := testModel(nil, nil)
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
-	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 10, TPS: 10,
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{Figures: result.Figures{Events: 10, TPS: 10}, TS: 1, SpanS: 1,
 		Noise: map[string]any{"flagged": true, "steal_pct": 6.5, "other_cpu_cores": 0.4}}})
 	v := ansi.ReplaceAllString(m.View(), "")
 	if !strings.Contains(v, "! 1 noisy interval(s) this run") || !strings.Contains(v, "steal 6.5%") ||
@@ -285,8 +285,8 @@ func TestSystemTestCards(t *testing.T) {
 	m.SetClock(t0, t0.Add(2*time.Second))
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "c", Block: 1, Index: 1, Phase: "run 1 of 1"})
-	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "c", Interval: result.Interval{TS: 1, SpanS: 1, Events: 3000, Reads: 1800, Writes: 1200,
-		TPS: 3000, QPS: 3000, ReadMiBPerS: 28.1, WrittenMiBPerS: 18.7}})
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "c", Interval: result.Interval{Figures: result.Figures{Events: 3000, Reads: 1800, Writes: 1200, TPS: 3000, QPS: 3000}, TS: 1, SpanS: 1,
+		ReadMiBPerS: 28.1, WrittenMiBPerS: 18.7}})
 	v := ansi.ReplaceAllString(m.View(), "")
 	for _, want := range []string{"dbduel · fileio · rndrw, 16 files, 256M · 4 threads", "cpus 0-1 · quota 1.00 cpus · ext4",
 		"cpus 0-1 · quota unlimited · ext4", "events/s 3000  MiB/s 46.8"} {
@@ -309,9 +309,9 @@ func TestTPCCCards(t *testing.T) {
 	m.SetClock(t0, t0.Add(2*time.Second))
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 2"})
-	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 700, TPS: 700, QPS: 20000,
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{Figures: result.Figures{Events: 700, TPS: 700, QPS: 20000}, TS: 1, SpanS: 1,
 		TPMC: 19140, TPM: 42000, Types: map[string]result.TypeInterval{"new_order": {Count: 319}}}})
-	run := result.Run{Target: "c", Index: 2, Complete: true, Summary: result.Summary{TPS: 430, NOPM: 11645, TPM: 26286, CountedBy: "sum(district.d_next_o_id)"}}
+	run := result.Run{Target: "c", Index: 2, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 430}, NOPM: 11645, TPM: 26286, CountedBy: "sum(district.d_next_o_id)"}}
 	m.run.apply(engine.Event{Kind: engine.EventRunDone, Target: "c", Run: &run})
 	v := ansi.ReplaceAllString(m.View(), "")
 	for _, want := range []string{"dbduel · tpcc · 1 warehouse(s) · 4 threads", "tpmC 19.1k  TPM 42.0k  TPS 700",
@@ -332,7 +332,7 @@ func TestMongoHeaderSaysDocuments(t *testing.T) {
 	m.SetClock(t0, t0.Add(2*time.Second))
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
-	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{TS: 1, SpanS: 1, Events: 400, TPS: 400, QPS: 7200}})
+	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{Figures: result.Figures{Events: 400, TPS: 400, QPS: 7200}, TS: 1, SpanS: 1}})
 	v := ansi.ReplaceAllString(m.View(), "")
 	for _, want := range []string{"dbduel · mongo_read_write · 30×1000000 documents · 32 threads", "TPS 400  QPS 7200", "FerretDB v1.24.2"} {
 		if !strings.Contains(v, want) {
