@@ -151,7 +151,6 @@ func TestWarmupSpendsNoEventBudget(t *testing.T) {
 // must be what its reported lateness says. The old timer path woke ~590 µs
 // late on every attempt.
 func TestOpenLoopWakesOnTime(t *testing.T) {
-	best := math.Inf(1)
 	// An attempt is good when threads woke on time (gap ≤ 300 µs) and the
 	// gap is what the reported lateness says (within 50 µs). A neighbour
 	// only adds delays the lateness may not see, so any attempt may be
