@@ -45,6 +45,7 @@ func newConductor(ctx context.Context, s Session, targets []Target, events chan<
 		Runs: p.Runs, WarmupRuns: p.WarmupRuns, Seed: p.Seed, Blocks: p.Orders(),
 		Threads: cfg.Threads, TimeS: cfg.Time.Seconds(), Events: cfg.Events,
 		Interval: cfg.ReportInterval.Seconds(), Rate: cfg.Rate, WarmupS: cfg.Warmup.Seconds(), Percentile: cfg.Percentile,
+		MarginPct: s.MarginPct, PrecisionPct: s.PrecisionPct,
 	}
 	c := &conductor{s: s, targets: targets, res: res, byName: map[string]Target{}, dbs: map[string]driver.DB{},
 		maxThreads: cfg.Threads, total: p.TotalRuns(), started: time.Now(), preparedSize: -1,

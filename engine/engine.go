@@ -233,7 +233,7 @@ func (s *runState) waitArrival(rec *stats.Recorder) (time.Time, bool) {
 func (s *runState) work(ctx context.Context, i int, conns []driver.Conn, workers []workload.Worker) {
 	rec := s.recs[i]
 	var arrival, first time.Time
-	retry := false
+	retry, warm, warmup := false, false, s.cfg.Warmup > 0
 	for !s.stop.Load() {
 		if !retry {
 			if s.sched != nil {
@@ -251,6 +251,8 @@ func (s *runState) work(ctx context.Context, i int, conns []driver.Conn, workers
 			if s.cfg.Events > 0 && rec.Measuring() && s.remaining.Add(-1) < 0 {
 				return
 			}
+			// An event begun in the warm-up is the warm-up's, wherever it ends.
+			warm = warmup && !rec.Measuring()
 			first = time.Now()
 		}
 		retry = false
@@ -271,7 +273,7 @@ func (s *runState) work(ctx context.Context, i int, conns []driver.Conn, workers
 			if s.sched != nil {
 				lat = end.Sub(arrival)
 			}
-			rec.RecordEvent(lat, end.Sub(first), c.Reads, c.Writes, c.Other)
+			rec.RecordEvent(lat, end.Sub(first), c.Reads, c.Writes, c.Other, warm)
 			continue
 		}
 		if errors.Is(err, workload.ErrEndOfEvents) {

@@ -251,6 +251,8 @@ func (r *oneRun) collect(now time.Time, warm bool) {
 		r.types.swap()
 		r.types.interval(&iv, !warm)
 	}
+	r.run.WarmupQueries += c.WarmQueries // events begun in the warm-up
+	r.run.WarmupEvents += c.WarmEvents
 	if warm {
 		r.run.WarmupQueries += c.Queries()
 		r.run.WarmupEvents += c.Events
@@ -314,6 +316,8 @@ func (r *oneRun) finish(ctx context.Context) {
 		r.types.swap()
 		r.types.interval(&tailTypes, !r.inWarmup)
 	}
+	r.run.WarmupQueries += tail.WarmQueries
+	r.run.WarmupEvents += tail.WarmEvents
 	if !r.inWarmup {
 		r.total.Add(tail)
 		r.totalHist.Merge(tailHist)

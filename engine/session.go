@@ -88,6 +88,9 @@ type Session struct {
 	// target's TPS CI against the baseline is narrow enough (--runs auto;
 	// the plan holds --max-runs blocks per point).
 	Adaptive *Adaptive
+	// MarginPct (--margin) and PrecisionPct (the half-width the primary
+	// verdicts are held to) go into the result's plan for its analysis.
+	MarginPct, PrecisionPct float64
 	// NoiseSampler, if set, makes each run's noise reader (started with the run).
 	NoiseSampler func() func(telemetry map[string]any) map[string]any
 	// Annotate adds what the engine does not measure (targets as read

@@ -69,24 +69,53 @@ func For(r *result.Result, target string, point int) string {
 		return ""
 	}
 	var reasons []string
-	noise := comp.HasCI && comp.CILowPct <= 0 && comp.CIHighPct >= 0
-	if noise {
-		reasons = append(reasons, "within noise")
-	} else if !comp.HasCI {
-		reasons = append(reasons, fmt.Sprintf("%d block, no CI yet", comp.N))
-	}
 	et, eb := Evidence(r, tgt, point), Evidence(r, base, point)
-	if !noise {
-		reasons = append(reasons, costs(et, eb, base.Name)...)
-		if f := flaggedShare(r, target, point); f >= 0.25 {
-			reasons = append(reasons, fmt.Sprintf("%.0f%% of its intervals were noisy (steal or other processes' CPU)", f*100))
-		}
+	measured := costs(et, eb, base.Name)
+	if f := flaggedShare(r, target, point); f >= 0.25 {
+		measured = append(measured, fmt.Sprintf("%.0f%% of its intervals were noisy (steal or other processes' CPU)", f*100))
+	}
+	status, narrow := standing(r, comp)
+	if status != "" {
+		reasons = append(reasons, status)
+	}
+	if !narrow && len(measured) > 0 {
+		// Measured beside the gap, not isolated as its cause (dbduel
+		// explain's rungs isolate one change at a time).
+		reasons = append(reasons, "measured alongside: "+strings.Join(measured, ", "))
 	}
 	reasons = append(reasons, parity(r, target, base.Name)...)
 	if len(reasons) == 0 {
 		return "not in the telemetry: no docker-proxy, no CPU throttling, the server's CPU per transaction within 10%, the same configuration"
 	}
 	return strings.Join(reasons, ", ")
+}
+
+// standing says where a comparison stands before anything is named beside
+// it: too few blocks, within noise (only of an interval narrow enough to
+// mean it: inside --margin or the precision target), or not resolved.
+// narrow is true for "within noise": nothing then needs explaining.
+func standing(r *result.Result, c *result.Comparison) (status string, narrow bool) {
+	switch {
+	case !c.HasCI && c.N <= 1:
+		return fmt.Sprintf("%d block: no CI", c.N), false
+	case !c.HasCI:
+		return "no CI", false
+	case c.N == 2:
+		return "2 blocks: too wide to judge", false
+	case c.CILowPct > 0 || c.CIHighPct < 0:
+		return "", false
+	}
+	x := r.Plan.MarginPct
+	if x <= 0 {
+		x = r.Plan.PrecisionPct
+	}
+	if x <= 0 {
+		x = 5
+	}
+	if c.HalfWidthPct <= x {
+		return fmt.Sprintf("within noise (±%.1f%%)", c.HalfWidthPct), true
+	}
+	return fmt.Sprintf("not resolved (±%.1f%%, wider than ±%g%%)", c.HalfWidthPct, x), false
 }
 
 func targetPair(r *result.Result, target, baseline string) (t, b result.Target, ok bool) {

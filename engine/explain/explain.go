@@ -119,8 +119,9 @@ func Select(ladder []Rung, names []string) ([]Rung, error) {
 }
 
 // Analyze fills r.Explain from the runs of the rungs (targets named after
-// them, native first): deltas against each rung's reference, paired by
-// block, the evidence read back, and the attribution of the total gap.
+// them, native first): each step against its reference and each rung's
+// cumulative contrast against native, both paired by block with their own
+// CIs, the evidence read back, and the attribution of the total gap.
 func Analyze(r *result.Result, rungs []Rung) {
 	ex := &result.Explain{Metric: "tps"}
 	tps := perBlock(r)
@@ -132,40 +133,152 @@ func Analyze(r *result.Result, rungs []Rung) {
 		out := result.Rung{Name: rung.Name, Change: rung.Change, ComparedTo: rung.ComparedTo}
 		// A snapshot may hold a rung before its reference ran: no pairs, no delta.
 		if p := pair(tps, rung.Name, rung.ComparedTo); rung.ComparedTo != "" && p.N > 0 {
-			out.DeltaPct, out.HasCI, out.N = (p.Ratio-1)*100, p.HasCI, p.N
-			if p.HasCI {
-				out.CILowPct, out.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+			setStep(&out, p)
+			vs := pair(tps, rung.Name, "native")
+			out.DeltaVsNativePct, out.VsNativeHasCI = (vs.Ratio-1)*100, vs.HasCI
+			if vs.HasCI {
+				out.VsNativeCILowPct, out.VsNativeCIHighPct = (vs.Low-1)*100, (vs.High-1)*100
 			}
-			out.DeltaVsNativePct = (pair(tps, rung.Name, "native").Ratio - 1) * 100
 		}
 		out.Evidence = cause.Evidence(r, targets[rung.Name], 0)
 		out.Invalid = contradiction(rung.Expect, out.Evidence)
 		out.Valid = out.Invalid == ""
 		ex.Rungs = append(ex.Rungs, out)
 	}
+	ex.Attribution = attribute(rungs, tps)
+	r.Explain = ex
+}
+
+// setStep records a rung's step against its reference: Δ% with its CI and
+// the same in log points, read as "not distinguishable from 0" when the
+// CI spans 0.
+func setStep(out *result.Rung, p stats.Paired) {
+	out.DeltaPct, out.HasCI, out.N = (p.Ratio-1)*100, p.HasCI, p.N
+	out.StepLogPoints = 100 * math.Log(p.Ratio)
+	if !p.HasCI {
+		return
+	}
+	out.CILowPct, out.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+	out.StepCILowLogPoints, out.StepCIHighLogPoints = 100*math.Log(p.Low), 100*math.Log(p.High)
+	if p.Low <= 1 && p.High >= 1 {
+		out.StepReading = "not distinguishable from 0"
+	}
+}
+
+// attribute splits the gap native → bridge-proxy into the layers of the
+// path, over the blocks every rung on it completed: each layer's step in
+// log points with its CI, and, when the total's own CI excludes 0, its
+// share of the total with its Fieller CI. Over common blocks the
+// steps' log-ratios add up to the total's exactly, so the shares add to 100%.
+func attribute(rungs []Rung, tps map[string]map[int]float64) []result.Attribution {
 	names := map[string]bool{}
 	for _, rung := range rungs {
 		names[rung.Name] = true
 	}
-	total := pair(tps, "bridge-proxy", "native")
+	path := []string{"native"}
 	for _, l := range layers {
 		if !names[l.from] || !names[l.to] {
-			continue
+			return nil
 		}
-		p := pair(tps, l.to, l.from)
-		if p.N == 0 {
-			continue
+		path = append(path, l.to)
+	}
+	blocks := commonBlocks(tps, path)
+	if len(blocks) == 0 {
+		return nil
+	}
+	logs := func(to, from string) []float64 {
+		var out []float64
+		for _, b := range blocks {
+			out = append(out, math.Log(tps[to][b]/tps[from][b]))
 		}
-		a := result.Attribution{Layer: l.name, From: l.from, To: l.to, DeltaPct: (p.Ratio - 1) * 100, HasCI: p.HasCI}
+		return out
+	}
+	total := logs("bridge-proxy", "native")
+	totalP := pairedLogs(total)
+	var out []result.Attribution
+	for _, l := range layers {
+		step := logs(l.to, l.from)
+		p := pairedLogs(step)
+		a := result.Attribution{Layer: l.name, From: l.from, To: l.to, DeltaPct: (p.Ratio - 1) * 100, HasCI: p.HasCI,
+			StepLogPoints: 100 * math.Log(p.Ratio)}
 		if p.HasCI {
 			a.CILowPct, a.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+			a.StepCILowLogPt, a.StepCIHighLogPt = 100*math.Log(p.Low), 100*math.Log(p.High)
 		}
-		if total.N > 0 && total.Ratio != 1 && p.Ratio > 0 && total.Ratio > 0 {
-			a.SharePct = math.Log(p.Ratio) / math.Log(total.Ratio) * 100
+		if totalP.HasCI && (totalP.High < 1 || totalP.Low > 1) {
+			a.HasShare = true
+			a.SharePct = mean(step) / mean(total) * 100
+			a.ShareCILowPct, a.ShareCIHighPct, _ = fiellerShare(step, total)
 		}
-		ex.Attribution = append(ex.Attribution, a)
+		out = append(out, a)
 	}
-	r.Explain = ex
+	return out
+}
+
+// commonBlocks are the blocks every named target completed, in order.
+func commonBlocks(tps map[string]map[int]float64, names []string) []int {
+	var blocks []int
+	for b := range tps[names[0]] {
+		all := true
+		for _, n := range names[1:] {
+			if _, ok := tps[n][b]; !ok {
+				all = false
+			}
+		}
+		if all {
+			blocks = append(blocks, b)
+		}
+	}
+	slices.Sort(blocks)
+	return blocks
+}
+
+// pairedLogs is ComparePaired over log-ratios already taken.
+func pairedLogs(logs []float64) stats.Paired {
+	t, b := make([]float64, len(logs)), make([]float64, len(logs))
+	for i, l := range logs {
+		t[i], b[i] = math.Exp(l), 1
+	}
+	return stats.ComparePaired(t, b)
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// fiellerShare is the 95% interval of a step's share of the total gap
+// (the ratio of the two means of per-block log-ratios, which are
+// correlated: the step is part of the total), by Fieller's theorem with
+// t(n−1). It exists when the total's own t interval excludes 0.
+func fiellerShare(step, total []float64) (lo, hi float64, ok bool) {
+	n := float64(len(step))
+	if len(step) < 2 {
+		return 0, 0, false
+	}
+	a, b := mean(step), mean(total)
+	var v11, v22, v12 float64
+	for i := range step {
+		da, db := step[i]-a, total[i]-b
+		v11, v22, v12 = v11+da*da, v22+db*db, v12+da*db
+	}
+	v11, v22, v12 = v11/(n-1)/n, v22/(n-1)/n, v12/(n-1)/n
+	t := stats.TQuantile(len(step) - 1)
+	g := t * t * v22 / (b * b)
+	if g >= 1 || v22 == 0 {
+		return 0, 0, false
+	}
+	q := a / b
+	disc := v11 - 2*q*v12 + q*q*v22 - g*(v11-v12*v12/v22)
+	if disc < 0 {
+		disc = 0
+	}
+	center := q - g*v12/v22
+	half := t / math.Abs(b) * math.Sqrt(disc)
+	return (center - half) / (1 - g) * 100, (center + half) / (1 - g) * 100, true
 }
 
 // perBlock is each target's TPS by block (complete measured runs of the

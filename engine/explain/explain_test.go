@@ -12,15 +12,21 @@ import (
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
-// ladderResult is three blocks of four rungs with known TPS: the container
-// costs 2%, the volume 0%, the proxy halves what is left.
-func ladderResult(proxyPath string) (*result.Result, []Rung) {
+// ladderTPS is four blocks of four rungs: the container costs ~2%, the
+// volume nothing measurable, the proxy halves what is left.
+var ladderTPS = map[string][]float64{
+	"native":       {1000, 1100, 900, 1050},
+	"host-bind":    {985, 1070, 890, 1030},
+	"host-volume":  {980, 1080, 880, 1035},
+	"bridge-proxy": {490, 560, 430, 520},
+}
+
+// ladderResult is the ladder's rungs with TPS per block (ladderTPS unless given).
+func ladderResult(proxyPath string, tpsOf ...map[string][]float64) (*result.Result, []Rung) {
 	rungs, _ := Select(Ladder(1), []string{"bridge-proxy"})
-	tps := map[string][3]float64{
-		"native":       {1000, 1100, 900},
-		"host-bind":    {980, 1078, 882},
-		"host-volume":  {980, 1078, 882},
-		"bridge-proxy": {490, 550, 430},
+	tps := ladderTPS
+	if len(tpsOf) > 0 {
+		tps = tpsOf[0]
 	}
 	desc := map[string]result.Described{
 		"native":       {NetworkPath: "direct", Datadir: &result.Datadir{Kind: "dir", FSType: "ext4"}},
@@ -58,8 +64,11 @@ func TestSelectKeepsTheReferences(t *testing.T) {
 	}
 }
 
-// Each rung's delta is against its own reference, negative when slower,
-// with the paired CI of the verdicts; the layers' shares add to 100%.
+// Each rung's step is against its own reference, negative when slower,
+// with the paired CI of the verdicts, and in log points; its cumulative
+// contrast against native has its own paired CI; a step whose CI spans 0
+// reads "not distinguishable from 0"; the shares of a gap whose CI
+// excludes 0 add to 100% and each has a CI holding it.
 func TestAnalyzeDeltasAndAttribution(t *testing.T) {
 	r, rungs := ladderResult("docker-proxy")
 	Analyze(r, rungs)
@@ -67,31 +76,69 @@ func TestAnalyzeDeltasAndAttribution(t *testing.T) {
 	for _, rg := range r.Explain.Rungs {
 		by[rg.Name] = rg
 	}
-	if g := by["host-bind"]; !near(g.DeltaPct, -2, 1e-9) || !g.HasCI || g.N != 3 || !near(g.CILowPct, -2, 1e-9) || !near(g.CIHighPct, -2, 1e-9) {
-		t.Fatalf("host-bind: %+v", g)
+	hb := stats.ComparePaired(ladderTPS["host-bind"], ladderTPS["native"])
+	if g := by["host-bind"]; !near(g.DeltaPct, (hb.Ratio-1)*100, 1e-9) || !g.HasCI || g.N != 4 || !near(g.CILowPct, (hb.Low-1)*100, 1e-9) ||
+		!near(g.StepLogPoints, 100*math.Log(hb.Ratio), 1e-9) || !near(g.StepCIHighLogPoints, 100*math.Log(hb.High), 1e-9) {
+		t.Fatalf("host-bind: %+v, want %+v", g, hb)
 	}
-	want := stats.ComparePaired([]float64{490, 550, 430}, []float64{980, 1078, 882})
+	if v := by["host-volume"]; v.StepReading != "not distinguishable from 0" || v.CILowPct > 0 || v.CIHighPct < 0 {
+		t.Fatalf("host-volume's step spans 0: %+v", v)
+	}
 	p := by["bridge-proxy"]
-	if !near(p.DeltaPct, (want.Ratio-1)*100, 1e-9) || p.DeltaPct > -45 || !near(p.CILowPct, (want.Low-1)*100, 1e-9) || !near(p.CIHighPct, (want.High-1)*100, 1e-9) {
+	want := stats.ComparePaired(ladderTPS["bridge-proxy"], ladderTPS["host-volume"])
+	if !near(p.DeltaPct, (want.Ratio-1)*100, 1e-9) || p.DeltaPct > -45 || !near(p.CIHighPct, (want.High-1)*100, 1e-9) || p.StepReading != "" {
 		t.Fatalf("bridge-proxy against host-volume: %+v, want %+v", p, want)
 	}
-	if native := stats.ComparePaired([]float64{490, 550, 430}, []float64{1000, 1100, 900}); !near(p.DeltaVsNativePct, (native.Ratio-1)*100, 1e-9) {
-		t.Fatalf("vs native %.3f, want %.3f", p.DeltaVsNativePct, (native.Ratio-1)*100)
+	native := stats.ComparePaired(ladderTPS["bridge-proxy"], ladderTPS["native"])
+	if !near(p.DeltaVsNativePct, (native.Ratio-1)*100, 1e-9) || !p.VsNativeHasCI || !near(p.VsNativeCILowPct, (native.Low-1)*100, 1e-9) {
+		t.Fatalf("vs native %+v, want %+v", p, native)
 	}
 	if !p.Valid || p.Evidence["proxy_cpu_us_per_txn"] == nil {
 		t.Fatalf("evidence: %+v", p)
 	}
-	var share float64
+	var share, logSum float64
 	for _, a := range r.Explain.Attribution {
+		if !a.HasShare || a.ShareCILowPct > a.SharePct || a.ShareCIHighPct < a.SharePct {
+			t.Fatalf("share without its CI around it: %+v", a)
+		}
 		share += a.SharePct
+		logSum += a.StepLogPoints
 	}
-	if len(r.Explain.Attribution) != 3 || !near(share, 100, 1e-6) {
-		t.Fatalf("attribution %+v adds to %.3f%%", r.Explain.Attribution, share)
+	if len(r.Explain.Attribution) != 3 || !near(share, 100, 1e-6) || !near(logSum, 100*math.Log(native.Ratio), 1e-9) {
+		t.Fatalf("attribution %+v adds to %.3f%% (%.3f log pts)", r.Explain.Attribution, share, logSum)
 	}
 	if a := r.Explain.Attribution[2]; !strings.HasPrefix(a.Layer, "network") || a.SharePct < 90 {
 		t.Fatalf("the proxy should carry most of the gap: %+v", a)
 	}
-	if w := Waterfall(r.Explain); !strings.Contains(w, "bridge-proxy") || !strings.Contains(w, "docker-proxy 0.25 cores") {
+	w := Waterfall(r.Explain)
+	if !strings.Contains(w, "bridge-proxy") || !strings.Contains(w, "docker-proxy 0.25 cores") || !strings.Contains(w, "step not distinguishable from 0") {
+		t.Fatalf("waterfall:\n%s", w)
+	}
+	if sh := Shares(r.Explain); !strings.Contains(sh, "(95% CIs)") || !strings.Contains(sh, "network (docker-proxy vs host network) 9") {
+		t.Fatalf("shares: %q", sh)
+	}
+}
+
+// A total gap whose CI spans 0 is not shared out: the old shares exploded
+// ("510% / 166% / −576% of the gap") and added to 100% by construction
+// whatever the noise.
+func TestNoSharesOfAGapNotShownToExist(t *testing.T) {
+	r, rungs := ladderResult("docker-proxy", map[string][]float64{
+		"native":       {1000, 1100, 900, 1050},
+		"host-bind":    {1040, 1050, 950, 1000},
+		"host-volume":  {950, 1120, 880, 1070},
+		"bridge-proxy": {1010, 1070, 920, 1040},
+	})
+	Analyze(r, rungs)
+	for _, a := range r.Explain.Attribution {
+		if a.HasShare || a.SharePct != 0 {
+			t.Fatalf("a share of a gap not shown: %+v", a)
+		}
+	}
+	if sh := Shares(r.Explain); sh != "no shares of the gap native → bridge-proxy: its CI includes 0" {
+		t.Fatalf("shares: %q", sh)
+	}
+	if w := Waterfall(r.Explain); strings.Contains(w, "of the gap [") || !strings.Contains(w, "no shares, since the total's CI includes 0") {
 		t.Fatalf("waterfall:\n%s", w)
 	}
 }

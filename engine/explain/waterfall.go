@@ -8,42 +8,65 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 )
 
-// Waterfall is the headless table of a ladder: each rung's change against
-// its reference with the CI, its distance from native, its evidence, and
-// the attribution of the total gap.
+// Waterfall is the headless table of a ladder: each rung's step against
+// its reference with the CI (a step whose CI spans 0 is not
+// distinguishable from 0), its cumulative contrast against native with its
+// own CI, its evidence, and the attribution of the total gap.
 func Waterfall(ex *result.Explain) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "explain: throughput (%s) rung by rung; each Δ is against the rung it changes one thing of\n", ex.Metric)
-	fmt.Fprintf(&b, "%-19s %-13s %9s %17s %11s  %s\n", "rung", "vs", "Δ%", "CI95", "vs native", "evidence")
+	fmt.Fprintf(&b, "explain: throughput (%s) rung by rung; each step is against the rung it changes one thing of\n", ex.Metric)
+	fmt.Fprintf(&b, "%-19s %-13s %9s %17s %9s %17s  %s\n", "rung", "vs", "step Δ%", "CI95", "vs native", "CI95", "evidence")
 	for _, r := range ex.Rungs {
-		delta, ci, native := "", "", ""
+		delta, ci, native, nci := "", "", "", ""
 		if r.ComparedTo != "" && r.N == 0 {
 			delta = "not paired yet"
 		} else if r.ComparedTo != "" {
 			delta = fmt.Sprintf("%+.1f%%", r.DeltaPct)
-			ci = "no CI"
+			ci, nci = "no CI", "no CI"
 			if r.HasCI {
 				ci = fmt.Sprintf("[%+.1f, %+.1f]", r.CILowPct, r.CIHighPct)
 			}
 			native = fmt.Sprintf("%+.1f%%", r.DeltaVsNativePct)
+			if r.VsNativeHasCI {
+				nci = fmt.Sprintf("[%+.1f, %+.1f]", r.VsNativeCILowPct, r.VsNativeCIHighPct)
+			}
 		}
 		ev := summary(r.Evidence)
+		if r.StepReading != "" {
+			ev = "step " + r.StepReading + "; " + ev
+		}
 		if !r.Valid {
 			ev = "INVALID: " + r.Invalid + "; " + ev
 		}
-		fmt.Fprintf(&b, "%-19s %-13s %9s %17s %11s  %s\n", r.Name, r.ComparedTo, delta, ci, native, ev)
+		fmt.Fprintf(&b, "%-19s %-13s %9s %17s %9s %17s  %s\n", r.Name, r.ComparedTo, delta, ci, native, nci, ev)
 	}
 	if len(ex.Attribution) > 0 {
-		b.WriteString("attribution of the gap native → bridge-proxy (shares of its log-ratio; they add to 100%):\n")
+		b.WriteString(attributionHeader(ex.Attribution))
 		for _, a := range ex.Attribution {
-			ci := "no CI"
+			step := "no CI"
 			if a.HasCI {
-				ci = fmt.Sprintf("[%+.1f, %+.1f]", a.CILowPct, a.CIHighPct)
+				step = fmt.Sprintf("[%+.1f, %+.1f]", a.StepCILowLogPt, a.StepCIHighLogPt)
 			}
-			fmt.Fprintf(&b, "  %-48s %+7.1f%% %17s  %5.0f%% of the gap\n", a.Layer, a.DeltaPct, ci, a.SharePct)
+			share := ""
+			if a.HasShare {
+				share = fmt.Sprintf("  %.0f%% of the gap [%.0f%%, %.0f%%]", a.SharePct, a.ShareCILowPct, a.ShareCIHighPct)
+			}
+			if a.HasCI && a.StepCILowLogPt <= 0 && a.StepCIHighLogPt >= 0 {
+				share += "  (not distinguishable from 0)"
+			}
+			fmt.Fprintf(&b, "  %-48s %+7.1f log pts %17s%s\n", a.Layer, a.StepLogPoints, step, share)
 		}
 	}
 	return b.String()
+}
+
+// attributionHeader says what the attribution rows are, and whether the
+// total gap is large enough to be shared out.
+func attributionHeader(as []result.Attribution) string {
+	if as[0].HasShare {
+		return "attribution of the gap native → bridge-proxy (steps in log points over the blocks every rung completed; they add up to the total, so the shares add to 100%):\n"
+	}
+	return "attribution of the gap native → bridge-proxy: steps in log points; no shares, since the total's CI includes 0:\n"
 }
 
 // summary is the evidence in one short line.
@@ -82,14 +105,18 @@ func summary(ev map[string]any) string {
 }
 
 // Shares is the attribution of the gap in one sentence ("" without one):
-// what the TUI's summary and the slide say under the waterfall.
+// what the TUI's summary and the slide say under the waterfall. Shares are
+// given only when the total gap's CI excludes 0, each with its CI.
 func Shares(ex *result.Explain) string {
 	if ex == nil || len(ex.Attribution) == 0 {
 		return ""
 	}
+	if !ex.Attribution[0].HasShare {
+		return "no shares of the gap native → bridge-proxy: its CI includes 0"
+	}
 	var parts []string
 	for _, a := range ex.Attribution {
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", a.Layer, a.SharePct))
+		parts = append(parts, fmt.Sprintf("%s %.0f%% [%.0f%%, %.0f%%]", a.Layer, a.SharePct, a.ShareCILowPct, a.ShareCIHighPct))
 	}
-	return "shares of the gap native → bridge-proxy: " + strings.Join(parts, "; ")
+	return "shares of the gap native → bridge-proxy (95% CIs): " + strings.Join(parts, "; ")
 }

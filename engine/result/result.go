@@ -30,6 +30,8 @@ type Result struct {
 	Parity        *Parity                `json:"parity,omitempty"`
 	// NoiseFloor is the baseline against itself (--calibrate).
 	NoiseFloor *NoiseFloor `json:"noise_floor,omitempty"`
+	// NoiseFloors is the A/A check per sweep point and metric.
+	NoiseFloors []NoiseFloor `json:"noise_floors,omitempty"`
 	// Environment fingerprints the machine (every key always present;
 	// "unknown: <reason>" when unreadable).
 	Environment map[string]string `json:"environment"`
@@ -62,7 +64,12 @@ type Plan struct {
 	// the TPS CI half-widths reached, per target.
 	StoppedBy      string             `json:"stopped_by,omitempty"`
 	CIHalfWidthPct map[string]float64 `json:"ci_half_width_pct,omitempty"`
-	Interval       float64            `json:"report_interval_s"`
+	// MarginPct is --margin (equivalence verdicts); PrecisionPct the
+	// half-width the primary metric's verdicts are held to (--ci-target,
+	// a --fail-if or --margin threshold, or 5).
+	MarginPct    float64 `json:"margin_pct,omitempty"`
+	PrecisionPct float64 `json:"precision_pct,omitempty"`
+	Interval     float64 `json:"report_interval_s"`
 }
 
 // Point is one point of a sweep (threads, table size).
@@ -315,17 +322,41 @@ type Comparison struct {
 	// Cause is what the run measured that explains the gap (primary
 	// metric only: tps, or nopm for TPC-C).
 	Cause string `json:"cause,omitempty"`
+	// Primary marks the metric the verdict reads (tps, or nopm for
+	// TPC-C); the others are secondary.
+	Primary bool `json:"primary,omitempty"`
+	// Interim: the plan had not finished (a snapshot, or a plan stopped
+	// early): looking at an interval and stopping when it looks good is
+	// significance-based stopping.
+	Interim bool `json:"interim,omitempty"`
+	// Suspect: the A/A check at this point found identical targets
+	// differing (a bias of the design: order, warm-up, placement).
+	Suspect bool `json:"suspect,omitempty"`
+	// SDLog is the per-block log-ratios' standard deviation; HalfWidthPct
+	// the CI's half-width h (the interval is the estimate ×/÷ 1+h/100);
+	// BlocksForTarget the blocks that spread needs for the precision
+	// target (plan.precision_pct), when wider.
+	SDLog           float64 `json:"sd_log,omitempty"`
+	HalfWidthPct    float64 `json:"half_width_pct,omitempty"`
+	BlocksForTarget int     `json:"blocks_for_target,omitempty"`
+	// Equivalence is the --margin reading (TOST: the 90% CI against ±margin).
+	Equivalence string `json:"equivalence,omitempty"`
 }
 
 // NoiseFloor is what A vs A' (the baseline and an identical copy, in the
 // same interleaved plan) differ by on this machine.
 type NoiseFloor struct {
+	Point     int     `json:"point"`
 	Metric    string  `json:"metric"`
 	DeltaPct  float64 `json:"delta_pct"`
 	CILowPct  float64 `json:"ci_low_pct"`
 	CIHighPct float64 `json:"ci_high_pct"`
 	HasCI     bool    `json:"has_ci"`
 	N         int     `json:"n"`
+	// Calibrated: the A/A CI contains 0. Reading is the line that says so,
+	// or the warning that it does not ("A/A: ...").
+	Calibrated bool   `json:"calibrated"`
+	Reading    string `json:"reading"`
 }
 
 // Parity records what differs between targets besides the thing compared.
@@ -382,6 +413,44 @@ func (r *Result) Completed(target string, point int) []Run {
 	var out []Run
 	for _, run := range r.Measured(target, point) {
 		if run.Complete {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// CompleteBlocks are the blocks at point whose every target's run
+// completed: the blocks means, Δ% and verdicts are computed from (a block
+// with a run cut short is left out whole, so every figure reads the same
+// blocks).
+func (r *Result) CompleteBlocks(point int) map[int]bool {
+	names := r.TargetNames()
+	done := map[int]map[string]bool{}
+	for _, run := range r.Completed(AnyTarget, point) {
+		if done[run.Block] == nil {
+			done[run.Block] = map[string]bool{}
+		}
+		done[run.Block][run.Target] = true
+	}
+	out := map[int]bool{}
+	for b, ts := range done {
+		all := len(names) > 0
+		for _, n := range names {
+			all = all && ts[n]
+		}
+		if all {
+			out[b] = true
+		}
+	}
+	return out
+}
+
+// InCompleteBlocks are the runs of target at point in CompleteBlocks.
+func (r *Result) InCompleteBlocks(target string, point int) []Run {
+	blocks := r.CompleteBlocks(point)
+	var out []Run
+	for _, run := range r.Completed(target, point) {
+		if blocks[run.Block] {
 			out = append(out, run)
 		}
 	}
@@ -480,15 +549,27 @@ type Rung struct {
 	ComparedTo string `json:"compared_to"` // the rung it changes one thing of ("" for native)
 	// DeltaPct is the throughput change against ComparedTo (negative:
 	// slower), the geometric mean of per-block ratios with its paired CI.
-	DeltaPct         float64        `json:"delta_pct"`
-	CILowPct         float64        `json:"ci_low_pct"`
-	CIHighPct        float64        `json:"ci_high_pct"`
-	HasCI            bool           `json:"has_ci"`
-	N                int            `json:"n"`
-	DeltaVsNativePct float64        `json:"delta_vs_native_pct"`
-	Evidence         map[string]any `json:"evidence"`
-	Valid            bool           `json:"valid"`
-	Invalid          string         `json:"invalid,omitempty"` // why the evidence contradicts the label
+	DeltaPct         float64 `json:"delta_pct"`
+	CILowPct         float64 `json:"ci_low_pct"`
+	CIHighPct        float64 `json:"ci_high_pct"`
+	HasCI            bool    `json:"has_ci"`
+	N                int     `json:"n"`
+	DeltaVsNativePct float64 `json:"delta_vs_native_pct"`
+	// The cumulative contrast against native with its own paired CI (not
+	// the sum of the steps': adjacent steps share a rung, so their
+	// estimates are negatively correlated).
+	VsNativeCILowPct  float64 `json:"vs_native_ci_low_pct"`
+	VsNativeCIHighPct float64 `json:"vs_native_ci_high_pct"`
+	VsNativeHasCI     bool    `json:"vs_native_has_ci"`
+	// The step in log points (100·ln of the ratio against ComparedTo) with
+	// its CI; StepReading says "not distinguishable from 0" when it spans 0.
+	StepLogPoints       float64        `json:"step_log_points"`
+	StepCILowLogPoints  float64        `json:"step_ci_low_log_points"`
+	StepCIHighLogPoints float64        `json:"step_ci_high_log_points"`
+	StepReading         string         `json:"step_reading,omitempty"`
+	Evidence            map[string]any `json:"evidence"`
+	Valid               bool           `json:"valid"`
+	Invalid             string         `json:"invalid,omitempty"` // why the evidence contradicts the label
 }
 
 // Attribution is one layer's share of the total gap (native to the
@@ -501,5 +582,15 @@ type Attribution struct {
 	CILowPct  float64 `json:"ci_low_pct"`
 	CIHighPct float64 `json:"ci_high_pct"`
 	HasCI     bool    `json:"has_ci"`
-	SharePct  float64 `json:"share_pct"` // of the total gap's log-ratio
+	// SharePct is the layer's share of the total gap's log-ratio, over the
+	// blocks every rung of the path completed (so the shares add to 100%),
+	// with its Fieller CI (the step and the total are correlated); only when the total's CI excludes 0
+	// (HasShare), since a share of a gap not shown to exist explodes.
+	SharePct        float64 `json:"share_pct"`
+	ShareCILowPct   float64 `json:"share_ci_low_pct"`
+	ShareCIHighPct  float64 `json:"share_ci_high_pct"`
+	HasShare        bool    `json:"has_share"`
+	StepLogPoints   float64 `json:"step_log_points"`
+	StepCILowLogPt  float64 `json:"step_ci_low_log_points"`
+	StepCIHighLogPt float64 `json:"step_ci_high_log_points"`
 }

@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/dbduel/dbduel/engine/result"
 )
 
@@ -66,7 +64,7 @@ func Analyze(r *result.Result) {
 		r.Comparisons = append(r.Comparisons, cs...)
 		r.Warnings = append(r.Warnings, warns...)
 	}
-	readAgainstNoiseFloor(r)
+	checkAA(r)
 	noteNoisyIntervals(r)
 }
 
@@ -104,49 +102,6 @@ func noteNoisyIntervals(r *result.Result) {
 	}
 }
 
-// CalibrationSuffix names the A/A copy of the baseline (--calibrate).
-const CalibrationSuffix = "-aa"
-
-// readAgainstNoiseFloor sets r.NoiseFloor from the baseline's A/A copy (the
-// same server twice, interleaved like every target) and reads each other
-// target's TPS verdict against it: a difference inside what A vs A' shows
-// on this machine is at the edge of the noise.
-func readAgainstNoiseFloor(r *result.Result) {
-	r.NoiseFloor = nil
-	names := r.TargetNames()
-	if len(names) < 2 {
-		return
-	}
-	aa := names[0] + CalibrationSuffix
-	var floor *result.Comparison
-	for i, c := range r.Comparisons {
-		if c.Target == aa && c.Metric == "tps" && c.Point == 0 {
-			floor = &r.Comparisons[i]
-		}
-	}
-	if floor == nil {
-		return
-	}
-	nf := &result.NoiseFloor{Metric: "tps", DeltaPct: floor.DeltaPct, N: floor.N, HasCI: floor.HasCI,
-		CILowPct: floor.CILowPct, CIHighPct: floor.CIHighPct}
-	r.NoiseFloor = nf
-	if !floor.HasCI {
-		return
-	}
-	width := math.Max(math.Abs(floor.CILowPct), math.Abs(floor.CIHighPct))
-	for i, c := range r.Comparisons {
-		if c.Metric != "tps" || c.Target == aa {
-			continue
-		}
-		edge := "beyond it"
-		if c.HasCI && math.Min(math.Abs(c.CILowPct), math.Abs(c.CIHighPct)) <= width || !c.HasCI && math.Abs(c.DeltaPct) <= width {
-			edge = "at the edge of the noise"
-		}
-		r.Comparisons[i].Verdict += fmt.Sprintf("; A/A on this machine: ±%.1f%% (%s vs %s %+.1f%% [%+.1f%%, %+.1f%%]): %s",
-			width, aa, names[0], floor.DeltaPct, floor.CILowPct, floor.CIHighPct, edge)
-	}
-}
-
 // HonestyWarning says when dbduel's query count and the server's own counter
 // disagree by more than 1% in a run ("" when they agree or were not read).
 func HonestyWarning(run result.Run) string {
@@ -172,7 +127,7 @@ func pointLabel(points []result.Point, i int) string {
 
 func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []result.Comparison, []string) {
 	byTarget := map[string]map[int]result.Summary{} // target -> block -> summary
-	for _, run := range r.Completed(result.AnyTarget, point) {
+	for _, run := range r.InCompleteBlocks(result.AnyTarget, point) {
 		if byTarget[run.Target] == nil {
 			byTarget[run.Target] = map[int]result.Summary{}
 		}
@@ -212,6 +167,10 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 	}
 	var cs []result.Comparison
 	base := names[0]
+	primary := "tps"
+	if _, ok := st[base]; ok && st[base].NOPM != nil {
+		primary = "nopm" // TPC-C's verdict reads NOPM
+	}
 	for _, t := range names[1:] {
 		var blocks []int
 		for _, b := range sortedBlocks(byTarget[t]) {
@@ -234,42 +193,24 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 				continue
 			}
 			p := ComparePaired(tv, bv)
-			if !p.HasCI && r.Plan.Runs > 1 {
+			if !p.HasCI && p.N < 2 && r.Plan.Runs > 1 {
 				// Not a "single run": more were planned, and some were cut short.
-				p.Method = fmt.Sprintf("%d complete block(s) of the %d planned (the others were cut short): no confidence interval", p.N, r.Plan.Runs)
+				p.Method = fmt.Sprintf("only %d of the %d planned blocks complete", p.N, r.Plan.Runs)
 			}
 			c := result.Comparison{
 				Target: t, Baseline: base, Metric: m.name, Point: point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
-				N: p.N, Method: p.Method, HasCI: p.HasCI, Verdict: Verdict(t, base, m.name, p, m.higherIsBetter) + label,
+				N: p.N, Method: p.Method, HasCI: p.HasCI, SDLog: p.SD,
+				Verdict: verdict(t, base, m.name, role(m.name, primary), p, m.higherIsBetter) + label,
 			}
 			if p.HasCI {
 				c.CILowPct, c.CIHighPct = (p.Low-1)*100, (p.High-1)*100
-				if m.name == "tps" && c.CILowPct <= 0 && c.CIHighPct >= 0 && p.N >= 2 {
-					c.Verdict += noiseHint(tv, bv, c.DeltaPct)
-				}
+				c.HalfWidthPct = HalfWidthPct(p.Low, p.High)
 			}
+			judge(r, &c, p, primary)
 			cs = append(cs, c)
 		}
 	}
 	return st, cs, warns
-}
-
-// noiseHint says how many blocks the observed effect would need.
-func noiseHint(tv, bv []float64, deltaPct float64) string {
-	var logs []float64
-	for i := range tv {
-		if tv[i] > 0 && bv[i] > 0 {
-			logs = append(logs, math.Log(tv[i]/bv[i]))
-		}
-	}
-	if len(logs) < 2 || deltaPct == 0 {
-		return ""
-	}
-	n := BlocksNeeded(stat.StdDev(logs, nil), math.Abs(deltaPct)/100)
-	if n <= len(logs) {
-		return ""
-	}
-	return fmt.Sprintf("; detecting a %.1f%% effect at this noise needs about %d blocks (80%% power, α 0.05)", math.Abs(deltaPct), n)
 }
 
 func sortedBlocks(m map[int]result.Summary) []int {

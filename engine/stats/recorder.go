@@ -30,6 +30,10 @@ type Counters struct {
 	ServiceSumNS                                     uint64 // exact sum of service times (open loop)
 	WakeLateNS, Wakes                                uint64 // open loop: how late threads woke for their arrivals
 	MinNS, MaxNS                                     uint64 // exact extremes (MinNS 0 = none yet)
+	// WarmEvents and WarmQueries are events that began during
+	// --warmup-time and ended after it: not measured events (they did not
+	// spend --events), their statements counted with the warm-up's.
+	WarmEvents, WarmQueries uint64
 }
 
 // Add accumulates o.
@@ -50,6 +54,8 @@ func (c *Counters) Add(o Counters) {
 	if o.MaxNS > c.MaxNS {
 		c.MaxNS = o.MaxNS
 	}
+	c.WarmEvents += o.WarmEvents
+	c.WarmQueries += o.WarmQueries
 }
 
 // Queries is reads + writes + other.
@@ -92,11 +98,19 @@ func toUS(d time.Duration) int64 {
 }
 
 // RecordEvent adds one finished event with its latency, its service time
-// (equal to the latency in closed-loop runs) and its statements.
-func (r *Recorder) RecordEvent(lat, service time.Duration, reads, writes, other uint64) {
+// (equal to the latency in closed-loop runs) and its statements. warm says
+// the event began during --warmup-time: if the warm-up has ended since, it
+// is not a measured event and goes with the warm-up's counts.
+func (r *Recorder) RecordEvent(lat, service time.Duration, reads, writes, other uint64, warm bool) {
 	ns := uint64(lat.Nanoseconds())
 	us := toUS(lat)
 	r.mu.Lock()
+	if warm && r.measuring.Load() {
+		r.c.WarmEvents++
+		r.c.WarmQueries += reads + writes + other
+		r.mu.Unlock()
+		return
+	}
 	if r.svc != nil {
 		_ = r.svc.RecordValue(toUS(service))
 		r.c.ServiceSumNS += uint64(service.Nanoseconds())

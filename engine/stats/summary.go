@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -85,7 +86,13 @@ type Paired struct {
 	N                int
 	Method           string
 	HasCI            bool
+	// SD is the per-block log-ratios' standard deviation (paired
+	// comparisons with two blocks or more; 0 otherwise).
+	SD float64
 }
+
+// ZeroSpreadMethod says why blocks that all gave the same ratio have no CI.
+const ZeroSpreadMethod = "the same ratio in every block: no confidence interval (the figure's resolution hides any spread)"
 
 // ComparePaired compares target with baseline values paired by block: the
 // point estimate is the geometric mean of per-block ratios and the CI a
@@ -111,7 +118,15 @@ func ComparePaired(target, baseline []float64) Paired {
 		p.Method = "single run: no confidence interval; use --runs"
 		return p
 	}
-	half := TQuantile(len(logs)-1) * stat.StdDev(logs, nil) / math.Sqrt(float64(len(logs)))
+	p.SD = stat.StdDev(logs, nil)
+	if p.SD < 1e-12 || math.IsNaN(p.SD) {
+		// Quantised figures (a p95 of 2 µs vs 1 µs in every block) would
+		// give an interval of zero width: a precision they do not have.
+		p.SD = 0
+		p.Method = ZeroSpreadMethod
+		return p
+	}
+	half := TQuantile(len(logs)-1) * p.SD / math.Sqrt(float64(len(logs)))
 	p.Low, p.High, p.HasCI = math.Exp(m-half), math.Exp(m+half), true
 	p.Method = "paired t on log-ratios"
 	return p
@@ -120,48 +135,52 @@ func ComparePaired(target, baseline []float64) Paired {
 // Verdict says in words whether target differs from baseline on a metric.
 // higherIsBetter is true for throughput, false for latency: a latency that
 // rose makes the target slower, a throughput that rose makes it faster.
+// Fewer than three blocks give no verdict word: one has no interval, and
+// two have t(1) = 12.7, an interval over most of the axis.
 func Verdict(target, baseline, metric string, p Paired, higherIsBetter bool) string {
+	return verdict(target, baseline, metric, "", p, higherIsBetter)
+}
+
+// verdict is Verdict naming the metric's role (primary, secondary).
+func verdict(target, baseline, metric, role string, p Paired, higherIsBetter bool) string {
+	name := metric
+	if role != "" {
+		name += " (" + role + ")"
+	}
 	delta := (p.Ratio - 1) * 100
 	if !p.HasCI {
-		return fmt.Sprintf("%s vs %s: %s %+.1f%% (%s)", target, baseline, metric, delta, p.Method)
+		if p.N == 1 {
+			why := "use --runs"
+			if strings.HasPrefix(p.Method, "only ") {
+				why = p.Method
+			}
+			return fmt.Sprintf("%s vs %s: %s %+.1f%% (1 block: no CI; %s)", target, baseline, name, delta, why)
+		}
+		return fmt.Sprintf("%s vs %s: %s %+.1f%% (%s)", target, baseline, name, delta, p.Method)
 	}
 	lo, hi := (p.Low-1)*100, (p.High-1)*100
+	if p.N == 2 {
+		return fmt.Sprintf("%s vs %s: %s %+.1f%% (2 blocks: the interval [%+.1f%%, %+.1f%%] is too wide to judge)",
+			target, baseline, name, delta, lo, hi)
+	}
 	if lo <= 0 && hi >= 0 {
 		return fmt.Sprintf("%s vs %s: ~ no significant %s difference (%+.1f%%, CI [%+.1f%%, %+.1f%%] spans 0; n=%d blocks, %s)",
-			target, baseline, metric, delta, lo, hi, p.N, p.Method)
+			target, baseline, name, delta, lo, hi, p.N, p.Method)
 	}
 	word := "slower"
 	if (delta > 0) == higherIsBetter {
 		word = "faster"
 	}
-	what := metric
+	what := name
 	if !higherIsBetter {
 		dir := "lower"
 		if delta > 0 {
 			dir = "higher"
 		}
-		what = fmt.Sprintf("%s (%s %s)", metric, metric, dir)
+		what = fmt.Sprintf("%s (%s %s)", name, metric, dir)
 	}
 	return fmt.Sprintf("%s is %s by %.1f%% [%.1f%%, %.1f%%] in %s (n=%d blocks, %s)",
 		target, word, math.Abs(delta), math.Min(math.Abs(lo), math.Abs(hi)), math.Max(math.Abs(lo), math.Abs(hi)), what, p.N, p.Method)
-}
-
-// Power-calculation quantiles: two-sided α = 0.05 and 80% power.
-const (
-	zAlpha = 1.959964 // z(1 - 0.05/2)
-	zPower = 0.841621 // z(0.80)
-)
-
-// BlocksNeeded is the usual power calculation for a paired comparison: the
-// blocks that detect a relative effect (e.g. 0.05) with 80% power at
-// α = 0.05, given the per-block log-ratio spread sd:
-// n = ((z(1-α/2) + z(power)) · sd / ln(1+effect))².
-func BlocksNeeded(sd, effect float64) int {
-	if effect <= 0 || sd <= 0 {
-		return 0
-	}
-	d := math.Log1p(effect)
-	return int(math.Ceil(math.Pow((zAlpha+zPower)*sd/d, 2)))
 }
 
 // HalfWidths is each target's TPS CI half-width against the baseline at a
@@ -235,4 +254,25 @@ func narrowEnough(widths map[string]float64, targetPct float64) bool {
 		}
 	}
 	return true
+}
+
+// GeoMean is the geometric mean of a target's figures over the blocks at
+// point that every target completed: the same blocks, and the same kind of
+// mean, as the Δ% beside it (the baseline's and a target's geometric means
+// over those blocks are in the ratio the Δ% states). n is how many blocks.
+func GeoMean(r *result.Result, target string, point int) (s result.Summary, n int) {
+	logs := [5]float64{}
+	for _, run := range r.InCompleteBlocks(target, point) {
+		x := run.Summary
+		for i, v := range []float64{float64(x.Queries), x.QPS, x.TPS, x.AvgUS, x.P95US} {
+			logs[i] += math.Log(math.Max(v, 1e-9))
+		}
+		n++
+	}
+	if n == 0 {
+		return s, 0
+	}
+	g := func(i int) float64 { return math.Exp(logs[i] / float64(n)) }
+	s.Queries, s.QPS, s.TPS, s.AvgUS, s.P95US = uint64(math.Round(g(0))), g(1), g(2), g(3), g(4)
+	return s, n
 }

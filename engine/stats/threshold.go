@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 
@@ -28,22 +29,43 @@ func ParseThreshold(s string) (Threshold, error) {
 	return Threshold{Metric: m[1], Less: m[2] == "<", Pct: v, Text: s}, nil
 }
 
-// Crossed returns the comparisons whose whole CI lies past the threshold,
-// and those that could not be judged for want of a CI.
-func (t Threshold) Crossed(cs []result.Comparison) (crossed []result.Comparison, unjudged []result.Comparison) {
+// Judgement is what one --fail-if threshold says of the comparisons of
+// its metric: the ones whose whole CI lies past it (crossed), the ones
+// whose CI holds it (straddled: inconclusive, more blocks would settle
+// it), and the ones without a CI (unjudged). The baseline's A/A copy is a
+// check of the design and is never judged.
+type Judgement struct {
+	Crossed, Straddled, Unjudged []result.Comparison
+}
+
+// Judge reads the comparisons against the threshold.
+func (t Threshold) Judge(cs []result.Comparison) Judgement {
+	var j Judgement
 	for _, c := range cs {
-		if c.Metric != t.Metric {
+		if c.Metric != t.Metric || IsCalibration(c.Target) {
 			continue
 		}
-		if !c.HasCI {
-			unjudged = append(unjudged, c)
-			continue
-		}
-		if (t.Less && c.CIHighPct < t.Pct) || (!t.Less && c.CILowPct > t.Pct) {
-			crossed = append(crossed, c)
+		switch {
+		case !c.HasCI:
+			j.Unjudged = append(j.Unjudged, c)
+		case (t.Less && c.CIHighPct < t.Pct) || (!t.Less && c.CILowPct > t.Pct):
+			j.Crossed = append(j.Crossed, c)
+		case c.CILowPct <= t.Pct && c.CIHighPct >= t.Pct:
+			j.Straddled = append(j.Straddled, c)
 		}
 	}
-	return crossed, unjudged
+	return j
+}
+
+// Settle is how many blocks a straddling comparison's spread needs for
+// its CI to clear the threshold at the present estimate ("" when it
+// cannot say: no spread known, an unpaired compare).
+func (t Threshold) Settle(c result.Comparison) string {
+	d := math.Abs(math.Log1p(c.DeltaPct/100) - math.Log1p(t.Pct/100))
+	if c.SDLog <= 0 || d == 0 {
+		return "more blocks would settle it"
+	}
+	return fmt.Sprintf("about %d blocks would settle it at this estimate and spread", BlocksFor(c.SDLog, math.Expm1(d)*100))
 }
 
 // ParseThresholds parses every --fail-if condition.

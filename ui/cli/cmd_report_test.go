@@ -35,7 +35,7 @@ func writeResult(t *testing.T, tps map[string][]float64, size int) string {
 }
 
 func TestReportFormats(t *testing.T) {
-	path := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}, "container": {500, 505, 495}}, 100)
+	path := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}, "container": {500, 510, 490}}, 100)
 	md, stderr, code := runCLI(t, "report", path, "--format", "md")
 	if code != 0 || !strings.Contains(md, "| native | 1 |") || !strings.Contains(md, "container is slower by 50.0%") {
 		t.Fatalf("md: exit %d %s\n%s", code, stderr, md)

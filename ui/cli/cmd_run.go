@@ -53,6 +53,8 @@ type runOptions struct {
 	auto            bool    // --runs auto
 	ciTarget        float64 // --ci-target, half-width in %
 	ciTargetFlag    string
+	marginFlag      string  // --margin PCT%
+	margin          float64 // --margin, in %
 	maxRuns         int
 	maxTime         float64
 	calibrate       bool
@@ -99,6 +101,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	}
 	o.runsFlag = "1"
 	fs.Var((*runsValue)(&o.runsFlag), "runs", "`N|auto` measured runs per target, interleaved in blocks (2 or more give a confidence interval); auto adds blocks until every TPS CI is as narrow as --ci-target")
+	fs.StringVar(&o.marginFlag, "margin", "", "an equivalence `PCT%`: each verdict also says whether the 90% CI lies within ±PCT% (equivalent), beyond it (different by more), or neither (inconclusive)")
 	fs.StringVar(&o.ciTargetFlag, "ci-target", "5%", "with --runs auto: the half-width `PCT%` every target's TPS CI against the baseline must reach")
 	fs.IntVar(&o.maxRuns, "max-runs", 10, "with --runs auto: at most `N` blocks per point")
 	fs.Float64Var(&o.maxTime, "max-time", 0, "with --runs auto: stop adding blocks after `SECONDS` in all (0: no limit)")
@@ -112,7 +115,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.cleanup, "cleanup", false, "drop the run's sbtestN tables at the end")
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run (and fileio's files)")
 	fs.StringVar(&o.fileDir, "file-dir", "", "fileio on host targets: the directory of the test files (default: dbduel's state directory)")
-	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI vs the baseline lies past `METRIC<PCT%`, e.g. 'tps<-5%' or 'p95>+10%' (repeatable; needs --runs 2 or more)")
+	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI vs the baseline lies past `METRIC<PCT%`, e.g. 'tps<-5%' or 'p95>+10%', and 5 when the CI straddles it (inconclusive; repeatable; needs --runs 2 or more)")
 	fs.BoolVar(&o.strictParity, "strict-parity", false, "refuse to run (exit 4) when targets differ in server version or any configuration variable")
 	fs.StringVarP(&o.file, "file", "f", "", "read targets, workload, options and plan from a scenario `FILE.yaml` (flags given here override it; examples/)")
 	fs.StringVar(&o.compose, "compose", "", "turn the services of a compose `FILE` into container targets (with --target: added after those)")
@@ -190,6 +193,13 @@ func (o *runOptions) validate() error {
 	case "", "text", "sysbench", "json":
 	default:
 		return usageErr("invalid --format %q: want text, sysbench or json", o.format)
+	}
+	if o.marginFlag != "" {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.marginFlag), "%"), 64)
+		if err != nil || v <= 0 || v >= 100 {
+			return usageErr("invalid --margin %q: want a percentage such as 5%%", o.marginFlag)
+		}
+		o.margin = v
 	}
 	if v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.ciTargetFlag), "%"), 64); err != nil || v <= 0 {
 		return usageErr("invalid --ci-target %q: want a half-width such as 5%%", o.ciTargetFlag)

@@ -199,20 +199,33 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// checkThresholds turns --fail-if conditions into exit code 3.
+// checkThresholds turns --fail-if conditions into an exit code: 3 when a
+// target's whole CI lies past a threshold (a crossed one wins over any
+// other), 5 when a CI straddles one (inconclusive: more blocks would
+// settle it), 0 otherwise.
 func checkThresholds(ths []stats.Threshold, cs []result.Comparison, stderr io.Writer) error {
-	var crossed []string
+	var crossed, straddled []string
 	for _, th := range ths {
-		c, unjudged := th.Crossed(cs)
-		for _, u := range unjudged {
+		j := th.Judge(cs)
+		for _, u := range j.Unjudged {
 			fmt.Fprintf(stderr, "dbduel: --fail-if %s: %s has no confidence interval (use --runs 2 or more); not judged\n", th.Text, u.Target)
 		}
-		for _, x := range c {
+		for _, x := range j.Crossed {
 			crossed = append(crossed, fmt.Sprintf("%s %s %+.1f%% [%+.1f%%, %+.1f%%] crosses %s", x.Target, x.Metric, x.DeltaPct, x.CILowPct, x.CIHighPct, th.Text))
+		}
+		for _, x := range j.Straddled {
+			straddled = append(straddled, fmt.Sprintf("inconclusive: %s %s %+.1f%%, the CI [%+.1f%%, %+.1f%%] straddles %s; %s",
+				x.Target, x.Metric, x.DeltaPct, x.CILowPct, x.CIHighPct, th.Text, th.Settle(x)))
 		}
 	}
 	if len(crossed) > 0 {
+		for _, s := range straddled {
+			fmt.Fprintf(stderr, "dbduel: --fail-if: %s\n", s)
+		}
 		return &exitError{code: exitThreshold, err: fmt.Errorf("--fail-if: %s", strings.Join(crossed, "; "))}
+	}
+	if len(straddled) > 0 {
+		return &exitError{code: exitUndecided, err: fmt.Errorf("--fail-if: %s", strings.Join(straddled, "; "))}
 	}
 	return nil
 }

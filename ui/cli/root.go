@@ -33,6 +33,7 @@ const (
 	exitUsage       = 2
 	exitThreshold   = 3
 	exitParity      = 4
+	exitUndecided   = 5
 	exitInterrupted = 130
 )
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"strings"
@@ -118,6 +119,7 @@ func (rc *runConfig) session(o *runOptions, names []string) engine.Session {
 	if o.auto {
 		sess.Adaptive = &engine.Adaptive{CITargetPct: o.ciTarget, MaxTime: seconds(o.maxTime)}
 	}
+	sess.MarginPct, sess.PrecisionPct = o.margin, rc.precisionTarget(o)
 	if len(rc.sizes) > 1 {
 		wl, first := rc.workload, rc.sizes[0]
 		sw := wl.(workload.Sweepable)
@@ -129,4 +131,22 @@ func (rc *runConfig) session(o *runOptions, names []string) engine.Session {
 		}
 	}
 	return sess
+}
+
+// precisionTarget is the half-width the primary verdicts are held to: the
+// --runs auto target, else a --fail-if threshold on the primary metric,
+// else --margin, else 5%.
+func (rc *runConfig) precisionTarget(o *runOptions) float64 {
+	if o.auto {
+		return o.ciTarget
+	}
+	for _, th := range rc.thresholds {
+		if (th.Metric == "tps" || th.Metric == "nopm") && th.Pct != 0 {
+			return math.Abs(th.Pct)
+		}
+	}
+	if o.margin > 0 {
+		return o.margin
+	}
+	return stats.DefaultPrecisionPct
 }

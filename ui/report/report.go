@@ -16,6 +16,7 @@ import (
 	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 )
 
 // Formats are the accepted --format values.
@@ -109,25 +110,21 @@ func (t table) html() string {
 func runsTable(r *result.Result, point int) table {
 	t := table{head: []string{"target", "run", "total queries", "QPS", "TPS", "avg ms", "p95 ms"}}
 	names := r.TargetNames()
+	blocks := r.CompleteBlocks(point)
 	for _, name := range names {
-		var sum result.Summary
-		n := 0
 		for _, run := range r.Measured(name, point) {
 			s := run.Summary
 			label := strconv.Itoa(run.Index)
-			if !run.Complete {
+			switch {
+			case !run.Complete:
 				label += " (partial: cut short, not in the comparison)"
+			case !blocks[run.Block]:
+				label += " (its block has a run cut short: not in the comparison)"
 			}
 			t.rows = append(t.rows, []string{name, label, strconv.FormatUint(s.Queries, 10), f2(s.QPS), f2(s.TPS), f2(s.AvgUS / 1000), f2(s.P95US / 1000)})
-			if run.Complete {
-				sum.Queries += s.Queries
-				sum.QPS, sum.TPS, sum.AvgUS, sum.P95US = sum.QPS+s.QPS, sum.TPS+s.TPS, sum.AvgUS+s.AvgUS, sum.P95US+s.P95US
-				n++
-			}
 		}
-		if n > 1 {
-			k := float64(n)
-			t.rows = append(t.rows, []string{name, "mean", strconv.FormatUint(sum.Queries/uint64(n), 10), f2(sum.QPS / k), f2(sum.TPS / k), f2(sum.AvgUS / 1000 / k), f2(sum.P95US / 1000 / k)})
+		if g, n := stats.GeoMean(r, name, point); n > 1 {
+			t.rows = append(t.rows, []string{name, fmt.Sprintf("geometric mean of %d blocks", n), strconv.FormatUint(g.Queries, 10), f2(g.QPS), f2(g.TPS), f2(g.AvgUS / 1000), f2(g.P95US / 1000)})
 		}
 	}
 	for _, name := range names[min(1, len(names)):] {
@@ -170,13 +167,17 @@ func comparisonsTable(r *result.Result, point int) table {
 	return t
 }
 
-// verdicts are a point's verdict lines (the primary metric's).
+// verdicts are a point's verdict lines (the primary metric's), then the
+// A/A check's line (--calibrate).
 func verdicts(r *result.Result, point int) []string {
 	var out []string
-	for _, c := range r.Comparisons {
-		if c.Point == point && (c.Metric == "tps" || c.Metric == "nopm") {
+	for _, name := range r.TargetNames() {
+		if c := cause.Primary(r, name, point); c != nil && c.NBaseline == 0 {
 			out = append(out, c.Verdict)
 		}
+	}
+	if line := stats.AALine(r, point); line != "" {
+		out = append(out, line)
 	}
 	return out
 }

@@ -129,9 +129,9 @@ func TestTitleSaysWorkloadThreadsAndData(t *testing.T) {
 func TestMarkdownAsOnScreen(t *testing.T) {
 	md := Markdown(threeTargets())
 	for _, want := range []string{
-		"| native | 1 |", "| native | mean |", "| bridge | Δ% |", "| bridge | CI95 |",
+		"| native | 1 |", "| native | geometric mean of 3 blocks |", "| bridge | Δ% |", "| bridge | CI95 |",
 		"[-40.5%, -39.0%]",
-		"cause: bridge: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction",
+		"cause: bridge: measured alongside: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction",
 		"host: within noise",
 		"innodb_buffer_pool_size",
 	} {

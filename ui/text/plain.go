@@ -9,6 +9,7 @@ import (
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 )
 
 // PlainPrinter is dbduel's own headless layout: one line per interval with
@@ -153,35 +154,27 @@ func pointTable(r *result.Result, point int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", "target", "run", "queries", "qps", "tps", "avg ms", "p95 ms")
 	names := r.TargetNames()
-	partial := false
+	blocks := r.CompleteBlocks(point)
+	apart := false
 	for _, name := range names {
-		var sum result.Summary
-		n := 0
 		for _, run := range r.Measured(name, point) {
 			s := run.Summary
 			label := fmt.Sprint(run.Index)
-			if !run.Complete {
-				label += "*" // cut short: shown, never averaged
+			if !run.Complete || !blocks[run.Block] {
+				label += "*" // cut short, or its block was: shown, never averaged
+				apart = true
 			}
 			fmt.Fprintf(&b, "%-14s %5s %12d %11.2f %10.2f %10.2f %10.2f\n", name, label, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
-			if !run.Complete {
-				partial = true
-				continue
-			}
-			sum.Queries += s.Queries
-			sum.QPS += s.QPS
-			sum.TPS += s.TPS
-			sum.AvgUS += s.AvgUS
-			sum.P95US += s.P95US
-			n++
 		}
-		if n > 1 {
-			f := float64(n)
-			fmt.Fprintf(&b, "%-14s %5s %12d %11.2f %10.2f %10.2f %10.2f\n", name, "mean", sum.Queries/uint64(n), sum.QPS/f, sum.TPS/f, sum.AvgUS/1000/f, sum.P95US/1000/f)
+		if g, n := stats.GeoMean(r, name, point); n > 1 {
+			fmt.Fprintf(&b, "%-14s %5s %12d %11.2f %10.2f %10.2f %10.2f\n", name, "gmean", g.Queries, g.QPS, g.TPS, g.AvgUS/1000, g.P95US/1000)
 		}
 	}
-	if partial {
-		b.WriteString("* partial: the run was cut short; it is left out of the means, Δ% and verdicts\n")
+	if apart {
+		b.WriteString("* cut short, or in a block with a run cut short: left out of the gmean, Δ% and verdicts\n")
+	}
+	if len(names) > 1 && len(blocks) > 1 {
+		fmt.Fprintf(&b, "gmean: geometric mean over the %d block(s) every target completed, the blocks and estimator of the Δ%%\n", len(blocks))
 	}
 	// The Δ% row is the estimator whose CI is printed under it and that the
 	// verdict reads: the geometric mean of the per-block ratios.
@@ -208,6 +201,9 @@ func pointTable(r *result.Result, point int) string {
 		if (c.Metric == "tps" || c.Metric == "nopm") && c.Point == point {
 			fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
 		}
+	}
+	if line := stats.AALine(r, point); line != "" {
+		b.WriteString(line + "\n")
 	}
 	if line := cause.Line(r, point); line != "" {
 		fmt.Fprintf(&b, "cause: %s\n", line)

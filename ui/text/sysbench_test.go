@@ -2,6 +2,7 @@ package text
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -88,7 +89,32 @@ func TestRunTableMarksPartialRuns(t *testing.T) {
 		{Target: "a", Block: 3, Index: 3, Complete: false, Summary: result.Summary{Figures: result.Figures{TPS: 10}, Queries: 10}},
 	}
 	table := RunTable(r)
-	if !strings.Contains(table, "    3*") || !strings.Contains(table, "150.00") || !strings.Contains(table, "partial") {
+	if !strings.Contains(table, "    3*") || !strings.Contains(table, "gmean         1414        0.00     141.42") || !strings.Contains(table, "* cut short") {
 		t.Fatalf("table:\n%s", table)
+	}
+}
+
+// The rows above the Δ% say what they are and agree with it: geometric
+// means over the blocks every target completed (the old "mean" rows were
+// arithmetic means with unpaired runs: −16.7% above a −29.3% Δ%).
+func TestMeanRowsAgreeWithTheDelta(t *testing.T) {
+	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "n"}, {Name: "c"}}, Plan: result.Plan{Runs: 3, Points: []result.Point{{Threads: 1}}}}
+	for b, v := range [][2]float64{{100, 50}, {200, 180}, {150, 90}} {
+		r.Runs = append(r.Runs,
+			result.Run{Target: "n", Block: b + 1, Index: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[0], QPS: v[0]}, AvgUS: 1}},
+			result.Run{Target: "c", Block: b + 1, Index: b + 1, Complete: b < 2, Summary: result.Summary{Figures: result.Figures{TPS: v[1], QPS: v[1]}, AvgUS: 1}})
+	}
+	stats.Analyze(r)
+	table := RunTable(r)
+	gn, gc := math.Sqrt(100*200), math.Sqrt(50*180)
+	c := r.Comparison("c", "tps", 0)
+	if c == nil || math.Abs((gc/gn-1)*100-c.DeltaPct) > 1e-9 {
+		t.Fatalf("gmean ratio %.4f%% vs Δ%% %+v", (gc/gn-1)*100, c)
+	}
+	for _, want := range []string{fmt.Sprintf("n              gmean            0 %11.2f %10.2f", gn, gn), fmt.Sprintf("c              gmean            0 %11.2f %10.2f", gc, gc), "n                 3*", "c                 3*",
+		"gmean: geometric mean over the 2 block(s) every target completed"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
 	}
 }

@@ -204,7 +204,7 @@ func TestSummaryChartVerdictAndCause(t *testing.T) {
 			t.Errorf("%s: %q or its verdict missing:\n%s", name, want, v)
 		}
 	}
-	if !strings.Contains(flat, "cause: bridge: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction") || !strings.Contains(flat, "host: within noise") {
+	if !strings.Contains(flat, "cause: bridge: measured alongside: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction") || !strings.Contains(flat, "host: within noise") {
 		t.Errorf("no cause line:\n%s", v)
 	}
 	typeKey(m, "t")

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -9,6 +10,7 @@ import (
 	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/ui/chart"
 	"github.com/dbduel/dbduel/ui/text"
 	"github.com/dbduel/dbduel/ui/theme"
@@ -134,6 +136,9 @@ func (m *summary) comparisonSummary() []string {
 				out = append(out, m.wrap("verdict: "+c.Verdict)...)
 			}
 		}
+		if line := stats.AALine(r, pt); line != "" {
+			out = append(out, m.wrap(line)...)
+		}
 		if line := cause.Line(r, pt); line != "" {
 			out = append(out, m.wrap("cause: "+line)...)
 		}
@@ -165,21 +170,22 @@ func (m *summary) deltaRows(r *result.Result, names []string, pt int) ([]chart.D
 	return rows, idx, metric
 }
 
-// baselineMean is the baseline's mean of the metric over its complete runs.
+// baselineMean is the baseline's geometric mean of the metric over the
+// complete blocks (the Δ%s' blocks and estimator).
 func baselineMean(r *result.Result, base, metric string, pt int) string {
-	sum, n := 0.0, 0
-	for _, run := range r.Completed(base, pt) {
-		v := run.Summary.TPS
-		if metric == "NOPM" {
-			v = run.Summary.NOPM
+	g, n := stats.GeoMean(r, base, pt)
+	v := g.TPS
+	if metric == "NOPM" {
+		var logs float64
+		for _, run := range r.InCompleteBlocks(base, pt) {
+			logs += math.Log(math.Max(run.Summary.NOPM, 1e-9))
 		}
-		sum += v
-		n++
+		v = math.Exp(logs / float64(max(n, 1)))
 	}
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("mean %s %s over %d run(s)", metric, chart.Human(sum/float64(n)), n)
+	return fmt.Sprintf("geometric mean %s %s over %d complete block(s)", metric, chart.Human(v), n)
 }
 
 // waterfallLines is explain's ladder: each measured rung's Δ% against the

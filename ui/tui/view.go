@@ -407,7 +407,7 @@ func (m *running) comparisonLines(cards []*card) []string {
 	}
 	var out []string
 	for i, c := range cards[1:] {
-		head := fmt.Sprintf("vs %s · %s %s:", cards[0].name, theme.For(i+1).Glyph, c.name)
+		head := fmt.Sprintf("interim vs %s · %s %s:", cards[0].name, theme.For(i+1).Glyph, c.name)
 		tps := m.latest.Comparison(c.name, "tps", m.point)
 		if tps == nil {
 			out = append(out, m.style(i+1).Render(chart.Fit(head+" Δ% once a block has measured both", m.width)))

@@ -53,14 +53,15 @@ func summarize(r io.Reader, names []string, peer string) (string, error) {
 		return "", err
 	}
 	var parts []string
-	var method string
 	for i, name := range names {
 		p := stats.ComparePaired(cols[2*i+1], cols[2*i])
 		s := fmt.Sprintf("%s %.3f", name, p.Ratio)
 		if p.HasCI {
 			s += fmt.Sprintf(" [%.3f, %.3f]", p.Low, p.High)
+		} else {
+			s += " (" + p.Method + ")"
 		}
-		parts, method = append(parts, s), p.Method
+		parts = append(parts, s)
 	}
-	return fmt.Sprintf("paired ratios dbduel/%s, geometric mean [95%% CI, %s]: %s", peer, method, strings.Join(parts, "; ")), nil
+	return fmt.Sprintf("paired ratios dbduel/%s, geometric mean [95%% CI, paired t on log-ratios]: %s", peer, strings.Join(parts, "; ")), nil
 }
