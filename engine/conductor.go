@@ -35,7 +35,7 @@ type conductor struct {
 	preparedSize int // -1: nothing prepared yet
 	wl           workload.Workload
 	settled      map[int]bool // --runs auto: points whose CIs are narrow enough
-	rules        map[int]*stats.AutoRule
+	rules        map[int]*stats.SteinRule
 }
 
 func newConductor(ctx context.Context, s Session, targets []Target, events chan<- Event, res *result.Result) *conductor {
@@ -49,7 +49,7 @@ func newConductor(ctx context.Context, s Session, targets []Target, events chan<
 	}
 	c := &conductor{s: s, targets: targets, res: res, byName: map[string]Target{}, dbs: map[string]driver.DB{},
 		maxThreads: cfg.Threads, total: p.TotalRuns(), started: time.Now(), preparedSize: -1,
-		settled: map[int]bool{}, rules: map[int]*stats.AutoRule{},
+		settled: map[int]bool{}, rules: map[int]*stats.SteinRule{},
 		merge: newIntervalMerger(events, cfg.Percentile, cfg.Workload)}
 	for _, pt := range p.Points {
 		res.Plan.Points = append(res.Plan.Points, result.Point{Threads: pt.Threads, TableSize: pt.TableSize})
@@ -229,20 +229,21 @@ func (c *conductor) measure(ctx context.Context, b plan.Block, name string) (res
 	return run, err
 }
 
-// adaptiveStep, under --runs auto, reads the point's TPS CIs after block b
-// and settles the point when its rule says they are narrow enough.
+// adaptiveStep, under --runs auto, reports the point's TPS CIs after block
+// b and settles the point when Stein's rule has its blocks (fixed at the
+// pilot from the pilot's spread).
 func (c *conductor) adaptiveStep(b plan.Block) {
 	a := c.s.Adaptive
 	if a == nil || b.Warmup {
 		return
 	}
-	widths, ok := stats.HalfWidths(c.res, b.Point)
+	widths, _ := stats.HalfWidths(c.res, b.Point)
 	c.res.Plan.CIHalfWidthPct = widths
 	c.send(Event{Kind: EventNotice, Message: fmt.Sprintf("after %d block(s): TPS CI half-widths %s (target ±%g%%)", b.Index, formatWidths(widths), a.CITargetPct)})
 	if c.rules[b.Point] == nil {
-		c.rules[b.Point] = &stats.AutoRule{TargetPct: a.CITargetPct}
+		c.rules[b.Point] = &stats.SteinRule{TargetPct: a.CITargetPct}
 	}
-	if c.rules[b.Point].Settled(b.Index, widths, ok) {
+	if c.rules[b.Point].Step(c.res, b.Point, b.Index) {
 		c.settled[b.Point] = true
 		if c.res.Plan.StoppedBy == "" {
 			c.res.Plan.StoppedBy = "ci-target"

@@ -123,8 +123,16 @@ func RunOnce(ctx context.Context, cfg Config, target string, db driver.DB, emit 
 	r.finish(ctx)
 	r.summarize()
 	r.run.Complete = r.s.failErr == nil && ctx.Err() == nil
+	if r.run.Complete && r.run.Summary.Events == 0 {
+		// A run that measured nothing is a failed run, not a 0 to divide by.
+		r.run.Complete = false
+		return r.run, fmt.Errorf("%w (%.1f s measured)", ErrNoEvents, r.run.Summary.DurationS)
+	}
 	return r.run, r.s.failErr
 }
+
+// ErrNoEvents fails a run that ended without a measured event.
+var ErrNoEvents = errors.New("the run completed no event: a failed run")
 
 // schedule is the open-loop arrival process: Poisson arrivals at rate per
 // second. Each thread claims the next arrival; if it lies ahead the thread

@@ -231,3 +231,25 @@ func TestSpentBudgetLetsHeldEventsFinish(t *testing.T) {
 		t.Fatalf("events %d errors %d, want 2 and 1", s.Events, s.Errors)
 	}
 }
+
+// endsAtOnce is a workload whose threads have no event to run.
+type endsAtOnce struct{ scripted }
+
+func (e *endsAtOnce) NewWorker(context.Context, driver.Conn, int, int, uint64) (workload.Worker, error) {
+	return endsWorker{}, nil
+}
+
+type endsWorker struct{}
+
+func (endsWorker) Event(context.Context, *workload.Counts) error { return workload.ErrEndOfEvents }
+func (endsWorker) Close(context.Context, *workload.Counts) error { return nil }
+
+// A complete run with no event is a failed run, reported as such (a 0-TPS
+// block used to be dropped from the comparison in silence).
+func TestRunWithNoEventFails(t *testing.T) {
+	cfg := Config{Workload: &endsAtOnce{}, Threads: 2, Time: time.Second, Percentile: 95}
+	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	if !errors.Is(err, ErrNoEvents) || run.Complete {
+		t.Fatalf("complete %v, err %v", run.Complete, err)
+	}
+}

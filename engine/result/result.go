@@ -68,8 +68,19 @@ type Plan struct {
 	// half-width the primary metric's verdicts are held to (--ci-target,
 	// a --fail-if or --margin threshold, or 5).
 	MarginPct    float64 `json:"margin_pct,omitempty"`
+	// Stein is --runs auto's two-stage plan per point: the pilot's blocks
+	// and TPS log-ratio sd per target, and the blocks they planned.
+	Stein []SteinPoint `json:"stein,omitempty"`
 	PrecisionPct float64 `json:"precision_pct,omitempty"`
 	Interval     float64 `json:"report_interval_s"`
+}
+
+// SteinPoint is one sweep point's two-stage plan (--runs auto).
+type SteinPoint struct {
+	Point         int                `json:"point"`
+	PilotBlocks   int                `json:"pilot_blocks"`
+	PlannedBlocks int                `json:"planned_blocks"`
+	PilotSD       map[string]float64 `json:"pilot_sd"`
 }
 
 // Point is one point of a sweep (threads, table size).

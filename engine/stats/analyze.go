@@ -66,6 +66,7 @@ func Analyze(r *result.Result) {
 	}
 	checkAA(r)
 	noteNoisyIntervals(r)
+	steinShortfall(r)
 }
 
 // noteNoisyIntervals says, in each TPS verdict, when the measured intervals
@@ -193,6 +194,9 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 				continue
 			}
 			p := ComparePaired(tv, bv)
+			if m.name == "tps" {
+				p = steinPaired(r, point, t, tv, bv, p)
+			}
 			if !p.HasCI && p.N < 2 && r.Plan.Runs > 1 {
 				// Not a "single run": more were planned, and some were cut short.
 				p.Method = fmt.Sprintf("only %d of the %d planned blocks complete", p.N, r.Plan.Runs)
@@ -215,4 +219,35 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 
 func sortedBlocks(m map[int]result.Summary) []int {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// steinPaired replaces a TPS comparison's interval by Stein's two-stage
+// interval when --runs auto planned the point's blocks from a pilot: the
+// pilot's sd and t(n0−1), whatever the blocks after it showed.
+func steinPaired(r *result.Result, point int, target string, tv, bv []float64, p Paired) Paired {
+	for _, sp := range r.Plan.Stein {
+		sd, ok := sp.PilotSD[target]
+		if sp.Point != point || !ok || sd <= 0 || p.N < sp.PilotBlocks {
+			continue
+		}
+		logs := make([]float64, len(tv))
+		for i := range tv {
+			logs[i] = math.Log(tv[i] / bv[i])
+		}
+		p.Ratio, p.Low, p.High = SteinInterval(logs, sd, sp.PilotBlocks)
+		p.HasCI, p.SD = true, sd
+		p.Method = fmt.Sprintf("Stein two-stage: pilot sd of %d blocks, t(%d)", sp.PilotBlocks, sp.PilotBlocks-1)
+	}
+	return p
+}
+
+// steinShortfall warns when --max-runs cut a point's blocks below what
+// the pilot's spread asked for: the half-width asked for was not reached.
+func steinShortfall(r *result.Result) {
+	for _, sp := range r.Plan.Stein {
+		if n := len(r.CompleteBlocks(sp.Point)); sp.PlannedBlocks > n && r.Complete {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("--runs auto%s: the pilot's spread asked for %d blocks for ±%g%%; %d ran (--max-runs): the half-width asked for was not reached",
+				pointLabel(r.Plan.Points, sp.Point), sp.PlannedBlocks, PrecisionTarget(r), n))
+		}
+	}
 }

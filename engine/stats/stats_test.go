@@ -494,40 +494,101 @@ func TestAACheckIsADesignCheck(t *testing.T) {
 	}
 }
 
-// --runs auto's rule in a seeded simulation: blocks are added until the
-// rule is satisfied or 20 blocks are spent; the final CI (the one the
-// verdict shows) still contains the true ratio in at least 92% of 2000
-// plans at each setting (measured 0.93-0.95; stopping at the first narrow
-// CI gave 0.87-0.89).
-func TestAdaptiveRuleCoverage(t *testing.T) {
-	const trials = 2000
-	rng := rand.New(rand.NewPCG(3, 5))
+// simulateStein runs plans of Stein's two-stage rule: a pilot of
+// SteinPilot blocks fixes N from its spread (at most maxBlocks), and the
+// final interval uses the pilot's sd with t(n0−1). It returns the coverage
+// of the true ratio over all plans, over the plans that reached their N
+// (stopped by the CI target), the share of plans --max-runs capped, and
+// the mean blocks.
+func simulateStein(rng *rand.Rand, trials int, sd, targetPct float64, maxBlocks int) (all, reached, cappedShare, blocks float64) {
 	trueRatio := 0.95
-	for _, c := range []struct{ sd, targetPct float64 }{{0.03, 3}, {0.05, 3}, {0.08, 5}, {0.02, 5}} {
-		hits, blocks := 0, 0
-		for range trials {
-			var tv, bv []float64
-			var p Paired
-			rule := &AutoRule{TargetPct: c.targetPct}
-			for n := 1; n <= 20; n++ {
-				block := 1000 * math.Exp(0.1*rng.NormFloat64())
-				bv = append(bv, block*math.Exp(c.sd/math.Sqrt2*rng.NormFloat64()))
-				tv = append(tv, block*trueRatio*math.Exp(c.sd/math.Sqrt2*rng.NormFloat64()))
-				p = ComparePaired(tv, bv)
-				if rule.Settled(n, map[string]float64{"t": (p.High - p.Low) / 2 * 100}, p.HasCI) {
-					break
-				}
-			}
-			blocks += len(tv)
-			if p.Low <= trueRatio && trueRatio <= p.High {
-				hits++
+	hits, hitsReached, nReached, total := 0, 0, 0, 0
+	for range trials {
+		var logs []float64
+		draw := func() {
+			block := 1000 * math.Exp(0.1*rng.NormFloat64())
+			b := block * math.Exp(sd/math.Sqrt2*rng.NormFloat64())
+			t := block * trueRatio * math.Exp(sd/math.Sqrt2*rng.NormFloat64())
+			logs = append(logs, math.Log(t/b))
+		}
+		for range SteinPilot {
+			draw()
+		}
+		s0 := stat.StdDev(logs, nil)
+		n := SteinBlocks(s0, SteinPilot, targetPct)
+		capped := n > maxBlocks
+		for len(logs) < min(n, maxBlocks) {
+			draw()
+		}
+		_, lo, hi := SteinInterval(logs, s0, SteinPilot)
+		in := lo <= trueRatio && trueRatio <= hi
+		total += len(logs)
+		if in {
+			hits++
+		}
+		if !capped {
+			nReached++
+			if in {
+				hitsReached++
 			}
 		}
-		cov := float64(hits) / trials
-		t.Logf("sd %.2f, target ±%g%%: coverage %.3f, %.1f blocks on average", c.sd, c.targetPct, cov, float64(blocks)/trials)
-		if cov < 0.92 {
-			t.Errorf("sd %.2f target %g: coverage %.3f < 0.92", c.sd, c.targetPct, cov)
+	}
+	return float64(hits) / float64(trials), float64(hitsReached) / float64(max(nReached, 1)), 1 - float64(nReached)/float64(trials), float64(total) / float64(trials)
+}
+
+// --runs auto in a seeded simulation: Stein's two-stage rule keeps its
+// 95% over all plans, and among the plans stopped by the CI target where
+// --max-runs rarely binds (the old rule, two narrow CIs in a row, covered
+// 0.83 there). Where the cap binds often, the plans that reached their N
+// are the ones whose pilot happened to spread little, and they cover
+// less: the docs say so. docs/measurement.md's "--runs auto" table is this
+// test's log (go test -v -run TestSteinRuleCoverage ./engine/stats).
+func TestSteinRuleCoverage(t *testing.T) {
+	trials := 4000
+	if testing.Short() {
+		trials = 800
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, c := range []struct{ sd, targetPct float64 }{{0.02, 5}, {0.05, 5}, {0.05, 3}, {0.08, 5}, {0.15, 5}} {
+		all, reached, capped, blocks := simulateStein(rng, trials, c.sd, c.targetPct, 40)
+		t.Logf("| %.2f | ±%g%% | %.3f | %.3f | %.0f%% | %.1f |", c.sd, c.targetPct, all, reached, capped*100, blocks)
+		if all < minCoverage(trials) || (capped < 0.1 && reached < minCoverage(trials)) {
+			t.Errorf("sd %.2f target %g: coverage %.3f overall, %.3f when the target was reached (%.0f%% capped)", c.sd, c.targetPct, all, reached, capped*100)
 		}
+	}
+}
+
+// The rule itself on a result: nothing settles before the pilot; at the
+// pilot the plan records the spread and the blocks it asks for; the point
+// settles when it has them; Analyze then gives the Stein interval.
+func TestSteinRuleOnAResult(t *testing.T) {
+	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "n"}, {Name: "c"}}, Plan: result.Plan{Runs: 80, PrecisionPct: 5}}
+	rule := &SteinRule{TargetPct: 5}
+	rng := rand.New(rand.NewPCG(1, 2))
+	settledAt := 0
+	for n := 1; n <= 80 && settledAt == 0; n++ {
+		base := 1000 * math.Exp(0.05*rng.NormFloat64())
+		r.Runs = append(r.Runs,
+			result.Run{Target: "n", Block: n, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: base}}},
+			result.Run{Target: "c", Block: n, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: base * 0.9 * math.Exp(0.06*rng.NormFloat64())}}})
+		if rule.Step(r, 0, n) {
+			settledAt = n
+		}
+		if n < SteinPilot && len(r.Plan.Stein) > 0 {
+			t.Fatal("planned before the pilot")
+		}
+	}
+	if len(r.Plan.Stein) != 1 {
+		t.Fatalf("stein: %+v", r.Plan.Stein)
+	}
+	sp := r.Plan.Stein[0]
+	if want := SteinBlocks(sp.PilotSD["c"], SteinPilot, 5); settledAt != want || sp.PlannedBlocks != want {
+		t.Fatalf("settled at %d, planned %d, want %d", settledAt, sp.PlannedBlocks, want)
+	}
+	Analyze(r)
+	c := r.Comparison("c", "tps", 0)
+	if c == nil || !strings.Contains(c.Method, "Stein two-stage") || c.HalfWidthPct > 5.01 {
+		t.Fatalf("comparison %+v", c)
 	}
 }
 

@@ -2,7 +2,9 @@ package stats
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -184,7 +186,7 @@ func verdict(target, baseline, metric, role string, p Paired, higherIsBetter boo
 }
 
 // HalfWidths is each target's TPS CI half-width against the baseline at a
-// point, in % ((high - low) / 2); ok is false until every target has one.
+// point, in % (HalfWidthPct); ok is false until every target has one.
 func HalfWidths(r *result.Result, point int) (map[string]float64, bool) {
 	byTarget := map[string]map[int]float64{}
 	for _, run := range r.Completed(result.AnyTarget, point) {
@@ -211,49 +213,96 @@ func HalfWidths(r *result.Result, point int) (map[string]float64, bool) {
 			ok = false
 			continue
 		}
-		out[t] = (p.High - p.Low) / 2 * 100
+		out[t] = HalfWidthPct(p.Low, p.High)
 	}
 	return out, ok
 }
 
-// Minimum blocks and consecutive narrow blocks before --runs auto stops:
-// in the seeded simulation (TestAdaptiveRuleCoverage) stopping at the first
-// narrow CI covered only 0.87-0.89 (a block that happens to spread little
-// ends the plan); at least 5 blocks and two narrow CIs in a row cover
-// 0.93-0.95.
-const (
-	AutoMinBlocks = 5
-	AutoStreak    = 2
-)
+// SteinPilot is --runs auto's pilot: the blocks whose spread fixes how
+// many blocks the point gets (Stein's two-stage procedure).
+const SteinPilot = 5
 
-// AutoRule is --runs auto's stopping rule for one sweep point: a rule on
-// the CIs' widths, never on their centres.
-type AutoRule struct {
-	TargetPct float64 // half-width of every TPS comparison, in %
-	streak    int
+// SteinBlocks is the blocks Stein's two-stage procedure gives a point for
+// a 95% half-width of ±pct% on the log-ratio scale, from the pilot's
+// log-ratio sd s0 over n0 blocks: N = max(n0, ⌈(t(n0−1)·s0 / ln(1+pct/100))²⌉).
+// The final interval then uses t(n0−1) and s0 (SteinInterval), which is
+// what makes its coverage exact: N depends on s0 only, never on the
+// blocks after the pilot.
+func SteinBlocks(s0 float64, n0 int, pct float64) int {
+	if s0 <= 0 || n0 < 2 {
+		return n0
+	}
+	n := math.Ceil(math.Pow(TQuantile(n0-1)*s0/math.Log1p(pct/100), 2))
+	return max(n0, int(min(n, 1e6)))
 }
 
-// Settled takes the widths after block n (ok: every target has a CI) and
-// says whether the point has enough blocks.
-func (a *AutoRule) Settled(n int, widths map[string]float64, ok bool) bool {
-	if ok && narrowEnough(widths, a.TargetPct) {
-		a.streak++
-	} else {
-		a.streak = 0
-	}
-	return n >= AutoMinBlocks && a.streak >= AutoStreak
+// SteinInterval is the final interval of a two-stage plan: the mean of all
+// n log-ratios ± t(n0−1)·s0/√n, as ratios.
+func SteinInterval(logs []float64, s0 float64, n0 int) (ratio, low, high float64) {
+	m := stat.Mean(logs, nil)
+	half := TQuantile(n0-1) * s0 / math.Sqrt(float64(len(logs)))
+	return math.Exp(m), math.Exp(m - half), math.Exp(m + half)
 }
 
-func narrowEnough(widths map[string]float64, targetPct float64) bool {
-	if len(widths) == 0 {
-		return false
+// SteinRule is --runs auto's rule for one sweep point: after the pilot it
+// fixes the blocks from the pilot's spread; the point is settled when it
+// has them. A rule on the pilot's spread, never on the CIs' centres.
+type SteinRule struct {
+	TargetPct float64
+	planned   int
+}
+
+// Step takes the point's result after its block n and says whether the
+// point has all its blocks; at the pilot it records the pilot's spread and
+// the planned blocks in r.Plan.Stein.
+func (s *SteinRule) Step(r *result.Result, point, n int) bool {
+	if n == SteinPilot && s.planned == 0 {
+		sds := PilotSDs(r, point)
+		s.planned = SteinPilot
+		for _, sd := range sds {
+			s.planned = max(s.planned, SteinBlocks(sd, SteinPilot, s.TargetPct))
+		}
+		r.Plan.Stein = append(r.Plan.Stein, result.SteinPoint{Point: point, PilotBlocks: SteinPilot, PlannedBlocks: s.planned, PilotSD: sds})
 	}
-	for _, w := range widths {
-		if w > targetPct {
-			return false
+	return s.planned > 0 && n >= s.planned
+}
+
+// PilotSDs are each target's TPS log-ratio sd against the baseline at a
+// point, over the blocks every target completed.
+func PilotSDs(r *result.Result, point int) map[string]float64 {
+	logs := tpsLogs(r, point)
+	out := map[string]float64{}
+	for t, l := range logs {
+		if len(l) >= 2 {
+			out[t] = stat.StdDev(l, nil)
 		}
 	}
-	return true
+	return out
+}
+
+// tpsLogs are each target's per-block TPS log-ratios against the baseline
+// at a point, over the blocks every target completed, in block order.
+func tpsLogs(r *result.Result, point int) map[string][]float64 {
+	names := r.TargetNames()
+	out := map[string][]float64{}
+	if len(names) < 2 {
+		return out
+	}
+	byBlock := map[string]map[int]float64{}
+	for _, run := range r.InCompleteBlocks(result.AnyTarget, point) {
+		if byBlock[run.Target] == nil {
+			byBlock[run.Target] = map[int]float64{}
+		}
+		byBlock[run.Target][run.Block] = run.Summary.TPS
+	}
+	for _, t := range names[1:] {
+		for _, b := range slices.Sorted(maps.Keys(byBlock[t])) {
+			if base := byBlock[names[0]][b]; base > 0 && byBlock[t][b] > 0 {
+				out[t] = append(out[t], math.Log(byBlock[t][b]/base))
+			}
+		}
+	}
+	return out
 }
 
 // GeoMean is the geometric mean of a target's figures over the blocks at
