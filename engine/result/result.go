@@ -67,12 +67,12 @@ type Plan struct {
 	// MarginPct is --margin (equivalence verdicts); PrecisionPct the
 	// half-width the primary metric's verdicts are held to (--ci-target,
 	// a --fail-if or --margin threshold, or 5).
-	MarginPct    float64 `json:"margin_pct,omitempty"`
+	MarginPct float64 `json:"margin_pct,omitempty"`
 	// Stein is --runs auto's two-stage plan per point: the pilot's blocks
 	// and TPS log-ratio sd per target, and the blocks they planned.
-	Stein []SteinPoint `json:"stein,omitempty"`
-	PrecisionPct float64 `json:"precision_pct,omitempty"`
-	Interval     float64 `json:"report_interval_s"`
+	Stein        []SteinPoint `json:"stein,omitempty"`
+	PrecisionPct float64      `json:"precision_pct,omitempty"`
+	Interval     float64      `json:"report_interval_s"`
 }
 
 // SteinPoint is one sweep point's two-stage plan (--runs auto).
