@@ -69,38 +69,86 @@ func Analyze(r *result.Result) {
 	steinShortfall(r)
 }
 
-// noteNoisyIntervals says, in each TPS verdict, when the measured intervals
-// of its two targets include ones flagged noisy (CPU steal, other
-// processes' CPU), and warns once per target.
+// noteNoisyIntervals says, in each primary verdict, how many of the
+// measured intervals of its two targets at its point were flagged noisy
+// (CPU steal, other processes' CPU), and how far the estimate moves
+// without the blocks that hold one; it warns once per target and point.
 func noteNoisyIntervals(r *result.Result) {
-	flagged, total := map[string]int{}, map[string]int{}
-	for _, run := range r.Runs {
-		if run.Warmup || !run.Complete {
-			continue
-		}
+	type key struct {
+		target string
+		point  int
+	}
+	flagged, total := map[key]int{}, map[key]int{}
+	flaggedBlock := map[key]map[int]bool{}
+	for _, run := range r.Completed(result.AnyTarget, result.AnyPoint) {
+		k := key{run.Target, run.Point}
 		for _, iv := range run.Intervals {
 			if iv.Warmup {
 				continue
 			}
-			total[run.Target]++
+			total[k]++
 			if f, _ := iv.Noise["flagged"].(bool); f {
-				flagged[run.Target]++
+				flagged[k]++
+				if flaggedBlock[k] == nil {
+					flaggedBlock[k] = map[int]bool{}
+				}
+				flaggedBlock[k][run.Block] = true
 			}
 		}
 	}
-	for _, n := range r.TargetNames() {
-		if flagged[n] > 0 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d of %d measured intervals were flagged noisy (CPU steal or other processes' CPU; intervals[].noise)", n, flagged[n], total[n]))
+	for pi := 0; pi < max(len(r.Plan.Points), 1); pi++ {
+		for _, n := range r.TargetNames() {
+			if k := (key{n, pi}); flagged[k] > 0 {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("%s%s: %d of %d measured intervals were flagged noisy (CPU steal or other processes' CPU; intervals[].noise)",
+					n, pointLabel(r.Plan.Points, pi), flagged[k], total[k]))
+			}
 		}
 	}
 	for i, c := range r.Comparisons {
-		if c.Metric != "tps" {
+		if !c.Primary {
 			continue
 		}
-		if f := flagged[c.Target] + flagged[c.Baseline]; f > 0 {
-			r.Comparisons[i].Verdict += fmt.Sprintf("; %d of %d intervals behind it were flagged noisy", f, total[c.Target]+total[c.Baseline])
+		kt, kb := key{c.Target, c.Point}, key{c.Baseline, c.Point}
+		if f := flagged[kt] + flagged[kb]; f > 0 {
+			r.Comparisons[i].Verdict += fmt.Sprintf("; %d of %d intervals behind it were flagged noisy", f, total[kt]+total[kb])
+			r.Comparisons[i].Verdict += sensitivity(r, c, flaggedBlock[kt], flaggedBlock[kb])
 		}
 	}
+}
+
+// sensitivity is the estimate without the blocks holding a flagged
+// interval of either side, and how far it moved.
+func sensitivity(r *result.Result, c result.Comparison, ft, fb map[int]bool) string {
+	get := func(s result.Summary) float64 { return s.TPS }
+	if c.Metric == "nopm" {
+		get = func(s result.Summary) float64 { return s.NOPM }
+	}
+	byTarget := map[string]map[int]float64{}
+	for _, run := range r.InCompleteBlocks(result.AnyTarget, c.Point) {
+		if byTarget[run.Target] == nil {
+			byTarget[run.Target] = map[int]float64{}
+		}
+		byTarget[run.Target][run.Block] = get(run.Summary)
+	}
+	var tv, bv []float64
+	dropped := 0
+	for _, b := range slices.Sorted(maps.Keys(byTarget[c.Target])) {
+		base, ok := byTarget[c.Baseline][b]
+		if !ok {
+			continue
+		}
+		if ft[b] || fb[b] {
+			dropped++
+			continue
+		}
+		tv, bv = append(tv, byTarget[c.Target][b]), append(bv, base)
+	}
+	if len(tv) == 0 {
+		return "; every block held a flagged interval: no estimate without them"
+	}
+	p := ComparePaired(tv, bv)
+	d := (p.Ratio - 1) * 100
+	return fmt.Sprintf("; without the %d block(s) holding one: %+.1f%% (moved %+.1f points, %d block(s) left)", dropped, d, d-c.DeltaPct, len(tv))
 }
 
 // HonestyWarning says when dbduel's query count and the server's own counter

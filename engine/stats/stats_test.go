@@ -592,24 +592,35 @@ func TestSteinRuleOnAResult(t *testing.T) {
 	}
 }
 
+// Noisy intervals are counted per point (a point-1 verdict said "3 of 12
+// flagged" when none of point 1's were), and the verdict says how far the
+// estimate moves without the blocks that hold one.
 func TestVerdictSaysWhenIntervalsWereNoisy(t *testing.T) {
-	r := &result.Result{Targets: []result.Target{{Name: "n"}, {Name: "c"}}}
-	for b := 1; b <= 2; b++ {
-		for _, name := range []string{"n", "c"} {
-			run := result.Run{Target: name, Block: b, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 100, QPS: 100, P95US: 1, P99US: 1}, AvgUS: 1}}
-			for i := 0; i < 3; i++ {
-				run.Intervals = append(run.Intervals, result.Interval{Noise: map[string]any{"flagged": name == "c" && b == 2 && i == 0}})
+	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "n"}, {Name: "c"}},
+		Plan: result.Plan{Runs: 3, Points: []result.Point{{Threads: 1}, {Threads: 2}}}}
+	tps := map[string][]float64{"n": {100, 104, 98}, "c": {90, 92, 70}}
+	for pt := range 2 {
+		for b := 1; b <= 3; b++ {
+			for _, name := range []string{"n", "c"} {
+				run := result.Run{Target: name, Block: b, Point: pt, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: tps[name][b-1], QPS: 100, P95US: 1, P99US: 1}, AvgUS: 1}}
+				for i := 0; i < 3; i++ {
+					run.Intervals = append(run.Intervals, result.Interval{Noise: map[string]any{"flagged": pt == 0 && name == "c" && b == 3 && i == 0}})
+				}
+				r.Runs = append(r.Runs, run)
 			}
-			r.Runs = append(r.Runs, run)
 		}
 	}
 	Analyze(r)
-	for _, c := range r.Comparisons {
-		if c.Metric == "tps" && !strings.HasSuffix(c.Verdict, "; 1 of 12 intervals behind it were flagged noisy") {
-			t.Fatalf("verdict: %q", c.Verdict)
-		}
+	p0, p1 := r.Comparison("c", "tps", 0), r.Comparison("c", "tps", 1)
+	want := fmt.Sprintf("; 1 of 18 intervals behind it were flagged noisy; without the 1 block(s) holding one: %+.1f%%", (ComparePaired([]float64{90, 92}, []float64{100, 104}).Ratio-1)*100)
+	if !strings.Contains(p0.Verdict, want) || !strings.Contains(p0.Verdict, "moved +") {
+		t.Fatalf("point 0 verdict: %q, want %q", p0.Verdict, want)
 	}
-	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "c: 1 of 6 measured intervals were flagged noisy") {
+	if strings.Contains(p1.Verdict, "flagged") {
+		t.Fatalf("point 1 had no flagged interval: %q", p1.Verdict)
+	}
+	noisy := slices.DeleteFunc(slices.Clone(r.Warnings), func(w string) bool { return !strings.Contains(w, "flagged noisy") })
+	if len(noisy) != 1 || !strings.Contains(noisy[0], "c at threads=1 table_size=0: 1 of 9 measured intervals were flagged noisy") {
 		t.Fatalf("warnings: %q", r.Warnings)
 	}
 }

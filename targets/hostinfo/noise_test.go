@@ -1,9 +1,12 @@
 package hostinfo
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, root string, files map[string]string) {
@@ -21,11 +24,14 @@ func write(t *testing.T, root string, files map[string]string) {
 func TestSampleFromRecordedProc(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, map[string]string{
-		"proc/stat":         "cpu  1000 0 500 8000 0 0 0 100 0 0\n",
+		"proc/stat":         "cpu  1000 0 500 8000 0 0 0 100 0 0\ncpu0 1 0 0 0 0 0 0 0 0 0\ncpu1 1 0 0 0 0 0 0 0 0 0\n",
 		"proc/self/stat":    "42 (dbduel) S 1 1 1 0 -1 0 0 0 0 0 300 100 0 0\n",
 		"proc/pressure/cpu": "some avg10=1.00 avg60=1.00 avg300=1.00 total=5000000\n",
 	})
-	s := NewNoiseSampler(root)
+	clock := time.Unix(1000, 0)
+	s := &NoiseSampler{root: root, now: func() time.Time { return clock }}
+	s.ncores = s.cores()
+	s.Sample(nil)
 	// One second later on 2 CPUs (200 ticks): busy +150 (user 100, system
 	// 50), steal +10, idle +40; dbduel used 40 ticks; PSI +200 ms.
 	write(t, root, map[string]string{
@@ -33,7 +39,7 @@ func TestSampleFromRecordedProc(t *testing.T) {
 		"proc/self/stat":    "42 (dbduel) S 1 1 1 0 -1 0 0 0 0 0 330 110 0 0\n",
 		"proc/pressure/cpu": "some avg10=1.00 avg60=1.00 avg300=1.00 total=5200000\n",
 	})
-	s.prevAt = s.prevAt.Add(-1e9 + 1) // as if a second had passed
+	clock = clock.Add(time.Second)
 	got := s.Sample(map[string]any{"server_cpu_cores": 0.6, "proxy_cpu_cores": 0.2})
 	// steal 10/200 = 5%; busy 1.5 cores - dbduel 0.4 - server 0.6 - proxy 0.2 = 0.3 cores.
 	if st := got["steal_pct"].(float64); st != 5 {
@@ -50,9 +56,53 @@ func TestSampleFromRecordedProc(t *testing.T) {
 	}
 	// Without the target's telemetry, other processes' CPU is not known.
 	write(t, root, map[string]string{"proc/stat": "cpu  1100 0 550 8240 0 0 0 110 0 0\n"})
-	s.prevAt = s.prevAt.Add(-1e9 + 1)
+	clock = clock.Add(time.Second)
 	got = s.Sample(nil)
 	if _, ok := got["other_cpu_cores"]; ok || got["flagged"] != false {
 		t.Errorf("an idle second without telemetry: %v", got)
+	}
+}
+
+// The benchmark's own kernel work (irq, softirq, ksoftirqd) is shown apart
+// and is not "other processes' CPU"; the threshold is a share of the
+// cores: 0.3 other cores flag an interval on 2 CPUs, not on 8.
+func TestNoiseLeavesOwnKernelWorkOutAndScalesWithCores(t *testing.T) {
+	for _, c := range []struct {
+		cpus    int
+		flagged bool
+	}{{2, true}, {8, false}} {
+		root := t.TempDir()
+		percpu := strings.Repeat("cpu0 1 0 0 0 0 0 0 0 0 0\n", c.cpus)
+		total := c.cpus * 100
+		write(t, root, map[string]string{
+			"proc/stat":      "cpu  1000 0 500 8000 0 0 0 0 0 0\n" + percpu,
+			"proc/self/stat": "42 (dbduel) S 1 1 1 0 -1 0 0 0 0 0 300 100 0 0\n",
+			"proc/9/comm":    "ksoftirqd/0\n",
+			"proc/9/stat":    "9 (ksoftirqd/0) S 2 0 0 0 -1 0 0 0 0 0 0 50 0 0\n",
+		})
+		clock := time.Unix(1000, 0)
+		s := &NoiseSampler{root: root, now: func() time.Time { return clock }}
+		s.ncores = s.cores()
+		s.Sample(nil)
+		// A second later: user +120, system +50 of which ksoftirqd 20,
+		// softirq +30, irq +10; dbduel 40 ticks; the server 0.6 cores.
+		write(t, root, map[string]string{
+			"proc/stat":      fmt.Sprintf("cpu  1120 0 550 %d 0 10 30 0 0 0\n", 8000+total-210) + percpu,
+			"proc/self/stat": "42 (dbduel) S 1 1 1 0 -1 0 0 0 0 0 330 110 0 0\n",
+			"proc/9/stat":    "9 (ksoftirqd/0) S 2 0 0 0 -1 0 0 0 0 0 0 70 0 0\n",
+		})
+		clock = clock.Add(time.Second)
+		got := s.Sample(map[string]any{"server_cpu_cores": 0.6})
+		// other: user+system 1.7 cores, less ksoftirqd 0.2, dbduel 0.4 and
+		// the server 0.6 = 0.5 cores.
+		if o := got["other_cpu_cores"].(float64); o < 0.49 || o > 0.51 {
+			t.Errorf("%d cpus: other %v, want 0.5 (softirq, irq and ksoftirqd left out)", c.cpus, o)
+		}
+		if k := got["kernel_cpu_cores"].(float64); k < 0.59 || k > 0.61 {
+			t.Errorf("%d cpus: kernel %v, want 0.6 (irq 0.1 + softirq 0.3 + ksoftirqd 0.2)", c.cpus, k)
+		}
+		if got["flagged"] != c.flagged {
+			t.Errorf("%d cpus: flagged %v, want %v", c.cpus, got["flagged"], c.flagged)
+		}
 	}
 }
