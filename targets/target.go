@@ -28,8 +28,12 @@ type Sample struct {
 	CPUNS      uint64 // cumulative CPU time of the server (its process or its container's cgroup)
 	MemBytes   uint64
 	ProxyCPUNS uint64 // cumulative CPU time of the docker-proxy serving its port (0: none)
-	// ThrottledNS is the cumulative time a CPU quota held the server back.
-	ThrottledNS uint64
+	// ThrottledNS is the cumulative time a CPU quota held the server back
+	// (summed over its CPUs: it can exceed wall time); Periods and
+	// ThrottledPeriods are the quota's enforcement periods and how many
+	// throttled it.
+	ThrottledNS               uint64
+	Periods, ThrottledPeriods uint64
 	// ClientCPUNS is the cumulative CPU of a benchmark client the target
 	// runs itself (dbduel's agent in the server's network namespace; 0: none).
 	ClientCPUNS uint64

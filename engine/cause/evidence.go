@@ -6,9 +6,12 @@
 package cause
 
 import (
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 )
 
 // Evidence is what the run read back about target t at a sweep point
@@ -42,11 +45,9 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 		}
 		means[key].add(f)
 	}
-	var tpsSum float64
-	var runs int
+	var cpu cpuTotals
 	for _, run := range r.Completed(t.Name, point) {
-		tpsSum += run.Summary.TPS
-		runs++
+		cpu.add(run)
 		if st := run.ServerTime; st != nil {
 			// Where each statement's time goes: the server, or between.
 			add("server_us_per_statement", st.AvgUS)
@@ -60,7 +61,7 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 			for _, k := range []string{"server_cpu_cores", "proxy_cpu_cores", "client_cpu_cores", "cpu_throttled_pct", "server_mem_bytes"} {
 				add(k, iv.Telemetry[k])
 			}
-			for _, k := range []string{"steal_pct", "psi_cpu_some_pct", "other_cpu_cores"} {
+			for _, k := range []string{"steal_pct", "psi_cpu_some_pct", "other_cpu_cores", "kernel_cpu_cores"} {
 				add(k, iv.Noise[k])
 			}
 		}
@@ -68,20 +69,98 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 	for k, m := range means {
 		ev[k] = round(m.value(), 3)
 	}
-	if runs > 0 && tpsSum > 0 {
-		tps := tpsSum / float64(runs)
-		// CPU per transaction: where a rung's cost lands (server or proxy).
-		if m := means["server_cpu_cores"]; m != nil {
-			ev["server_cpu_us_per_txn"] = round(m.value()/tps*1e6, 1)
-		}
-		if m := means["proxy_cpu_cores"]; m != nil {
-			ev["proxy_cpu_us_per_txn"] = round(m.value()/tps*1e6, 1)
-		}
-		if m := means["client_cpu_cores"]; m != nil {
-			ev["client_cpu_us_per_txn"] = round(m.value()/tps*1e6, 1)
-		}
+	// CPU per transaction, where a rung's cost lands (server, proxy, a
+	// client in the namespace): ΣCPU-seconds ÷ Σtransactions, the server's
+	// less its idle CPU (marginal: the slower side's idle CPU is not
+	// divided by its fewer transactions).
+	for key, v := range cpu.perTxn() {
+		ev[key] = round(v, 1)
+	}
+	if d.CPUScope != "" {
+		ev["cpu_scope"] = d.CPUScope
 	}
 	return ev
+}
+
+// cpuTotals add runs' CPU-seconds (cores × span of each measured
+// interval), idle CPU-seconds and transactions.
+type cpuTotals struct {
+	server, idle, proxy, client, txn float64
+	hasServer, hasIdle, hasProxy, hasClient bool
+}
+
+func (c *cpuTotals) add(run result.Run) {
+	for _, iv := range run.Intervals {
+		if iv.Warmup {
+			continue
+		}
+		if v, ok := iv.Telemetry["server_cpu_cores"].(float64); ok {
+			c.server += v * iv.SpanS
+			c.hasServer = true
+		}
+		if v, ok := iv.Telemetry["server_idle_cpu_cores"].(float64); ok {
+			c.idle += v * iv.SpanS
+			c.hasIdle = true
+		}
+		if v, ok := iv.Telemetry["proxy_cpu_cores"].(float64); ok {
+			c.proxy += v * iv.SpanS
+			c.hasProxy = true
+		}
+		if v, ok := iv.Telemetry["client_cpu_cores"].(float64); ok {
+			c.client += v * iv.SpanS
+			c.hasClient = true
+		}
+	}
+	c.txn += float64(run.Summary.Events)
+}
+
+// perTxn are the µs of CPU per transaction by evidence key.
+func (c cpuTotals) perTxn() map[string]float64 {
+	out := map[string]float64{}
+	if c.txn <= 0 {
+		return out
+	}
+	if c.hasServer {
+		out["server_cpu_us_per_txn"] = c.server / c.txn * 1e6
+		if c.hasIdle {
+			out["server_marginal_cpu_us_per_txn"] = math.Max(0, c.server-c.idle) / c.txn * 1e6
+		}
+	}
+	if c.hasProxy {
+		out["proxy_cpu_us_per_txn"] = c.proxy / c.txn * 1e6
+	}
+	if c.hasClient {
+		out["client_cpu_us_per_txn"] = c.client / c.txn * 1e6
+	}
+	return out
+}
+
+// ServerCPUPerTxn compares the server's marginal CPU per transaction
+// (its idle CPU subtracted, where read) of target and baseline block by
+// block, paired: the estimate and CI of their ratio.
+func ServerCPUPerTxn(r *result.Result, target, baseline string, point int) stats.Paired {
+	per := func(name string) map[int]float64 {
+		out := map[int]float64{}
+		for _, run := range r.InCompleteBlocks(name, point) {
+			var c cpuTotals
+			c.add(run)
+			p := c.perTxn()
+			if v, ok := p["server_marginal_cpu_us_per_txn"]; ok && v > 0 {
+				out[run.Block] = v
+			} else if v, ok := p["server_cpu_us_per_txn"]; ok && v > 0 {
+				out[run.Block] = v
+			}
+		}
+		return out
+	}
+	t, b := per(target), per(baseline)
+	var tv, bv []float64
+	for _, blk := range slices.Sorted(maps.Keys(t)) {
+		if v, ok := b[blk]; ok {
+			tv, bv = append(tv, t[blk]), append(bv, v)
+		}
+	}
+	return stats.ComparePaired(tv, bv)
 }
 
 // AllPoints asks Evidence for every sweep point's runs.

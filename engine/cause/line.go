@@ -71,6 +71,7 @@ func For(r *result.Result, target string, point int) string {
 	var reasons []string
 	et, eb := Evidence(r, tgt, point), Evidence(r, base, point)
 	measured := costs(et, eb, base.Name)
+	measured = append(measured, serverCPU(r, target, base.Name, point, et, eb)...)
 	if f := flaggedShare(r, target, point); f >= 0.25 {
 		measured = append(measured, fmt.Sprintf("%.0f%% of its intervals were noisy (steal or other processes' CPU)", f*100))
 	}
@@ -147,13 +148,6 @@ func costs(et, eb map[string]any, base string) []string {
 	if th, _ := et["cpu_throttled_pct"].(float64); th >= 1 {
 		out = append(out, fmt.Sprintf("the CPU quota throttled it in %.0f%% of periods", th))
 	}
-	st, okT := et["server_cpu_us_per_txn"].(float64)
-	sb, okB := eb["server_cpu_us_per_txn"].(float64)
-	if okT && okB && sb > 0 {
-		if d := (st/sb - 1) * 100; math.Abs(d) >= serverCPUMatters {
-			out = append(out, fmt.Sprintf("the server's CPU per transaction %+.0f%% vs %s (%.0f µs vs %.0f µs)", d, base, st, sb))
-		}
-	}
 	return out
 }
 
@@ -209,6 +203,45 @@ func parity(r *result.Result, target, base string) []string {
 			s += fmt.Sprintf(" (+%d more)", more)
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// serverCPU names the server's CPU per transaction against the
+// baseline's when it differs by serverCPUMatters or more: marginal (idle
+// CPU subtracted) where the idle CPU was read, paired by block with its
+// CI, with the accounting scopes when they differ; and the machine's
+// irq/softirq beside both sides when it differs.
+func serverCPU(r *result.Result, target, base string, point int, et, eb map[string]any) []string {
+	var out []string
+	key, what := "server_marginal_cpu_us_per_txn", "marginal CPU per transaction"
+	if _, ok := et[key].(float64); !ok {
+		key, what = "server_cpu_us_per_txn", "CPU per transaction"
+	}
+	st, okT := et[key].(float64)
+	sb, okB := eb[key].(float64)
+	if okT && okB && sb > 0 {
+		p := ServerCPUPerTxn(r, target, base, point)
+		d := (st/sb - 1) * 100
+		if p.N > 0 {
+			d = (p.Ratio - 1) * 100
+		}
+		if math.Abs(d) >= serverCPUMatters {
+			s := fmt.Sprintf("the server's %s %+.0f%%", what, d)
+			if p.HasCI {
+				s += fmt.Sprintf(" [%+.0f%%, %+.0f%%]", (p.Low-1)*100, (p.High-1)*100)
+			}
+			s += fmt.Sprintf(" vs %s (%.0f µs vs %.0f µs", base, st, sb)
+			if a, b := Str(et["cpu_scope"]), Str(eb["cpu_scope"]); a != "" && b != "" && a != b {
+				s += fmt.Sprintf("; not like for like: %s's is its %s, %s's its %s", target, a, base, b)
+			}
+			out = append(out, s+")")
+		}
+	}
+	kt, okKT := et["kernel_cpu_cores"].(float64)
+	kb, okKB := eb["kernel_cpu_cores"].(float64)
+	if okKT && okKB && math.Abs(kt-kb) >= 0.05 {
+		out = append(out, fmt.Sprintf("the machine's irq/softirq %.2f cores beside it vs %.2f beside %s", kt, kb, base))
 	}
 	return out
 }

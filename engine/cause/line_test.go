@@ -36,8 +36,8 @@ func threeTargets() *result.Result {
 				tel["proxy_cpu_cores"] = s.proxy
 			}
 			run := result.Run{Target: s.name, Block: b + 1, Index: b + 1, Complete: true,
-				Summary:   result.Summary{Figures: result.Figures{TPS: tps, QPS: tps * 10, P95US: 2000}, AvgUS: 1000},
-				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, Telemetry: tel}}}
+				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps), TPS: tps, QPS: tps * 10, P95US: 2000}, AvgUS: 1000},
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 1, Telemetry: tel}}}
 			r.Runs = append(r.Runs, run)
 		}
 	}
@@ -54,7 +54,7 @@ func TestCauseNamesTheProxyAndItsShare(t *testing.T) {
 		t.Fatalf("bridge: %q", bridge)
 	}
 	// 600 vs 500 µs/txn: +20% against native.
-	if !strings.Contains(bridge, "the server's CPU per transaction +20% vs native (600 µs vs 500 µs)") {
+	if !strings.Contains(bridge, "the server's CPU per transaction +20% [+17%, +23%] vs native (600 µs vs 500 µs)") {
 		t.Fatalf("bridge: %q", bridge)
 	}
 	if host := For(r, "host", 0); host != "within noise (±3.6%)" {
@@ -147,5 +147,52 @@ func TestCauseBeforeTheFirstBlock(t *testing.T) {
 	Annotate(r)
 	if got := Line(r, 0); got != "" {
 		t.Fatalf("line %q", got)
+	}
+}
+
+// CPU per transaction is like for like: ΣCPU ÷ Σtransactions with the idle
+// CPU read before the run subtracted. Identical work (100 µs a
+// transaction) over 0.15 idle cores read +83% on the slower side as a
+// plain ratio of cores to TPS; marginal, it is the same, and not named.
+// Different accounting scopes are said.
+func TestServerCPUPerTransactionIsMarginal(t *testing.T) {
+	r := &result.Result{Complete: true, Plan: result.Plan{Runs: 3}}
+	for _, side := range []struct {
+		name  string
+		tps   float64
+		scope string
+	}{{"native", 1000, "process group"}, {"c", 420, "cgroup"}} {
+		r.Targets = append(r.Targets, result.Target{Name: side.name, Described: result.Described{CPUScope: side.scope}})
+		for b := 1; b <= 3; b++ {
+			tps := side.tps * (1 + 0.01*float64(b))
+			tel := map[string]any{"server_cpu_cores": 0.15 + tps*100e-6, "server_idle_cpu_cores": 0.15}
+			r.Runs = append(r.Runs, result.Run{Target: side.name, Block: b, Index: b, Complete: true,
+				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps * 10), TPS: tps, QPS: tps}, AvgUS: 1e6 / tps, DurationS: 10},
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 10, Telemetry: tel}}})
+		}
+	}
+	stats.Analyze(r)
+	Annotate(r)
+	ev := Evidence(r, r.Targets[1], 0)
+	if m := ev["server_marginal_cpu_us_per_txn"].(float64); m < 99 || m > 101 {
+		t.Fatalf("marginal CPU per transaction %v µs, want 100", m)
+	}
+	if raw := ev["server_cpu_us_per_txn"].(float64); raw < 400 {
+		t.Fatalf("raw CPU per transaction %v µs: the idle CPU divided by fewer transactions", raw)
+	}
+	if c := For(r, "c", 0); strings.Contains(c, "CPU per transaction +") {
+		t.Fatalf("identical marginal work named as a difference: %q", c)
+	}
+	// The same work 30% dearer on c: named, with the scopes.
+	for i, run := range r.Runs {
+		if run.Target == "c" {
+			tps := run.Summary.TPS
+			r.Runs[i].Intervals[0].Telemetry["server_cpu_cores"] = 0.15 + tps*130e-6
+		}
+	}
+	stats.Analyze(r)
+	Annotate(r)
+	if c := For(r, "c", 0); !strings.Contains(c, "the server's marginal CPU per transaction +30%") || !strings.Contains(c, "not like for like: c's is its cgroup, native's its process group") {
+		t.Fatalf("c: %q", c)
 	}
 }

@@ -38,8 +38,8 @@ func ladderResult(proxyPath string, tpsOf ...map[string][]float64) (*result.Resu
 	for _, rg := range rungs {
 		r.Targets = append(r.Targets, result.Target{Name: rg.Name, Described: desc[rg.Name]})
 		for b, v := range tps[rg.Name] {
-			run := result.Run{Target: rg.Name, Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v}}}
-			run.Intervals = []result.Interval{{Telemetry: map[string]any{"server_cpu_cores": 0.5, "proxy_cpu_cores": 0.25}}}
+			run := result.Run{Target: rg.Name, Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{Events: uint64(v), TPS: v}}}
+			run.Intervals = []result.Interval{{SpanS: 1, Telemetry: map[string]any{"server_cpu_cores": 0.5, "proxy_cpu_cores": 0.25}}}
 			r.Runs = append(r.Runs, run)
 		}
 	}

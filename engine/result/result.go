@@ -113,6 +113,10 @@ type Described struct {
 	// SeccompMode is the server process's filter as /proc/PID/status says:
 	// disabled, strict or filter.
 	SeccompMode string `json:"seccomp_mode,omitempty"`
+	// CPUScope is what the server's CPU telemetry counts: "cgroup" (a
+	// container's, or a managed local server's own cgroup) or "process
+	// group" (its processes summed, where no cgroup could be made).
+	CPUScope string `json:"cpu_scope,omitempty"`
 	Address     string `json:"address,omitempty"`
 	// System is what explains a system micro-benchmark's figure, as the
 	// benchmark's process saw it: cpus_allowed, cpu_quota, memory_max,

@@ -22,6 +22,9 @@ type cgroupUsage struct {
 	cpuNS       uint64
 	memBytes    uint64
 	throttledNS uint64 // time the cgroup's CPU quota held it back
+	// periods and throttledPeriods are the quota's enforcement periods
+	// and how many of them throttled the cgroup (cpu.stat).
+	periods, throttledPeriods uint64
 }
 
 // cgroupDir finds a process's cgroup directory (v2 unified or v1 per controller).
@@ -128,6 +131,10 @@ func readCgroupUsage(pid int) cgroupUsage {
 				u.throttledNS = us * 1000
 			} else if n, ok := strings.CutPrefix(l, "throttled_time "); ok {
 				u.throttledNS, _ = strconv.ParseUint(n, 10, 64)
+			} else if n, ok := strings.CutPrefix(l, "nr_periods "); ok {
+				u.periods, _ = strconv.ParseUint(n, 10, 64)
+			} else if n, ok := strings.CutPrefix(l, "nr_throttled "); ok {
+				u.throttledPeriods, _ = strconv.ParseUint(n, 10, 64)
 			}
 		}
 	}

@@ -379,6 +379,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 		}
 	}
 	d.SeccompMode = hostinfo.SeccompMode(insp.State.Pid)
+	d.CPUScope = "cgroup"
 	return t, nil
 }
 
@@ -445,7 +446,8 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 	if !cg.ok {
 		return targets.Sample{}, errors.New("container cgroup not readable")
 	}
-	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: hostinfo.ProcCPU(s.proxyPID), ThrottledNS: cg.throttledNS}, nil
+	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: hostinfo.ProcCPU(s.proxyPID), ThrottledNS: cg.throttledNS,
+		Periods: cg.periods, ThrottledPeriods: cg.throttledPeriods}, nil
 }
 
 // Restart restarts the container (same datadir and port).

@@ -123,6 +123,7 @@ type Server struct {
 	cred              *syscall.Credential // the account the server runs as (nil: dbduel's own)
 	notices           io.Writer           // where to say what dbduel decided for the user
 	logPath           string
+	cgroup            *serverCgroup // the server's own cgroup (nil: its processes are summed)
 }
 
 // New returns an unstarted managed server for SPEC (without "local:").
@@ -159,8 +160,30 @@ func resolveBinary(b string) (string, error) {
 	return "", fmt.Errorf("server binary %q not found: install it (apt-get install mariadb-server) or give an absolute path", b)
 }
 
-// Start initialises the datadir and starts the server, waiting until it accepts connections.
+// Start initialises the datadir and starts the server, waiting until it
+// accepts connections, then puts it in a cgroup of its own.
 func (s *Server) Start(ctx context.Context) error {
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	s.ownCgroup()
+	return nil
+}
+
+// ownCgroup gives the running server a cgroup of its own, so that its CPU
+// is read with a container's scope; where none can be made its processes
+// are summed (Describe says which).
+func (s *Server) ownCgroup() {
+	if s.cgroup == nil {
+		s.cgroup = newServerCgroup(s.runID, s.name)
+	}
+	if s.cgroup != nil && !s.cgroup.adopt(s.pid()) {
+		s.cgroup.remove()
+		s.cgroup = nil
+	}
+}
+
+func (s *Server) start(ctx context.Context) error {
 	if isPostgres(s.o.Binary) {
 		return s.startPostgres(ctx, s.notices)
 	}
@@ -321,6 +344,10 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 		t.Described.Cpuset = readCpuset(s.pid())
 	}
 	t.Described.SeccompMode = hostinfo.SeccompMode(s.pid())
+	t.Described.CPUScope = "process group"
+	if s.cgroup != nil {
+		t.Described.CPUScope = "cgroup"
+	}
 	return t, nil
 }
 
@@ -356,6 +383,11 @@ func (s *Server) Sample(context.Context) (targets.Sample, error) {
 			rss = kib * 1024
 		}
 	}
+	if s.cgroup != nil {
+		if ns, ok := s.cgroup.cpuNS(); ok {
+			return targets.Sample{At: time.Now(), CPUNS: ns, MemBytes: rss}, nil
+		}
+	}
 	cpu := hostinfo.ProcCPU(pid)
 	if s.flavour == PostgreSQL {
 		cpu = groupCPU(pid) // one process per connection: the whole process group's CPU
@@ -371,7 +403,11 @@ func (s *Server) Restart(ctx context.Context) error {
 	if err := s.spawn(s.cmd.Path, append([]string(nil), s.cmd.Args[1:]...)); err != nil {
 		return err
 	}
-	return s.waitReady(ctx, 60*time.Second)
+	if err := s.waitReady(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	s.ownCgroup()
+	return nil
 }
 
 // SetNotices says where to tell the user what dbduel decided (running
@@ -439,6 +475,9 @@ func (s *Server) stopProcess() error {
 // Stop ends the server and removes its datadir.
 func (s *Server) Stop(context.Context) error {
 	err := s.stopProcess()
+	if s.cgroup != nil {
+		s.cgroup.remove()
+	}
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/local"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
@@ -65,6 +66,11 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 			fmt.Fprintf(out, "stopped process %d (%s, run %s, target %s)\n", p.PID, p.Binary, p.RunID, p.Target)
 		} else {
 			fmt.Fprintf(out, "removed stale pidfile of run %s, target %s\n", p.RunID, p.Target)
+		}
+	}
+	if len(inProgress) == 0 {
+		for _, c := range local.RemoveCgroups(runID) {
+			fmt.Fprintf(out, "removed cgroup %s\n", c)
 		}
 	}
 	left, err := container.Clean(ctx, runID, inProgress)

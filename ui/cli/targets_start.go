@@ -157,6 +157,7 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 	if err != nil {
 		return nil
 	}
+	idle := idleCores(ctx, t, prev)
 	return func() map[string]any {
 		cur, err := t.Sample(ctx)
 		if err != nil {
@@ -173,9 +174,14 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 		if cur.ClientCPUNS > 0 && dt > 0 && cur.ClientCPUNS >= prev.ClientCPUNS {
 			m["client_cpu_cores"] = math.Round(float64(cur.ClientCPUNS-prev.ClientCPUNS)/1e9/dt*1000) / 1000
 		}
-		if cur.ThrottledNS > prev.ThrottledNS && dt > 0 {
-			// The share of the interval a CPU quota held the server back.
-			m["cpu_throttled_pct"] = math.Round(float64(cur.ThrottledNS-prev.ThrottledNS)/1e9/dt*100*10) / 10
+		if cur.Periods > prev.Periods {
+			// The share of the quota's periods that throttled the server,
+			// and the throttled time (summed over CPUs: not a share of wall time).
+			m["cpu_throttled_pct"] = math.Round(float64(cur.ThrottledPeriods-prev.ThrottledPeriods)/float64(cur.Periods-prev.Periods)*100*10) / 10
+			m["cpu_throttled_s"] = math.Round(float64(cur.ThrottledNS-prev.ThrottledNS)/1e9*1000) / 1000
+		}
+		if idle >= 0 {
+			m["server_idle_cpu_cores"] = idle
 		}
 		prev = cur
 		return m
@@ -270,4 +276,28 @@ func fingerprint(ctx context.Context, described []result.Target) map[string]stri
 		d.Version, d.StorageDriver = v, drv
 	}
 	return hostinfo.ReadEnvironment("/", d, Version, described)
+}
+
+// idleSample is how long a target's idle CPU is read before its first run.
+var idleSample = time.Second
+
+// idleCores is the server's CPU while no load runs (its background work:
+// purge, checkpoints, the agent's own polling), read over idleSample from
+// first: the cause line subtracts it to compare marginal CPU per
+// transaction (-1 when it cannot be read).
+func idleCores(ctx context.Context, t targets.Target, first targets.Sample) float64 {
+	select {
+	case <-ctx.Done():
+		return -1
+	case <-time.After(idleSample):
+	}
+	cur, err := t.Sample(ctx)
+	if err != nil || cur.CPUNS < first.CPUNS {
+		return -1
+	}
+	dt := cur.At.Sub(first.At).Seconds()
+	if dt <= 0 {
+		return -1
+	}
+	return math.Round(float64(cur.CPUNS-first.CPUNS)/1e9/dt*1000) / 1000
 }

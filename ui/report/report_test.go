@@ -41,7 +41,7 @@ func threeTargets() *result.Result {
 				tel["proxy_cpu_cores"] = 0.62
 			}
 			run := result.Run{Target: name, Block: b, Index: b, Complete: true,
-				Summary: result.Summary{Figures: result.Figures{TPS: v, QPS: 16 * v, P95US: 8e6 / v}, Queries: uint64(160 * v), AvgUS: 4e6 / v, DurationS: 10}}
+				Summary: result.Summary{Figures: result.Figures{Events: uint64(10 * v), TPS: v, QPS: 16 * v, P95US: 8e6 / v}, Queries: uint64(160 * v), AvgUS: 4e6 / v, DurationS: 10}}
 			for s := 1; s <= 10; s++ {
 				run.Intervals = append(run.Intervals, result.Interval{Figures: result.Figures{TPS: v * (1 + float64(s%3)/100)}, TS: float64(s), SpanS: 1, Telemetry: tel})
 			}

@@ -54,7 +54,7 @@ func threeBlocks(n int) *result.Result {
 				tel["proxy_cpu_cores"] = 0.62
 			}
 			r.Runs = append(r.Runs, result.Run{Target: t.Name, Block: b, Index: b, Complete: true,
-				Summary:   result.Summary{Figures: result.Figures{QPS: tps * 16, TPS: tps, P95US: 6e6 / tps}, Queries: uint64(tps * 160), AvgUS: 4e6 / tps},
+				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps), QPS: tps * 16, TPS: tps, P95US: 6e6 / tps}, Queries: uint64(tps * 160), AvgUS: 4e6 / tps},
 				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, TS: 1, SpanS: 1, Telemetry: tel}}})
 		}
 	}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/targets"
+)
+
+// sampled is a target whose samples are scripted.
+type sampled struct {
+	*targets.Fake
+	samples []targets.Sample
+}
+
+func (s *sampled) Sample(context.Context) (targets.Sample, error) {
+	x := s.samples[0]
+	if len(s.samples) > 1 {
+		s.samples = s.samples[1:]
+	}
+	return x, nil
+}
+
+// Throttling is the share of the quota's periods that throttled the server
+// and the throttled seconds (throttled time over wall time exceeded 100%
+// with two CPUs' worth of quota); the idle CPU read before the run rides
+// along in every interval.
+func TestTelemetryThrottlingAndIdle(t *testing.T) {
+	defer func(d time.Duration) { idleSample = d }(idleSample)
+	idleSample = 0
+	t0 := time.Unix(1000, 0)
+	tg := &sampled{Fake: &targets.Fake{TargetName: "c"}, samples: []targets.Sample{
+		{At: t0, CPUNS: 0},
+		{At: t0.Add(time.Second), CPUNS: 2e8}, // idle: 0.2 cores
+		{At: t0.Add(2 * time.Second), CPUNS: 4e8, Periods: 100, ThrottledPeriods: 10, ThrottledNS: 5e8},
+		{At: t0.Add(3 * time.Second), CPUNS: 16e8, Periods: 110, ThrottledPeriods: 15, ThrottledNS: 17e8},
+	}}
+	read := telemetry(context.Background(), tg)
+	read() // the run's first window starts
+	m := read()
+	if m["cpu_throttled_pct"] != 50.0 || m["cpu_throttled_s"] != 1.2 || m["server_idle_cpu_cores"] != 0.2 || m["server_cpu_cores"] != 1.2 {
+		t.Fatalf("telemetry %v", m)
+	}
+}
