@@ -85,7 +85,7 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 // cpuTotals add runs' CPU-seconds (cores × span of each measured
 // interval), idle CPU-seconds and transactions.
 type cpuTotals struct {
-	server, idle, proxy, client, txn float64
+	server, idle, proxy, client, txn        float64
 	hasServer, hasIdle, hasProxy, hasClient bool
 }
 

@@ -117,7 +117,7 @@ type Described struct {
 	// container's, or a managed local server's own cgroup) or "process
 	// group" (its processes summed, where no cgroup could be made).
 	CPUScope string `json:"cpu_scope,omitempty"`
-	Address     string `json:"address,omitempty"`
+	Address  string `json:"address,omitempty"`
 	// System is what explains a system micro-benchmark's figure, as the
 	// benchmark's process saw it: cpus_allowed, cpu_quota, memory_max,
 	// cpu_governor, cpu_mhz, fs_type, mount_options, o_direct.
