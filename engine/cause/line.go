@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 )
 
 // serverCPUMatters is the change in the server's CPU per transaction, in
@@ -32,8 +33,8 @@ func Annotate(r *result.Result) {
 	}
 	for i := range r.Comparisons {
 		c := &r.Comparisons[i]
-		if c.NBaseline > 0 || c.Target == c.Baseline {
-			continue
+		if c.NBaseline > 0 || c.Target == c.Baseline || stats.IsCalibration(c.Target) {
+			continue // the A/A copy is a check of the design: its line is the A/A line
 		}
 		if p := Primary(r, c.Target, c.Point); p == c {
 			c.Cause = For(r, c.Target, c.Point)
