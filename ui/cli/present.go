@@ -41,6 +41,13 @@ func runHeadless(ctx context.Context, rc *runConfig, o *runOptions, st *startedT
 			printer.Event(e)
 		}
 	}
+	if out.err != nil && out.res != nil {
+		// The first line that says the plan stopped names why (the
+		// diagnosed failure, or who stopped it).
+		if why := explainFailure(ctx, out, st); why != nil {
+			out.res.Error = why.Error()
+		}
+	}
 	if out.err == nil || len(out.res.Runs) > 0 {
 		printer.Result(out.res)
 	}
@@ -70,6 +77,9 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 				// The summary screen needs only the result: stop the managed
 				// servers and containers now, not when the user quits.
 				diag := diagnose(ctx, e.Err, st)
+				if why := explainFailure(ctx, outcome{err: e.Err, diagnosis: diag}, st); why != nil && diag != "" && e.Result != nil {
+					e.Result.Error = why.Error() // what became of the target, for the summary's first line
+				}
 				stopTargets(ctx, st.all, o.keep, io.Discard)
 				finished <- outcome{res: e.Result, err: e.Err, diagnosis: diag}
 			}

@@ -134,6 +134,9 @@ func (p *PlainPrinter) Result(r *result.Result) {
 // verdict. Sweeps get one table per point and a curve table.
 func RunTable(r *result.Result) string {
 	var b strings.Builder
+	if line := StopLine(r); line != "" {
+		b.WriteString(line + "\n")
+	}
 	if len(r.Plan.Points) <= 1 {
 		b.WriteString(pointTable(r, 0))
 	} else {
@@ -319,4 +322,46 @@ func Telemetry(iv result.Interval) string {
 		out += fmt.Sprintf("  docker-proxy cpu %.2f", v)
 	}
 	return out
+}
+
+// StopLine is the first thing said of a plan that stopped early: why, and
+// which blocks never started ("" for a complete plan).
+func StopLine(r *result.Result) string {
+	if r == nil || r.Complete {
+		return ""
+	}
+	line := "stopped before the plan finished"
+	switch {
+	case strings.HasPrefix(r.Error, "stopped "):
+		line += ", " + strings.TrimPrefix(r.Error, "stopped ")
+	case r.Error != "":
+		line += ": " + r.Error
+	}
+	if never := NeverStarted(r); len(never) > 0 {
+		line += "; " + blockList(never, len(r.Plan.Blocks)) + " never started"
+	}
+	return line
+}
+
+// NeverStarted are the planned blocks (1-based) with no run at all.
+func NeverStarted(r *result.Result) []int {
+	ran := map[int]bool{}
+	for _, run := range r.Runs {
+		ran[run.Block] = true
+	}
+	var out []int
+	for b := 1; b <= len(r.Plan.Blocks); b++ {
+		if !ran[b] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// blockList says "block 3 of 3" or "blocks 2-3 of 3".
+func blockList(bs []int, of int) string {
+	if len(bs) == 1 {
+		return fmt.Sprintf("block %d of %d", bs[0], of)
+	}
+	return fmt.Sprintf("blocks %d-%d of %d", bs[0], bs[len(bs)-1], of)
 }

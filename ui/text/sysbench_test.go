@@ -118,3 +118,30 @@ func TestMeanRowsAgreeWithTheDelta(t *testing.T) {
 		}
 	}
 }
+
+// A plan cut short says so first, with why and which blocks never started
+// (it said "the others were cut short" of a block that never began).
+func TestStopLineNamesTheCauseAndTheBlocksNeverStarted(t *testing.T) {
+	r := &result.Result{Plan: result.Plan{Runs: 3, Blocks: [][]string{{"n", "c"}, {"c", "n"}, {"n", "c"}}},
+		Error: "target c, run 2 of 3: the container exited with code 137 (killed by SIGKILL)"}
+	r.Runs = []result.Run{
+		{Target: "n", Block: 1, Index: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 100}}},
+		{Target: "c", Block: 1, Index: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 50}}},
+		{Target: "c", Block: 2, Index: 2, Complete: false, Summary: result.Summary{Figures: result.Figures{TPS: 5}}},
+	}
+	want := "stopped before the plan finished: target c, run 2 of 3: the container exited with code 137 (killed by SIGKILL); block 3 of 3 never started"
+	if got := StopLine(r); got != want {
+		t.Fatalf("stop line %q", got)
+	}
+	if table := RunTable(r); !strings.HasPrefix(table, want+"\n") {
+		t.Fatalf("the table's first line:\n%s", table)
+	}
+	r.Error = "stopped by a signal during run 2 of 3 of target c; that run is partial and left out of the verdict"
+	if got := StopLine(r); !strings.HasPrefix(got, "stopped before the plan finished, by a signal during run 2 of 3") {
+		t.Fatalf("stop line %q", got)
+	}
+	r.Complete, r.Error = true, ""
+	if StopLine(r) != "" {
+		t.Fatal("a complete plan has no stop line")
+	}
+}

@@ -388,3 +388,22 @@ func TestKeysGoToTheScreenShown(t *testing.T) {
 		t.Fatalf("finished: table %v, fromZero %v", m.sum.table, m.run.fromZero)
 	}
 }
+
+// The finished screen of a plan that stopped early says why on its second
+// line, above the fold, not under 30 lines of tables.
+func TestStoppedPlanSaysWhyFirst(t *testing.T) {
+	m := testModel(nil, func() {})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	r := finalResult()
+	r.Complete = false
+	r.Plan.Blocks = [][]string{{"native", "container"}, {"container", "native"}}
+	r.Error = "target container, run 1 of 2: the container exited with code 137 (killed by SIGKILL)"
+	m.run.apply(engine.Event{Kind: engine.EventFinished, Result: r, Err: fmt.Errorf("%s", r.Error)})
+	lines := strings.Split(ansi.ReplaceAllString(m.View(), ""), "\n")
+	if !strings.Contains(lines[0], "stopped before the plan finished") || !strings.HasPrefix(lines[1], "why: target container, run 1 of 2: the container exited with code 137") {
+		t.Fatalf("top of the screen:\n%s", strings.Join(lines[:4], "\n"))
+	}
+	if !strings.Contains(strings.Join(lines[1:4], " "), "block 2 of 2 never started") {
+		t.Fatalf("never started:\n%s", strings.Join(lines[:4], "\n"))
+	}
+}

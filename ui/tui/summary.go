@@ -50,8 +50,11 @@ func (m *summary) scrollBy(n int) {
 // scrolled with ↑/↓ when it is taller than the terminal.
 func (m *summary) view() []string {
 	state := "finished"
+	var why []string
 	if m.res != nil && !m.res.Complete {
 		state = "stopped before the plan finished (partial result)"
+		// Why it stopped comes first, above the fold.
+		why = m.wrap(m.stopReason())
 	}
 	title := lipgloss.NewStyle().Bold(true).Render(chart.Fit("dbduel · "+m.info.Workload+" · "+state, m.width))
 	body := m.summaryBody()
@@ -62,7 +65,8 @@ func (m *summary) view() []string {
 		shown := body[from : from+room-1]
 		body = append(shown, fmt.Sprintf("… ↑/↓ to scroll (lines %d–%d of %d)", from+1, from+room-1, len(body)))
 	}
-	out := append([]string{title, ""}, body...)
+	out := append(append([]string{title}, why...), "")
+	out = append(out, body...)
 	for len(out) < m.height-len(footer) {
 		out = append(out, "")
 	}
@@ -70,8 +74,27 @@ func (m *summary) view() []string {
 }
 
 // summaryRoom is the lines the summary's body has: the screen less the
-// title, a blank line and the footer.
-func (m *summary) summaryRoom() int { return m.height - 2 - len(m.footer()) }
+// title, why the plan stopped, a blank line and the footer.
+func (m *summary) summaryRoom() int {
+	why := 0
+	if m.res != nil && !m.res.Complete {
+		why = len(m.wrap(m.stopReason()))
+	}
+	return m.height - 2 - why - len(m.footer())
+}
+
+// stopReason is why the plan stopped: the user's q, or the failure as
+// text.StopLine words it.
+func (m *summary) stopReason() string {
+	line := text.StopLine(m.res)
+	if m.stopping && m.res.Error == "" || m.stopping && strings.Contains(m.res.Error, "context canceled") {
+		r := *m.res
+		r.Error = "by the user (q)"
+		line = text.StopLine(&r)
+	}
+	line = strings.TrimPrefix(strings.TrimPrefix(line, "stopped before the plan finished"), ": ")
+	return "why: " + strings.TrimPrefix(line, ", ")
+}
 
 // clampScroll is the first body line shown for a body of n lines.
 func (m *summary) clampScroll(n int) int {
@@ -88,7 +111,7 @@ func (m *summary) summaryBody() []string {
 	} else {
 		body = m.comparisonSummary()
 	}
-	if m.err != nil {
+	if m.err != nil && (m.res == nil || m.res.Complete) { // a stopped plan's reason is at the top
 		body = append(body, m.wrap("error: "+m.err.Error())...)
 	}
 	if m.info.OutPath != "" {
