@@ -2,8 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dbduel/dbduel/targets/local"
+	"github.com/dbduel/dbduel/ui/chart"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +30,7 @@ func newDemoCmd(st *State) *cobra.Command {
 			// container without docker-proxy, so the cause line can say
 			// which layer costs what.
 			o.targets = []string{"native=local:mariadbd", "bridge=docker:" + imageRef, "host=docker:" + imageRef + ",network=host"}
-			fmt.Fprintf(stderr, "dbduel demo: native=local:mariadbd vs bridge=docker:%s and host=docker:%s,network=host, oltp_read_write, %s threads, %gs per run, %s interleaved blocks, with an A/A copy of native for the noise floor\n", imageRef, imageRef, o.threads, o.timeS, o.runsFlag)
+			fmt.Fprintln(stderr, strings.Join(demoHeader(imageRef, o), "\n"))
 			return runVerb(cmd.Context(), st, "run", "oltp_read_write", o)
 		},
 	}
@@ -41,4 +43,11 @@ func newDemoCmd(st *State) *cobra.Command {
 		cmd.Flags().Lookup(name).DefValue = v
 	}
 	return cmd
+}
+
+// demoHeader says what the demo runs, wrapped at words to 80 columns (a
+// terminal of 80 cut it mid-word).
+func demoHeader(imageRef string, o *runOptions) []string {
+	header := fmt.Sprintf("dbduel demo: native=local:mariadbd vs bridge=docker:%s and host=docker:%s,network=host, oltp_read_write, %s threads, %gs per run, %s interleaved blocks, with an A/A copy of native to check the design", imageRef, imageRef, o.threads, o.timeS, o.runsFlag)
+	return chart.Wrap(header, 80)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -106,6 +107,9 @@ func newCompareCmd(st *State) *cobra.Command {
 					}
 				}
 			}
+			if same := sameRun(args[0], args[1], base, cur); same != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dbduel: warning: %s: the comparison can only show noise\n", same)
+			}
 			// A kernel upgrade between "before" and "after" is the first thing
 			// a reader must know.
 			if diffs := hostinfo.EnvironmentDifferences(base.Environment, cur.Environment); len(diffs) > 0 {
@@ -132,4 +136,18 @@ func newCompareCmd(st *State) *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&failIf, "fail-if", nil, "exit 3 when NEW's whole 95% CI lies past this change vs BASE, e.g. 'tps<-5%'")
 	return cmd
+}
+
+// sameRun says when compare's two files are one file, or one run written
+// twice ("" otherwise).
+func sameRun(pathA, pathB string, a, b *result.Result) string {
+	if ia, err := os.Stat(pathA); err == nil {
+		if ib, err := os.Stat(pathB); err == nil && os.SameFile(ia, ib) {
+			return "BASE and NEW are the same file"
+		}
+	}
+	if !a.StartedAt.IsZero() && a.StartedAt.Equal(b.StartedAt) && a.Plan.Seed == b.Plan.Seed {
+		return fmt.Sprintf("BASE and NEW are the same run (started %s, plan seed %d)", a.StartedAt.Format(time.RFC3339), a.Plan.Seed)
+	}
+	return ""
 }

@@ -126,3 +126,18 @@ func TestCompareListsEnvironmentDifferences(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
+
+// compare of a file with itself, or with a copy of the same run, says so.
+func TestCompareWarnsOfTheSameRun(t *testing.T) {
+	path := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}}, 100)
+	_, stderr, code := runCLI(t, "compare", path, path)
+	if code != 0 || !strings.Contains(stderr, "warning: BASE and NEW are the same file") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(path)
+	copyPath := filepath.Join(t.TempDir(), "copy.json")
+	os.WriteFile(copyPath, data, 0o644)
+	if _, stderr, _ := runCLI(t, "compare", path, copyPath); !strings.Contains(stderr, "warning: BASE and NEW are the same run (started ") {
+		t.Fatalf("copy: %s", stderr)
+	}
+}

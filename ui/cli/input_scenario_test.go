@@ -145,3 +145,18 @@ func TestDataNouns(t *testing.T) {
 		}
 	}
 }
+
+// --dry-run adds the plan up: its run time, the data per target, and the
+// disk where managed servers keep it.
+func TestDryRunAddsThePlanUp(t *testing.T) {
+	t.Setenv("IMAGE", "dbduel-test/mariadb:10.11.19")
+	out, stderr, code := runCLI(t, "run", "-f", "../../examples/seed000.yaml", "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"planned run time: 8 runs × 300s = 40m0s", "data: 20 × 10000000 rows per target, about 42.8 GiB on disk each", " needed there"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+}

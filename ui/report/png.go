@@ -53,7 +53,7 @@ func Title(r *result.Result) string {
 	s := "dbduel: " + r.Workload.Name
 	if len(r.Plan.Points) == 1 {
 		p := r.Plan.Points[0]
-		s += fmt.Sprintf(" · %d threads", p.Threads)
+		s += " · " + Threads(p.Threads)
 		if tables, ok := r.Workload.Options["tables"]; ok && p.TableSize > 0 {
 			s += fmt.Sprintf(" · %v×%d rows", tables, p.TableSize)
 		}
@@ -383,3 +383,11 @@ func slideNotes(r *result.Result) []string {
 }
 
 func inlineData(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// Threads is "1 thread" or "N threads".
+func Threads(n int) string {
+	if n == 1 {
+		return "1 thread"
+	}
+	return fmt.Sprintf("%d threads", n)
+}

@@ -171,3 +171,12 @@ func TestHTMLIsAWholePage(t *testing.T) {
 		}
 	}
 }
+
+// One thread is "1 thread" (reports said "1 threads").
+func TestTitleSaysOneThread(t *testing.T) {
+	r := threeTargets()
+	r.Plan.Points[0].Threads = 1
+	if got := Title(r); !strings.Contains(got, "· 1 thread ·") {
+		t.Fatalf("title %q", got)
+	}
+}
