@@ -65,7 +65,10 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 		if alive {
 			fmt.Fprintf(out, "stopped process %d (%s, run %s, target %s)\n", p.PID, p.Binary, p.RunID, p.Target)
 		} else {
-			fmt.Fprintf(out, "removed stale pidfile of run %s, target %s\n", p.RunID, p.Target)
+			fmt.Fprintf(out, "removed stale pidfile of run %s, target %s (its process had ended)\n", p.RunID, p.Target)
+		}
+		if p.Dir != "" {
+			fmt.Fprintf(out, "removed directory %s (run %s, target %s: its datadir, config and log)\n", p.Dir, p.RunID, p.Target)
 		}
 	}
 	if len(inProgress) == 0 {
