@@ -124,7 +124,12 @@ type Server struct {
 	notices           io.Writer           // where to say what dbduel decided for the user
 	logPath           string
 	cgroup            *serverCgroup // the server's own cgroup (nil: its processes are summed)
+	keep              bool          // --keep: the server outlives dbduel
 }
+
+// SetKeep makes the server outlive dbduel (--keep): no death signal when
+// dbduel exits, no pipe to it.
+func (s *Server) SetKeep(keep bool) { s.keep = keep }
 
 // New returns an unstarted managed server for SPEC (without "local:").
 func New(name, spec, runID string) (*Server, error) {
@@ -432,12 +437,23 @@ func (s *Server) spawnPinned(bin string, args []string) error {
 // for its exit and leaves a pidfile for `dbduel clean`.
 func (s *Server) spawn(name string, argv []string) error {
 	cmd := exec.Command(name, argv...)
-	// Own process group: a ^C at the terminal reaches dbduel, which stops the server in order.
+	// Own process group: a ^C at the terminal reaches dbduel, which stops
+	// the server in order. It dies with dbduel unless kept (--keep).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM, Credential: s.cred}
 	// What the process prints itself (taskset's refusal, a crash before
 	// the error log opens) is part of why it exited.
 	out := &targets.TailBuffer{Max: 4096}
 	cmd.Stdout, cmd.Stderr = out, out
+	if s.keep {
+		cmd.SysProcAttr.Pdeathsig = 0
+		// No pipe to dbduel, which will be gone: the output goes to a file.
+		f, err := os.OpenFile(filepath.Join(s.dir, "process.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cmd.Stdout, cmd.Stderr = f, f
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.binary, err)
 	}

@@ -146,3 +146,36 @@ func OwnerAlive(owner string) (pid int, alive bool) {
 	cur, err := os.Readlink("/proc/" + p + "/exe")
 	return pid, err == nil && strings.TrimSuffix(cur, " (deleted)") == exe
 }
+
+// keptPath is where a kept target's URL (password included) is kept.
+func keptPath(runID, target string) string {
+	return filepath.Join(Dir(), "kept-"+runID+"-"+target+".url")
+}
+
+// Keep records a kept target's URL, password included, readable by its
+// owner only (mode 0600), and returns the file's path.
+func Keep(runID, target, url string) (string, error) {
+	if err := os.MkdirAll(Dir(), 0o700); err != nil {
+		return "", err
+	}
+	p := keptPath(runID, target)
+	return p, os.WriteFile(p, []byte(url+"\n"), 0o600)
+}
+
+// Kept is a kept target's URL (kept:RUN/NAME).
+func Kept(runID, target string) (string, error) {
+	data, err := os.ReadFile(keptPath(runID, target))
+	if err != nil {
+		return "", fmt.Errorf("no kept target %s of run %s (run with --keep; dbduel clean removes them): %w", target, runID, err)
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+// ForgetKept removes the kept URLs of a run ("" : of every run).
+func ForgetKept(runID string) []string {
+	matches, _ := filepath.Glob(filepath.Join(Dir(), "kept-"+runID+"*.url"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+	return matches
+}

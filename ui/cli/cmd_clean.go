@@ -75,6 +75,9 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 		for _, c := range local.RemoveCgroups(runID) {
 			fmt.Fprintf(out, "removed cgroup %s\n", c)
 		}
+		for _, f := range state.ForgetKept(runID) {
+			fmt.Fprintf(out, "removed kept target's URL file %s\n", f)
+		}
 	}
 	left, err := container.Clean(ctx, runID, inProgress)
 	for _, l := range left {

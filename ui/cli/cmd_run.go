@@ -153,7 +153,7 @@ var runVerbs = map[string]struct {
 		}},
 	"check": {"Check the workload's consistency conditions on each target (tpcc: TPC-C's 3.3.2.1-3.3.2.4)",
 		func(ctx context.Context, st *State, rc *runConfig, _ *runOptions, ts *startedTargets) error {
-			return checkAll(ctx, rc, ts.engine, st.Stdout)
+			return checkAll(ctx, rc, ts, st.Stdout)
 		}},
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/hostinfo"
+	"github.com/dbduel/dbduel/targets/state"
 )
 
 // runVerb is run, prepare and cleanup: resolve the flags, start the
@@ -46,8 +47,12 @@ func runVerb(ctx context.Context, state *State, verb, wlName string, o *runOptio
 // every exit path.
 func conduct(ctx context.Context, state *State, verb string, rc *runConfig, o *runOptions, ts []targets.Target) error {
 	stderr := state.Stderr
-	// Managed targets are removed on every exit path unless --keep.
+	// Managed targets are removed on every exit path unless --keep, which
+	// says where each kept one is.
 	defer stopTargets(ctx, ts, o.keep, stderr)
+	if o.keep {
+		defer announceKept(ts, rc.runID, stderr)
+	}
 	st, err := startTargets(ctx, ts, rc, stderr)
 	if verb == "run" && rc.onHost() && !o.keep {
 		// fileio's files go on every exit path, an interrupted run's too
@@ -252,5 +257,27 @@ func removeHostFiles(ctx context.Context, rc *runConfig, st *startedTargets, std
 		if _, err := engine.Cleanup(cctx, rc.workload, rc.engine.Threads, t); err != nil {
 			fmt.Fprintf(stderr, "dbduel: %s: removing the test files: %v\n", t.Name, err)
 		}
+	}
+}
+
+// announceKept says, for each managed target --keep left running, how to
+// reach it (its URL, password redacted; the whole URL in a file of mode
+// 0600) and how to remove it.
+func announceKept(ts []targets.Target, runID string, stderr io.Writer) {
+	for _, t := range ts {
+		if t.Kind() != "local" && t.Kind() != "container" {
+			continue
+		}
+		ep := t.Endpoint()
+		if ep.Host == "" || ep.Port == 0 {
+			continue
+		}
+		path, err := state.Keep(runID, t.Name(), ep.URL())
+		if err != nil {
+			fmt.Fprintf(stderr, "dbduel: kept %s, but could not write its URL: %v\n", t.Name(), err)
+			continue
+		}
+		fmt.Fprintf(stderr, "dbduel: kept %s running: %s (with its password in %s; --target NAME=kept:%s/%s reaches it; dbduel clean --run %s removes it)\n",
+			t.Name(), ep.Redacted(), path, runID, t.Name(), runID)
 	}
 }

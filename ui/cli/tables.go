@@ -54,11 +54,15 @@ func cleanupAll(ctx context.Context, rc *runConfig, ts []engine.Target, stderr i
 
 // checkAll runs the workload's consistency conditions on every target and
 // fails naming the conditions that do not hold.
-func checkAll(ctx context.Context, rc *runConfig, ts []engine.Target, stdout io.Writer) error {
+func checkAll(ctx context.Context, rc *runConfig, st *startedTargets, stdout io.Writer) error {
 	var failed []string
-	for _, t := range ts {
+	for i, t := range st.engine {
 		conds, err := engine.Consistency(ctx, rc.workload, t)
 		if err != nil {
+			if k := st.all[i].Kind(); k == "local" || k == "container" {
+				// A managed server is made anew by each command: its data is gone.
+				return fmt.Errorf("target %s: %w (a managed %s server is new each time dbduel starts it: run with --keep, then check the kept one with --target %s=kept:RUNID/%s)", t.Name, err, k, t.Name, t.Name)
+			}
 			return fmt.Errorf("target %s: %w", t.Name, err)
 		}
 		for _, c := range conds {

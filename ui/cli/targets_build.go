@@ -15,6 +15,7 @@ import (
 	"github.com/dbduel/dbduel/targets/existing"
 	"github.com/dbduel/dbduel/targets/host"
 	"github.com/dbduel/dbduel/targets/local"
+	"github.com/dbduel/dbduel/targets/state"
 )
 
 // targetContext is what building a target needs besides its SPEC.
@@ -27,10 +28,11 @@ type targetContext struct {
 	workloadArgs []string // the workload's flags, for a client agent (client=netns)
 	// agentBinary is the dbduel copied into agent containers.
 	agentBinary func() (string, error)
+	keep        bool // --keep: managed servers outlive dbduel
 }
 
 func newTargetContext(st *State, rc *runConfig, o *runOptions) targetContext {
-	return targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir, workloadArgs: o.workloadArgs(), agentBinary: st.agentBinary}
+	return targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir, workloadArgs: o.workloadArgs(), agentBinary: st.agentBinary, keep: o.keep}
 }
 
 // buildTargets parses every --target NAME=SPEC; names must be unique.
@@ -92,9 +94,27 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 			return nil, err
 		}
 		l.SetNotices(stderr)
+		l.SetKeep(tc.keep)
 		return l, nil
+	case strings.HasPrefix(spec, "kept:"):
+		// A target an earlier --keep run left running: its URL from the
+		// state directory (password included there, redacted everywhere else).
+		runID, kname, ok := strings.Cut(strings.TrimPrefix(spec, "kept:"), "/")
+		if !ok || runID == "" || kname == "" {
+			return nil, usageErr("--target %s: want kept:RUNID/NAME (printed by a --keep run)", name)
+		}
+		url, err := state.Kept(runID, kname)
+		if err != nil {
+			return nil, usageErr("--target %s: %v", name, err)
+		}
+		n, err := existing.New(name, url)
+		if err != nil {
+			return nil, err
+		}
+		n.SetNotices(stderr)
+		return n, nil
 	}
-	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v] or docker:IMAGE[,k=v]", name, targets.RedactSpec(spec))
+	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v], docker:IMAGE[,k=v] or kept:RUNID/NAME", name, targets.RedactSpec(spec))
 }
 
 // newHostTarget is a target of the system micro-benchmarks: this machine,
