@@ -218,8 +218,14 @@ func (s *Server) mountDatadir(ctx context.Context, hc *container.HostConfig, pat
 	return nil
 }
 
-// applyLimits sets the SPEC's memory, cpus, cpuset and seccomp.
+// applyLimits sets the SPEC's memory, cpus, cpuset, seccomp, shm and ulimits.
 func (o Options) applyLimits(hc *container.HostConfig) {
+	if o.ShmBytes > 0 {
+		hc.ShmSize = o.ShmBytes
+	}
+	for _, u := range o.Ulimits {
+		hc.Ulimits = append(hc.Ulimits, &container.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
+	}
 	if o.Seccomp != "" {
 		hc.SecurityOpt = append(hc.SecurityOpt, "seccomp="+o.Seccomp)
 	}

@@ -275,3 +275,15 @@ func TestDescribeStateNamesTheCause(t *testing.T) {
 		}
 	}
 }
+
+func TestShmAndUlimitKeys(t *testing.T) {
+	o, err := ParseSpec("img,shm=64m,ulimit=nofile=1024:2048,ulimit=nproc=100")
+	if err != nil || o.ShmBytes != 64<<20 || len(o.Ulimits) != 2 || o.Ulimits[0] != (Ulimit{"nofile", 1024, 2048}) || o.Ulimits[1] != (Ulimit{"nproc", 100, 100}) {
+		t.Fatalf("%+v %v", o, err)
+	}
+	for _, bad := range []string{"img,ulimit=nofile", "img,ulimit=nofile=2:1", "img,shm=lots"} {
+		if _, err := ParseSpec(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

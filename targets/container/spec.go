@@ -28,10 +28,19 @@ type Options struct {
 	// Client is "netns" when the benchmark client runs in the server's
 	// network namespace (dbduel's agent), not on the host.
 	Client string
+	ShmBytes int64    // shm=64m: /dev/shm's size
+	Ulimits  []Ulimit // ulimit=nofile=65536[:65536], repeatable
+}
+
+// Ulimit is one ulimit= key: a resource's soft and hard limits.
+type Ulimit struct {
+	Name       string
+	Soft, Hard int64
 }
 
 var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
-	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true, "client": true}
+	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true, "client": true,
+	"shm": true, "ulimit": true}
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
@@ -45,7 +54,7 @@ func ParseSpec(spec string) (Options, error) {
 	if head == "" || strings.ContainsAny(head, " =") {
 		return bad("SPEC needs an image: docker:IMAGE[,key=value...]")
 	}
-	if err := targets.CheckKeys("docker:", kvs, allowedKeys, map[string]bool{"args": true, "env": true}); err != nil {
+	if err := targets.CheckKeys("docker:", kvs, allowedKeys, map[string]bool{"args": true, "env": true, "ulimit": true}); err != nil {
 		return Options{}, err
 	}
 	o := Options{Image: head, Network: "bridge", Datadir: "volume", Pull: "never"}
@@ -112,6 +121,18 @@ func ParseSpec(spec string) (Options, error) {
 				return bad("seccomp=%q: want unconfined (Docker's default profile applies without the key)", v)
 			}
 			o.Seccomp = v
+		case "shm":
+			n, err := units.RAMInBytes(v)
+			if err != nil || n <= 0 {
+				return bad("shm=%q: want a size such as 64m or 1g", v)
+			}
+			o.ShmBytes = n
+		case "ulimit":
+			u, err := parseUlimit(v)
+			if err != nil {
+				return bad("%v", err)
+			}
+			o.Ulimits = append(o.Ulimits, u)
 		case "cnf":
 			abs, err := targets.CheckCnf(v)
 			if err != nil {
@@ -132,4 +153,20 @@ func imageProtocols() []string {
 		}
 	}
 	return names
+}
+
+// parseUlimit reads NAME=SOFT[:HARD] (HARD defaults to SOFT), as docker
+// run --ulimit does.
+func parseUlimit(v string) (Ulimit, error) {
+	name, limits, ok := strings.Cut(v, "=")
+	soft, hard, twoParts := strings.Cut(limits, ":")
+	if !twoParts {
+		hard = soft
+	}
+	s, err1 := strconv.ParseInt(soft, 10, 64)
+	h, err2 := strconv.ParseInt(hard, 10, 64)
+	if !ok || name == "" || err1 != nil || err2 != nil || s > h {
+		return Ulimit{}, fmt.Errorf("ulimit=%q: want NAME=SOFT[:HARD] such as nofile=65536:65536", v)
+	}
+	return Ulimit{Name: name, Soft: s, Hard: h}, nil
 }

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,7 +45,7 @@ func loadCompose(ctx context.Context, path string, only []string, fs *pflag.Flag
 	if err != nil {
 		return nil, usageErr("--compose %s: %s", path, oneLineYAMLError(err))
 	}
-	order, xdbduel, err := composeLayout(path, data, environ)
+	order, xdbduel, keys, err := composeLayout(path, data, environ)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +62,11 @@ func loadCompose(ctx context.Context, path string, only []string, fs *pflag.Flag
 		spec, notes, err := serviceSpec(svc)
 		if err != nil {
 			return nil, usageErr("%s: service %s: %v", path, name, err)
+		}
+		for _, k := range keys[name] {
+			if !honouredKeys[k] {
+				notes = append(notes, k+" is not honoured")
+			}
 		}
 		ci.targets = append(ci.targets, targetName(name)+"="+spec)
 		for _, n := range notes {
@@ -78,39 +85,45 @@ func loadCompose(ctx context.Context, path string, only []string, fs *pflag.Flag
 
 // composeLayout reads the services' order (compose-go keeps them in a map)
 // and the x-dbduel block from the file itself.
-func composeLayout(path string, data []byte, environ []string) ([]string, *ast.MappingNode, error) {
+func composeLayout(path string, data []byte, environ []string) ([]string, *ast.MappingNode, map[string][]string, error) {
 	text, err := expandEnv(string(data), lookupIn(environ))
 	if err != nil {
-		return nil, nil, usageErr("%s: %v", path, err)
+		return nil, nil, nil, usageErr("%s: %v", path, err)
 	}
 	file, err := parser.ParseBytes([]byte(text), 0)
 	if err != nil || len(file.Docs) == 0 {
-		return nil, nil, usageErr("%s: not a compose file", path)
+		return nil, nil, nil, usageErr("%s: not a compose file", path)
 	}
 	top, ok := file.Docs[0].Body.(*ast.MappingNode)
 	if !ok {
-		return nil, nil, usageErr("%s: not a compose file", path)
+		return nil, nil, nil, usageErr("%s: not a compose file", path)
 	}
 	var order []string
 	var x *ast.MappingNode
+	keys := map[string][]string{}
 	for _, kv := range top.Values {
 		switch kv.Key.String() {
 		case "services":
 			if m, ok := kv.Value.(*ast.MappingNode); ok {
 				for _, s := range m.Values {
 					order = append(order, s.Key.String())
+					if sm, ok := s.Value.(*ast.MappingNode); ok {
+						for _, k := range sm.Values {
+							keys[s.Key.String()] = append(keys[s.Key.String()], k.Key.String())
+						}
+					}
 				}
 			}
 		case "x-dbduel":
 			m, ok := kv.Value.(*ast.MappingNode)
 			if !ok {
 				p := kv.Value.GetToken().Position
-				return nil, nil, usageErr("%s:%d:%d: x-dbduel: want a mapping with workload, options and plan", path, p.Line, p.Column)
+				return nil, nil, nil, usageErr("%s:%d:%d: x-dbduel: want a mapping with workload, options and plan", path, p.Line, p.Column)
 			}
 			x = m
 		}
 	}
-	return order, x, nil
+	return order, x, keys, nil
 }
 
 func serviceNames(order []string, p *types.Project) []string {
@@ -132,6 +145,13 @@ func targetName(service string) string {
 	}
 	return n
 }
+
+// honouredKeys are the service keys dbduel turns into SPEC keys (or
+// rewrites, saying how); every other key in the file is named as not
+// honoured, as written there.
+var honouredKeys = map[string]bool{"image": true, "mem_limit": true, "cpus": true, "cpuset": true, "deploy": true,
+	"network_mode": true, "environment": true, "command": true, "volumes": true, "ports": true, "shm_size": true,
+	"ulimits": true, "container_name": true}
 
 // serviceSpec is a service as a docker: SPEC, and what it could not honour.
 func serviceSpec(svc types.ServiceConfig) (string, []string, error) {
@@ -158,6 +178,17 @@ func serviceSpec(svc types.ServiceConfig) (string, []string, error) {
 	}
 	if svc.CPUSet != "" {
 		parts = append(parts, "cpuset="+svc.CPUSet)
+	}
+	if svc.ShmSize > 0 {
+		parts = append(parts, fmt.Sprintf("shm=%d", int64(svc.ShmSize)))
+	}
+	for _, name := range slices.Sorted(maps.Keys(svc.Ulimits)) {
+		u := svc.Ulimits[name]
+		soft, hard := u.Soft, u.Hard
+		if u.Single > 0 {
+			soft, hard = u.Single, u.Single
+		}
+		parts = append(parts, fmt.Sprintf("ulimit=%s=%d:%d", name, soft, hard))
 	}
 	switch svc.NetworkMode {
 	case "", "bridge", "default":
@@ -199,12 +230,6 @@ func serviceSpec(svc types.ServiceConfig) (string, []string, error) {
 	}
 	if len(svc.Ports) > 0 {
 		notes = append(notes, "published ports are rewritten to a free 127.0.0.1 port")
-	}
-	for what, set := range map[string]bool{"healthcheck": svc.HealthCheck != nil, "depends_on": len(svc.DependsOn) > 0,
-		"restart": svc.Restart != "", "privileged": svc.Privileged, "user": svc.User != "", "entrypoint": len(svc.Entrypoint) > 0} {
-		if set {
-			notes = append(notes, what+" is not honoured")
-		}
 	}
 	return strings.Join(parts, ","), notes, nil
 }

@@ -160,3 +160,37 @@ func TestDryRunAddsThePlanUp(t *testing.T) {
 		}
 	}
 }
+
+// shm_size and ulimits become SPEC keys; every key not honoured is named
+// as written (stop_grace_period was dropped without a word).
+func TestComposeHonoursShmAndUlimitsAndNamesTheRest(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yml")
+	os.WriteFile(file, []byte(`services:
+  db:
+    image: dbduel-test/mariadb:10.11.19
+    shm_size: 256m
+    ulimits:
+      nofile:
+        soft: 20000
+        hard: 40000
+      nproc: 4096
+    stop_grace_period: 30s
+    healthcheck:
+      test: ["CMD", "true"]
+`), 0o644)
+	out, stderr, code := runCLI(t, "run", "--compose", file, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"shm=268435456", "ulimit=nofile=20000:40000", "ulimit=nproc=4096:4096"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("SPEC lacks %s:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"service db: stop_grace_period is not honoured", "service db: healthcheck is not honoured"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("notes lack %q:\n%s", want, stderr)
+		}
+	}
+}
