@@ -27,7 +27,7 @@ type Options struct {
 	Seccomp     string // seccomp=unconfined: no syscall filter ("" : Docker's default profile)
 	// Client is "netns" when the benchmark client runs in the server's
 	// network namespace (dbduel's agent), not on the host.
-	Client string
+	Client   string
 	ShmBytes int64    // shm=64m: /dev/shm's size
 	Ulimits  []Ulimit // ulimit=nofile=65536[:65536], repeatable
 }
