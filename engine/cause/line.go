@@ -71,8 +71,15 @@ func For(r *result.Result, target string, point int) string {
 	}
 	var reasons []string
 	et, eb := Evidence(r, tgt, point), Evidence(r, base, point)
-	measured := costs(et, eb, base.Name)
-	measured = append(measured, serverCPU(r, target, base.Name, point, et, eb)...)
+	var measured []string
+	if system := systemFacts(tgt, base); system != nil {
+		// cpu, memory and fileio have no server: what differs is where
+		// the benchmark's own process ran.
+		measured = append(system, throttling(et)...)
+	} else {
+		measured = costs(et, eb, base.Name)
+		measured = append(measured, serverCPU(r, target, base.Name, point, et, eb)...)
+	}
 	if f := flaggedShare(r, target, point); f >= 0.25 {
 		measured = append(measured, fmt.Sprintf("%.0f%% of its intervals were noisy (steal or other processes' CPU)", f*100))
 	}
@@ -245,4 +252,33 @@ func serverCPU(r *result.Result, target, base string, point int, et, eb map[stri
 		out = append(out, fmt.Sprintf("the machine's irq/softirq %.2f cores beside it vs %.2f beside %s", kt, kb, base))
 	}
 	return out
+}
+
+// systemFacts are what differs in where a system micro-benchmark ran (nil
+// when the targets are not the system workloads'): the CPUs it could use,
+// the CPU quota, the files' filesystem and whether O_DIRECT was honoured.
+func systemFacts(t, b result.Target) []string {
+	ts, bs := t.Described.System, b.Described.System
+	if ts == nil || bs == nil {
+		return nil
+	}
+	out := []string{}
+	for _, f := range []struct{ key, what string }{
+		{"cpus_allowed", "CPUs allowed"}, {"cpu_quota", "CPU quota"}, {"memory_max", "memory limit"},
+		{"fs_type", "files on"}, {"o_direct", "O_DIRECT"},
+	} {
+		if ts[f.key] != bs[f.key] {
+			out = append(out, fmt.Sprintf("%s %s vs %s", f.what, ts[f.key], bs[f.key]))
+		}
+	}
+	return out
+}
+
+// throttling is the CPU quota's throttled periods, when it held the
+// target back.
+func throttling(et map[string]any) []string {
+	if th, _ := et["cpu_throttled_pct"].(float64); th >= 1 {
+		return []string{fmt.Sprintf("the CPU quota throttled it in %.0f%% of periods", th)}
+	}
+	return nil
 }

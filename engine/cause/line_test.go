@@ -196,3 +196,34 @@ func TestServerCPUPerTransactionIsMarginal(t *testing.T) {
 		t.Fatalf("c: %q", c)
 	}
 }
+
+// The system micro-benchmarks have no server: their cause names where the
+// benchmark ran (CPUs, quota, filesystem, O_DIRECT), never a server's CPU
+// per transaction.
+func TestSystemWorkloadCauseSpeaksItsOwnTerms(t *testing.T) {
+	r := &result.Result{Complete: true, Workload: result.Workload{Name: "fileio"}, Plan: result.Plan{Runs: 3}}
+	sys := map[string]map[string]string{
+		"native": {"cpus_allowed": "0-1", "cpu_quota": "none", "fs_type": "ext4", "o_direct": "honoured"},
+		"c":      {"cpus_allowed": "0-1", "cpu_quota": "1", "fs_type": "overlay", "o_direct": "refused (EINVAL: the filesystem does not support O_DIRECT)"},
+	}
+	for _, name := range []string{"native", "c"} {
+		r.Targets = append(r.Targets, result.Target{Name: name, Described: result.Described{System: sys[name]}})
+		for b := 1; b <= 3; b++ {
+			tps := map[string]float64{"native": 1000, "c": 600}[name] * (1 + 0.01*float64(b*b))
+			r.Runs = append(r.Runs, result.Run{Target: name, Block: b, Index: b, Complete: true,
+				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps), TPS: tps}, AvgUS: 1e6 / tps},
+				Intervals: []result.Interval{{SpanS: 1, Telemetry: map[string]any{"server_cpu_cores": 0.5}}}})
+		}
+	}
+	stats.Analyze(r)
+	Annotate(r)
+	c := For(r, "c", 0)
+	for _, want := range []string{"CPU quota 1 vs none", "files on overlay vs ext4", "O_DIRECT refused"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("cause %q lacks %q", c, want)
+		}
+	}
+	if strings.Contains(c, "per transaction") || strings.Contains(c, "server") {
+		t.Errorf("cause speaks database: %q", c)
+	}
+}

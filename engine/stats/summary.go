@@ -310,10 +310,10 @@ func tpsLogs(r *result.Result, point int) map[string][]float64 {
 // mean, as the Δ% beside it (the baseline's and a target's geometric means
 // over those blocks are in the ratio the Δ% states). n is how many blocks.
 func GeoMean(r *result.Result, target string, point int) (s result.Summary, n int) {
-	logs := [5]float64{}
+	logs := [7]float64{}
 	for _, run := range r.InCompleteBlocks(target, point) {
 		x := run.Summary
-		for i, v := range []float64{float64(x.Queries), x.QPS, x.TPS, x.AvgUS, x.P95US} {
+		for i, v := range []float64{float64(x.Queries), x.QPS, x.TPS, x.AvgUS, x.P95US, x.ReadMiBPerS + x.WrittenMiBPerS, float64(x.Events)} {
 			logs[i] += math.Log(math.Max(v, 1e-9))
 		}
 		n++
@@ -323,5 +323,7 @@ func GeoMean(r *result.Result, target string, point int) (s result.Summary, n in
 	}
 	g := func(i int) float64 { return math.Exp(logs[i] / float64(n)) }
 	s.Queries, s.QPS, s.TPS, s.AvgUS, s.P95US = uint64(math.Round(g(0))), g(1), g(2), g(3), g(4)
+	s.ReadMiBPerS = g(5) // read and written together: what the system workloads' tables show
+	s.Events = uint64(math.Round(g(6)))
 	return s, n
 }

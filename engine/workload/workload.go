@@ -59,6 +59,13 @@ type Progress struct {
 	Table           string
 }
 
+// Nouns is a workload whose data is not rows in tables: what its
+// progress and messages call a unit and its container (fileio: blocks in
+// files).
+type Nouns interface {
+	Nouns() (unit, container string)
+}
+
 // Workload is one benchmark script with its options already applied.
 type Workload interface {
 	Name() string

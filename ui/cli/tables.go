@@ -85,6 +85,10 @@ type dataNouns struct{ row, table string }
 
 // nouns: sysbench-mongodb's collections hold documents; SQL tables rows.
 func nouns(wl workload.Workload) dataNouns {
+	if n, ok := wl.(workload.Nouns); ok {
+		unit, container := n.Nouns()
+		return dataNouns{row: unit, table: container}
+	}
 	if slices.Contains(wl.Protocols(), "mongodb") {
 		return dataNouns{row: "documents", table: "collection"}
 	}

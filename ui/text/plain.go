@@ -153,24 +153,75 @@ func RunTable(r *result.Result) string {
 	return b.String()
 }
 
+// column is one figure of the run table: its heading, its value in a run
+// (or gmean) row, and the comparison metric whose Δ% goes under it.
+type column struct {
+	head   string
+	value  func(result.Summary) string
+	metric string
+}
+
+// columns are a workload's own: queries and their rates for databases;
+// events, events/s and MiB/s for the system workloads (cpu runs no queries).
+func columns(r *result.Result) []column {
+	ms := func(v float64) string { return fmt.Sprintf("%.2f", v/1000) }
+	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
+	lat := []column{{"avg ms", func(s result.Summary) string { return ms(s.AvgUS) }, "avg"}, {"p95 ms", func(s result.Summary) string { return ms(s.P95US) }, "p95"}}
+	if isSystemWorkload(r.Workload.Name) {
+		return append([]column{
+			{"events", func(s result.Summary) string { return fmt.Sprint(s.Events) }, ""},
+			{"events/s", func(s result.Summary) string { return f2(s.TPS) }, "tps"},
+			{"MiB/s", func(s result.Summary) string { return f2(s.ReadMiBPerS + s.WrittenMiBPerS) }, "qps"},
+		}, lat...)
+	}
+	return append([]column{
+		{"queries", func(s result.Summary) string { return fmt.Sprint(s.Queries) }, ""},
+		{"qps", func(s result.Summary) string { return f2(s.QPS) }, "qps"},
+		{"tps", func(s result.Summary) string { return f2(s.TPS) }, "tps"},
+	}, lat...)
+}
+
+// isSystemWorkload: cpu, memory and fileio count events and bytes, not queries.
+func isSystemWorkload(name string) bool { return name == "cpu" || name == "memory" || name == "fileio" }
+
+// row prints one table line: target, label, then the columns' cells.
+func row(b *strings.Builder, name, label string, cells []string) {
+	fmt.Fprintf(b, "%-14s %5s %12s %11s %10s %10s %10s\n", append([]any{name, label}, anys(cells)...)...)
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
 func pointTable(r *result.Result, point int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", "target", "run", "queries", "qps", "tps", "avg ms", "p95 ms")
+	cols := columns(r)
+	cells := func(f func(column) string) []string {
+		out := make([]string, len(cols))
+		for i, c := range cols {
+			out[i] = f(c)
+		}
+		return out
+	}
+	row(&b, "target", "run", cells(func(c column) string { return c.head }))
 	names := r.TargetNames()
 	blocks := r.CompleteBlocks(point)
 	apart := false
 	for _, name := range names {
 		for _, run := range r.Measured(name, point) {
-			s := run.Summary
 			label := fmt.Sprint(run.Index)
 			if !run.Complete || !blocks[run.Block] {
 				label += "*" // cut short, or its block was: shown, never averaged
 				apart = true
 			}
-			fmt.Fprintf(&b, "%-14s %5s %12d %11.2f %10.2f %10.2f %10.2f\n", name, label, s.Queries, s.QPS, s.TPS, s.AvgUS/1000, s.P95US/1000)
+			row(&b, name, label, cells(func(c column) string { return c.value(run.Summary) }))
 		}
 		if g, n := stats.GeoMean(r, name, point); n > 1 {
-			fmt.Fprintf(&b, "%-14s %5s %12d %11.2f %10.2f %10.2f %10.2f\n", name, "gmean", g.Queries, g.QPS, g.TPS, g.AvgUS/1000, g.P95US/1000)
+			row(&b, name, "gmean", cells(func(c column) string { return c.value(g) }))
 		}
 	}
 	if apart {
@@ -179,8 +230,6 @@ func pointTable(r *result.Result, point int) string {
 	if len(names) > 1 && len(blocks) > 1 {
 		fmt.Fprintf(&b, "gmean: geometric mean over the %d block(s) every target completed, the blocks and estimator of the Δ%%\n", len(blocks))
 	}
-	// The Δ% row is the estimator whose CI is printed under it and that the
-	// verdict reads: the geometric mean of the per-block ratios.
 	for _, name := range names[1:] {
 		delta, ci := map[string]string{}, map[string]string{}
 		for _, c := range r.Comparisons {
@@ -193,10 +242,10 @@ func pointTable(r *result.Result, point int) string {
 			}
 		}
 		if len(delta) > 0 {
-			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "Δ%", "", delta["qps"], delta["tps"], delta["avg"], delta["p95"])
+			row(&b, name, "Δ%", cells(func(c column) string { return delta[c.metric] }))
 		}
 		if len(ci) > 0 {
-			fmt.Fprintf(&b, "%-14s %5s %12s %11s %10s %10s %10s\n", name, "CI95", "", ci["qps"], ci["tps"], ci["avg"], ci["p95"])
+			row(&b, name, "CI95", cells(func(c column) string { return ci[c.metric] }))
 		}
 	}
 	b.WriteString(tpccTable(r, names, point))

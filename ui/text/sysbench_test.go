@@ -145,3 +145,15 @@ func TestStopLineNamesTheCauseAndTheBlocksNeverStarted(t *testing.T) {
 		t.Fatal("a complete plan has no stop line")
 	}
 }
+
+// The system workloads' table has their own columns: events, events/s and
+// MiB/s, not "queries 0 / qps 0.00".
+func TestSystemWorkloadTableColumns(t *testing.T) {
+	r := &result.Result{Complete: true, Workload: result.Workload{Name: "fileio"}, Targets: []result.Target{{Name: "host"}}, Plan: result.Plan{Points: []result.Point{{Threads: 1}}}}
+	r.Runs = []result.Run{{Target: "host", Block: 1, Index: 1, Complete: true,
+		Summary: result.Summary{Figures: result.Figures{Events: 5000, TPS: 500}, ReadMiBPerS: 3, WrittenMiBPerS: 4.5, AvgUS: 2000, DurationS: 10}}}
+	table := RunTable(r)
+	if !strings.Contains(table, "events    events/s      MiB/s") || !strings.Contains(table, "5000      500.00       7.50") || strings.Contains(table, "queries") {
+		t.Fatalf("table:\n%s", table)
+	}
+}

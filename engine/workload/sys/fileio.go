@@ -193,8 +193,10 @@ func (t *fileioTest) Prepare(ctx context.Context, db driver.DB, _ int, progress 
 		if err != nil {
 			return fmt.Errorf("write %s: %w", name, err)
 		}
-		done = uint64(i+1) * blocks
-		progress(workload.Progress{Rows: done, TotalRows: total, Table: fileName(i)})
+		if whole := uint64(i+1) * blocks; whole != done || done%256 != 0 {
+			done = whole
+			progress(workload.Progress{Rows: done, TotalRows: total, Table: fileName(i)})
+		}
 	}
 	return nil
 }
@@ -433,3 +435,6 @@ func alignedBuffer(n int) []byte {
 	}
 	return b[off : off+n : off+n]
 }
+
+// Nouns: fileio's data is blocks in files.
+func (t *fileioTest) Nouns() (unit, container string) { return "blocks", "file" }

@@ -232,3 +232,27 @@ func TestSequentialLoopsTouchEveryWord(t *testing.T) {
 		}
 	}
 }
+
+// fileio's progress counts blocks in files, reaches its total once, and
+// never twice (its 100% line was printed twice).
+func TestFileioProgressOnceToTheEnd(t *testing.T) {
+	w := build(t, "fileio", "--file-num=2", "--file-total-size=2M", "--file-block-size=4K")
+	var seen []uint64
+	var total uint64
+	if err := w.Prepare(context.Background(), host.New(t.TempDir()), 1, func(p workload.Progress) { seen = append(seen, p.Rows); total = p.TotalRows }); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i] <= seen[i-1] {
+			t.Fatalf("progress repeats or goes back: %v", seen)
+		}
+	}
+	if len(seen) == 0 || seen[len(seen)-1] != total || total != 512 {
+		t.Fatalf("progress %v of %d", seen, total)
+	}
+	if n, ok := w.(workload.Nouns); !ok {
+		t.Fatal("fileio does not name its units")
+	} else if unit, container := n.Nouns(); unit != "blocks" || container != "file" {
+		t.Fatalf("nouns %s, %s", unit, container)
+	}
+}
