@@ -17,6 +17,7 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/ui/theme"
 )
 
 var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[a-zA-Z]`)
@@ -405,5 +406,29 @@ func TestStoppedPlanSaysWhyFirst(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(lines[1:4], " "), "block 2 of 2 never started") {
 		t.Fatalf("never started:\n%s", strings.Join(lines[:4], "\n"))
+	}
+}
+
+// y (a Y scale per target) shows every target's plot with its legend, or
+// says how many more there are; at 80×24 with four targets it showed one.
+func TestScalePerTargetShowsEveryTarget(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := modelOf(4)
+		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		feedAll(m, 4)
+		typeKey(m, "y")
+		v := screen(m)
+		shown := 0
+		for i, tg := range fourTargets {
+			if strings.Contains(v, "■ "+theme.For(i).Glyph+" "+tg.Name) {
+				shown++
+			}
+		}
+		if shown < 4 && !strings.Contains(v, fmt.Sprintf("(%d more targets: y again for one shared scale)", 4-shown)) {
+			t.Errorf("%dx%d: %d legends and no word of the others:\n%s", size[0], size[1], shown, v)
+		}
+		if shown < 2 {
+			t.Errorf("%dx%d: %d legends:\n%s", size[0], size[1], shown, v)
+		}
 	}
 }

@@ -482,11 +482,23 @@ func (m *running) chartLines(cards []*card, height int) []string {
 	if m.synced {
 		out = append(out, plotLines(series, names, m.width, rows, m.color, m.fromZero)...)
 	} else {
-		each := max(rows/max(len(series), 1), 4)
-		for i := range series {
+		// A scale per target: every target's plot, each with its legend,
+		// in the rows there are (the later ones were cut off the screen).
+		// Five rows hold a plot of three and its legend.
+		each := max(rows/max(len(series), 1), 5)
+		shown := min(len(series), max(rows/each, 1))
+		if shown < len(series) {
+			shown = min(shown, max((rows-1)/5, 1))
+			each = max((rows-1)/shown, 5)
+		}
+		for i := range series[:shown] {
 			one := make([][]float64, len(series))
 			one[i] = series[i]
-			out = append(out, plotLines(one, names, m.width, each, m.color, m.fromZero)...)
+			lines := plotLines(one, names, m.width, each, m.color, m.fromZero)
+			out = append(out, lines[:min(len(lines), each)]...)
+		}
+		if shown < len(series) {
+			out = append(out, chart.Fit(fmt.Sprintf("(%d more targets: y again for one shared scale)", len(series)-shown), m.width))
 		}
 	}
 	for len(out) < height {
