@@ -64,7 +64,7 @@ func Parity(names []string, versions map[string]string, vars map[string]map[stri
 		if len(distinct) <= 1 {
 			continue
 		}
-		d := result.VariableDiff{Name: k, Values: values}
+		d := result.VariableDiff{Name: k, Values: values, Rank: EffectRank(k)}
 		if IsBuildVariable(k) {
 			p.BuildDiff = append(p.BuildDiff, d)
 		} else {

@@ -69,34 +69,46 @@ func For(r *result.Result, target string, point int) string {
 	if !ok {
 		return ""
 	}
-	var reasons []string
 	et, eb := Evidence(r, tgt, point), Evidence(r, base, point)
-	var measured []string
+	var oneSided, alongside []string
+	diffs := differences(r, tgt, base)
 	if system := systemFacts(tgt, base); system != nil {
 		// cpu, memory and fileio have no server: what differs is where
 		// the benchmark's own process ran.
-		measured = append(system, throttling(et)...)
+		diffs, oneSided = system, throttling(et)
 	} else {
-		measured = costs(et, eb, base.Name)
-		measured = append(measured, serverCPU(r, target, base.Name, point, et, eb)...)
+		oneSided = costs(et, eb, base.Name)
+		alongside = serverCPU(r, target, base.Name, point, et, eb)
 	}
 	if f := flaggedShare(r, target, point); f >= 0.25 {
-		measured = append(measured, fmt.Sprintf("%.0f%% of its intervals were noisy (steal or other processes' CPU)", f*100))
+		alongside = append(alongside, fmt.Sprintf("%.0f%% of its intervals were noisy (steal or other processes' CPU)", f*100))
 	}
+	var groups []string
 	status, narrow := standing(r, comp)
 	if status != "" {
-		reasons = append(reasons, status)
+		groups = append(groups, status)
 	}
-	if !narrow && len(measured) > 0 {
-		// Measured beside the gap, not isolated as its cause (dbduel
-		// explain's rungs isolate one change at a time).
-		reasons = append(reasons, "measured alongside: "+strings.Join(measured, ", "))
+	// What only one side has comes first (docker-proxy in front of one
+	// side only); then what differs between the two (limits, the
+	// configuration, storage, version); then what was measured beside it.
+	// Measured figures are correlates, not isolated causes (dbduel
+	// explain's rungs isolate one change at a time).
+	if !narrow && len(oneSided) > 0 {
+		groups = append(groups, "measured alongside: "+strings.Join(append(oneSided, alongside...), ", "))
 	}
-	reasons = append(reasons, parity(r, target, base.Name)...)
-	if len(reasons) == 0 {
+	if len(diffs) > 0 {
+		groups = append(groups, "differs: "+strings.Join(diffs, ", "))
+	}
+	if !narrow && len(oneSided) == 0 && len(alongside) > 0 {
+		groups = append(groups, "measured alongside: "+strings.Join(alongside, ", "))
+	}
+	if c := shared(et, eb); c != "" {
+		groups = append(groups, c)
+	}
+	if len(groups) == 0 {
 		return "not in the telemetry: no docker-proxy, no CPU throttling, the server's CPU per transaction within 10%, the same configuration"
 	}
-	return strings.Join(reasons, ", ")
+	return strings.Join(groups, "; ")
 }
 
 // standing says where a comparison stands before anything is named beside
@@ -144,7 +156,8 @@ func targetPair(r *result.Result, target, baseline string) (t, b result.Target, 
 func costs(et, eb map[string]any, base string) []string {
 	var out []string
 	proxyCores, _ := et["proxy_cpu_cores"].(float64)
-	if Str(et["network_path"]) == "docker-proxy" && proxyCores > 0 {
+	// docker-proxy explains a gap only when it is in front of one side.
+	if Str(et["network_path"]) == "docker-proxy" && Str(eb["network_path"]) != "docker-proxy" && proxyCores > 0 {
 		s := fmt.Sprintf("docker-proxy used %.2f cores", proxyCores)
 		proxy, okP := et["proxy_cpu_us_per_txn"].(float64)
 		server, okS := et["server_cpu_us_per_txn"].(float64)
@@ -153,8 +166,10 @@ func costs(et, eb map[string]any, base string) []string {
 		}
 		out = append(out, s)
 	}
-	if th, _ := et["cpu_throttled_pct"].(float64); th >= 1 {
-		out = append(out, fmt.Sprintf("the CPU quota throttled it in %.0f%% of periods", th))
+	tt, _ := et["cpu_throttled_pct"].(float64)
+	tb, _ := eb["cpu_throttled_pct"].(float64)
+	if tt >= 1 && tt >= 2*tb {
+		out = append(out, fmt.Sprintf("the CPU quota throttled it in %.0f%% of periods", tt))
 	}
 	return out
 }
@@ -183,37 +198,6 @@ func flaggedShare(r *result.Result, target string, point int) float64 {
 // parity names what differs between the two servers besides the thing
 // compared: the version, then the two variables most likely to move
 // performance (Parity lists those first).
-func parity(r *result.Result, target, base string) []string {
-	p := r.Parity
-	if p == nil {
-		return nil
-	}
-	var out []string
-	if vt, vb := p.Versions[target], p.Versions[base]; vt != "" && vb != "" && vt != vb {
-		out = append(out, fmt.Sprintf("server versions differ (%s vs %s)", vt, vb))
-	}
-	var vars []string
-	more := 0
-	for _, d := range p.VariablesDiff {
-		vt, vb := d.Values[target], d.Values[base]
-		if vt == vb {
-			continue
-		}
-		if len(vars) == 2 {
-			more++
-			continue
-		}
-		vars = append(vars, fmt.Sprintf("%s (%s vs %s)", d.Name, vt, vb))
-	}
-	if len(vars) > 0 {
-		s := "configuration differs in " + strings.Join(vars, " and ")
-		if more > 0 {
-			s += fmt.Sprintf(" (+%d more)", more)
-		}
-		out = append(out, s)
-	}
-	return out
-}
 
 // serverCPU names the server's CPU per transaction against the
 // baseline's when it differs by serverCPUMatters or more: marginal (idle

@@ -83,10 +83,10 @@ func TestCauseParityAndThrottling(t *testing.T) {
 	r.Parity = &result.Parity{
 		Versions: map[string]string{"native": "10.11.19-MariaDB", "bridge": "10.11.19-MariaDB", "host": "10.11.6-MariaDB"},
 		VariablesDiff: []result.VariableDiff{
-			{Name: "innodb_buffer_pool_size", Values: map[string]string{"native": "1G", "bridge": "1G", "host": "128M"}},
-			{Name: "sync_binlog", Values: map[string]string{"native": "0", "bridge": "1", "host": "1"}},
-			{Name: "max_connections", Values: map[string]string{"native": "151", "bridge": "151", "host": "100"}},
-			{Name: "thread_cache_size", Values: map[string]string{"native": "8", "bridge": "8", "host": "9"}},
+			{Name: "innodb_buffer_pool_size", Values: map[string]string{"native": "1G", "bridge": "1G", "host": "128M"}, Rank: 0},
+			{Name: "sync_binlog", Values: map[string]string{"native": "0", "bridge": "1", "host": "1"}, Rank: 1},
+			{Name: "max_connections", Values: map[string]string{"native": "151", "bridge": "151", "host": "100"}, Rank: 2},
+			{Name: "thread_cache_size", Values: map[string]string{"native": "8", "bridge": "8", "host": "9"}, Rank: 2},
 		},
 	}
 	stats.Analyze(r)
@@ -94,8 +94,8 @@ func TestCauseParityAndThrottling(t *testing.T) {
 	host := For(r, "host", 0)
 	for _, want := range []string{
 		"the CPU quota throttled it in 37% of periods",
-		"server versions differ (10.11.6-MariaDB vs 10.11.19-MariaDB)",
-		"configuration differs in innodb_buffer_pool_size (128M vs 1G) and sync_binlog (1 vs 0) (+2 more)",
+		"server version 10.11.19-MariaDB → 10.11.6-MariaDB",
+		"differs: configuration innodb_buffer_pool_size 1G → 128M, sync_binlog 0 → 1, 2 more setting(s) (parity.variables_diff)",
 	} {
 		if !strings.Contains(host, want) {
 			t.Errorf("host: %q lacks %q", host, want)
@@ -106,7 +106,7 @@ func TestCauseParityAndThrottling(t *testing.T) {
 		t.Errorf("host: %q", host)
 	}
 	// bridge differs from native only in sync_binlog: one variable named.
-	if b := For(r, "bridge", 0); !strings.Contains(b, "configuration differs in sync_binlog (1 vs 0)") || strings.Contains(b, "more)") {
+	if b := For(r, "bridge", 0); !strings.Contains(b, "differs: configuration sync_binlog 0 → 1") || strings.Contains(b, "more setting") {
 		t.Errorf("bridge: %q", b)
 	}
 }
@@ -132,7 +132,7 @@ func TestWithinNoiseOnlyOfNarrowIntervals(t *testing.T) {
 	stats.Analyze(two)
 	Annotate(two)
 	b := For(two, "bridge", 0)
-	if !strings.HasPrefix(b, "2 blocks: too wide to judge, measured alongside: docker-proxy used 0.24 cores") {
+	if !strings.HasPrefix(b, "2 blocks: too wide to judge; measured alongside: docker-proxy used 0.24 cores") {
 		t.Fatalf("bridge with 2 blocks: %q", b)
 	}
 	if c := two.Comparison("bridge", "tps", 0); c == nil || strings.Contains(c.Verdict, "slower") || !strings.Contains(c.Verdict, "2 blocks: the interval") {
@@ -225,5 +225,40 @@ func TestSystemWorkloadCauseSpeaksItsOwnTerms(t *testing.T) {
 	}
 	if strings.Contains(c, "per transaction") || strings.Contains(c, "server") {
 		t.Errorf("cause speaks database: %q", c)
+	}
+}
+
+// Two containers both behind docker-proxy that differ in their cnf and
+// memory limit: the cause names those differences first, whole, and
+// docker-proxy only as what both share (it named docker-proxy first in
+// seed 003's container-vs-container run).
+func TestCauseNamesWhatDiffersBetweenContainers(t *testing.T) {
+	r := &result.Result{Complete: true, Plan: result.Plan{Runs: 3}}
+	for _, side := range []struct {
+		name string
+		mem  int64
+		tps  float64
+	}{{"mem2g", 2 << 30, 500}, {"tuned", 8 << 30, 800}} {
+		r.Targets = append(r.Targets, result.Target{Name: side.name,
+			Described: result.Described{NetworkPath: "docker-proxy", NetworkMode: "bridge", MemoryLimitBytes: side.mem}})
+		for b := 1; b <= 3; b++ {
+			tps := side.tps * (1 + 0.01*float64(b*b)*side.tps/500)
+			tel := map[string]any{"server_cpu_cores": 0.5, "proxy_cpu_cores": 0.4}
+			r.Runs = append(r.Runs, result.Run{Target: side.name, Block: b, Index: b, Complete: true,
+				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps), TPS: tps, QPS: tps}, AvgUS: 1e6 / tps},
+				Intervals: []result.Interval{{SpanS: 1, Telemetry: tel}}})
+		}
+	}
+	r.Parity = &result.Parity{VariablesDiff: []result.VariableDiff{
+		{Name: "innodb_buffer_pool_size", Values: map[string]string{"mem2g": "134217728", "tuned": "6442450944"}, Rank: 0},
+		{Name: "innodb_flush_log_at_trx_commit", Values: map[string]string{"mem2g": "1", "tuned": "2"}, Rank: 1},
+		{Name: "thread_cache_size", Values: map[string]string{"mem2g": "8", "tuned": "16"}, Rank: 2},
+	}}
+	stats.Analyze(r)
+	Annotate(r)
+	c := For(r, "tuned", 0)
+	want := "differs: memory limit 2GiB → 8GiB (with a 6GiB buffer pool), configuration innodb_buffer_pool_size 128MiB → 6GiB, innodb_flush_log_at_trx_commit 1 → 2, 1 more setting(s) (parity.variables_diff)"
+	if !strings.HasPrefix(c, want) || !strings.HasSuffix(c, "; both sides behind docker-proxy") || strings.Contains(c, "docker-proxy used") {
+		t.Fatalf("cause %q\nwant it to start %q", c, want)
 	}
 }

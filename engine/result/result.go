@@ -386,6 +386,10 @@ type Parity struct {
 type VariableDiff struct {
 	Name   string            `json:"name"`
 	Values map[string]string `json:"values"`
+	// Rank is how likely the variable is to move performance (0: buffer
+	// and log sizes; 1: flushing, durability, I/O method; 2: threads and
+	// caches; 3: the rest; 4: charset and formats); the list is in its order.
+	Rank int `json:"rank"`
 }
 
 // Comparison is target's comparison on metric at a sweep point (nil on a

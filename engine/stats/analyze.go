@@ -252,7 +252,7 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 			c := result.Comparison{
 				Target: t, Baseline: base, Metric: m.name, Point: point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
 				N: p.N, Method: p.Method, HasCI: p.HasCI, SDLog: p.SD,
-				Verdict: verdict(t, base, m.name, role(m.name, primary), p, m.higherIsBetter) + label,
+				Verdict: verdict(t, base, displayName(r, m.name), role(m.name, primary), p, m.higherIsBetter) + label,
 			}
 			if p.HasCI {
 				c.CILowPct, c.CIHighPct = (p.Low-1)*100, (p.High-1)*100
@@ -298,4 +298,16 @@ func steinShortfall(r *result.Result) {
 				pointLabel(r.Plan.Points, sp.Point), sp.PlannedBlocks, PrecisionTarget(r), n))
 		}
 	}
+}
+
+// displayName is a metric as a workload's own verdicts name it: the system
+// workloads (cpu, memory, fileio) count events, not transactions.
+func displayName(r *result.Result, metric string) string {
+	switch r.Workload.Name {
+	case "cpu", "memory", "fileio":
+		if metric == "tps" {
+			return "events/s"
+		}
+	}
+	return metric
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/ui/text"
 )
 
 // Formats are the accepted --format values.
@@ -167,15 +168,10 @@ func comparisonsTable(r *result.Result, point int) table {
 	return t
 }
 
-// verdicts are a point's verdict lines (the primary metric's), then the
-// A/A check's line (--calibrate).
+// verdicts are a point's verdict lines (the primary metric's first), then
+// the A/A check's line (--calibrate).
 func verdicts(r *result.Result, point int) []string {
-	var out []string
-	for _, name := range r.TargetNames() {
-		if c := cause.Primary(r, name, point); c != nil && c.NBaseline == 0 {
-			out = append(out, c.Verdict)
-		}
-	}
+	out := text.Verdicts(r, point)
 	if line := stats.AALine(r, point); line != "" {
 		out = append(out, line)
 	}

@@ -249,10 +249,8 @@ func pointTable(r *result.Result, point int) string {
 		}
 	}
 	b.WriteString(tpccTable(r, names, point))
-	for _, c := range r.Comparisons {
-		if (c.Metric == "tps" || c.Metric == "nopm") && c.Point == point {
-			fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
-		}
+	for _, v := range Verdicts(r, point) {
+		fmt.Fprintf(&b, "verdict: %s\n", v)
 	}
 	if line := stats.AALine(r, point); line != "" {
 		b.WriteString(line + "\n")
@@ -413,4 +411,24 @@ func blockList(bs []int, of int) string {
 		return fmt.Sprintf("block %d of %d", bs[0], of)
 	}
 	return fmt.Sprintf("blocks %d-%d of %d", bs[0], bs[len(bs)-1], of)
+}
+
+// Verdicts are a point's verdicts, each target's primary metric first
+// (NOPM for TPC-C, then its TPM; TPS for the sysbench families; events/s
+// for the system workloads).
+func Verdicts(r *result.Result, point int) []string {
+	var out []string
+	for _, name := range r.TargetNames() {
+		c := cause.Primary(r, name, point)
+		if c == nil || c.NBaseline > 0 {
+			continue
+		}
+		out = append(out, c.Verdict)
+		if c.Metric == "nopm" {
+			if tpm := r.Comparison(name, "tpm", point); tpm != nil {
+				out = append(out, tpm.Verdict)
+			}
+		}
+	}
+	return out
 }

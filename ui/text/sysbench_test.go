@@ -157,3 +157,20 @@ func TestSystemWorkloadTableColumns(t *testing.T) {
 		t.Fatalf("table:\n%s", table)
 	}
 }
+
+// TPC-C's verdicts lead with NOPM, then TPM; TPS is not a verdict line.
+func TestTPCCVerdictsLeadWithNOPM(t *testing.T) {
+	r := &result.Result{Complete: true, Workload: result.Workload{Name: "tpcc"}, Targets: []result.Target{{Name: "n"}, {Name: "c"}}, Plan: result.Plan{Runs: 3}}
+	for b := 1; b <= 3; b++ {
+		for _, name := range []string{"n", "c"} {
+			f := map[string]float64{"n": 1, "c": 0.6}[name] * (1 + 0.02*float64(b*b)*map[string]float64{"n": 1, "c": 2}[name])
+			r.Runs = append(r.Runs, result.Run{Target: name, Block: b, Index: b, Complete: true, Summary: result.Summary{
+				Figures: result.Figures{TPS: 700 * f, QPS: 20000 * f, P95US: 1e4 / f}, AvgUS: 5e3 / f, NOPM: 20000 * f, TPM: 44000 * f}})
+		}
+	}
+	stats.Analyze(r)
+	v := Verdicts(r, 0)
+	if len(v) != 2 || !strings.Contains(v[0], "nopm (primary)") || !strings.Contains(v[1], "tpm (secondary)") {
+		t.Fatalf("verdicts %q", v)
+	}
+}

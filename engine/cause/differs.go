@@ -1,0 +1,141 @@
+package cause
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/docker/go-units"
+
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// majorConfigRank is the parity rank up to which every configuration
+// difference is named whole (buffer and log sizes, flushing and
+// durability, I/O method); the rest are counted.
+const majorConfigRank = 1
+
+// differences are what differs between target t and the baseline b, in
+// the order it plausibly moves throughput: CPU limits, the memory limit
+// (with the buffer pool against it), the configuration as the parity
+// report ranks it (every major difference whole: "innodb_buffer_pool_size
+// 128M → 6G", baseline first), the datadir's kind, the server version.
+// What both sides share is not a difference.
+func differences(r *result.Result, t, b result.Target) []string {
+	var out []string
+	dt, db := t.Described, b.Described
+	if dt.CPUs != db.CPUs {
+		out = append(out, fmt.Sprintf("CPU limit %s → %s", cpus(db.CPUs), cpus(dt.CPUs)))
+	}
+	if dt.Cpuset != db.Cpuset {
+		out = append(out, fmt.Sprintf("cpuset %s → %s", orNone(db.Cpuset), orNone(dt.Cpuset)))
+	}
+	if dt.MemoryLimitBytes != db.MemoryLimitBytes {
+		s := fmt.Sprintf("memory limit %s → %s", memory(db.MemoryLimitBytes), memory(dt.MemoryLimitBytes))
+		if bp := variable(r, t.Name, "innodb_buffer_pool_size"); bp != "" && dt.MemoryLimitBytes > 0 {
+			s += " (with a " + bp + " buffer pool)"
+		}
+		out = append(out, s)
+	}
+	out = append(out, configuration(r, t.Name, b.Name)...)
+	if dt.Datadir != nil && db.Datadir != nil && dt.Datadir.Kind != db.Datadir.Kind {
+		out = append(out, fmt.Sprintf("datadir %s → %s", db.Datadir.Kind, dt.Datadir.Kind))
+	}
+	if p := r.Parity; p != nil {
+		if vt, vb := p.Versions[t.Name], p.Versions[b.Name]; vt != "" && vb != "" && vt != vb {
+			out = append(out, fmt.Sprintf("server version %s → %s", vb, vt))
+		}
+	}
+	return out
+}
+
+// configuration names the variables that differ between target and base,
+// the parity report's order: the major ones whole, the rest counted.
+func configuration(r *result.Result, target, base string) []string {
+	if r.Parity == nil {
+		return nil
+	}
+	var out []string
+	minor := 0
+	for _, d := range r.Parity.VariablesDiff {
+		vt, vb := d.Values[target], d.Values[base]
+		if vt == vb {
+			continue
+		}
+		if d.Rank > majorConfigRank && len(out) >= 2 {
+			minor++
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s → %s", d.Name, sizeValue(d.Name, vb), sizeValue(d.Name, vt)))
+	}
+	if minor > 0 {
+		out = append(out, fmt.Sprintf("%d more setting(s) (parity.variables_diff)", minor))
+	}
+	if len(out) > 0 {
+		out[0] = "configuration " + out[0]
+	}
+	return out
+}
+
+// variable is target's value of a variable that differs between targets
+// ("" when the parity report does not list it).
+func variable(r *result.Result, target, name string) string {
+	if r.Parity == nil {
+		return ""
+	}
+	for _, d := range r.Parity.VariablesDiff {
+		if d.Name == name {
+			if v := d.Values[target]; v != "" {
+				if n, err := units.RAMInBytes(v); err == nil && n >= 1<<20 {
+					return units.BytesSize(float64(n))
+				}
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// shared is what both sides have in common that a reader might take for
+// the cause, said once as context ("" when nothing is).
+func shared(et, eb map[string]any) string {
+	if Str(et["network_path"]) == "docker-proxy" && Str(eb["network_path"]) == "docker-proxy" {
+		return "both sides behind docker-proxy"
+	}
+	return ""
+}
+
+func cpus(n float64) string {
+	if n <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%g", n)
+}
+
+func memory(n int64) string {
+	if n <= 0 {
+		return "none"
+	}
+	return units.BytesSize(float64(n))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// sizeValue shows a size variable's bytes as a size ("134217728" → "128MiB").
+func sizeValue(name, v string) string {
+	if v == "" {
+		return "none"
+	}
+	if !strings.Contains(name, "size") && !strings.Contains(name, "buffer") {
+		return v
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 1<<20 {
+		return units.BytesSize(float64(n))
+	}
+	return v
+}
