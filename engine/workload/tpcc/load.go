@@ -34,26 +34,33 @@ const (
 type loadUnit struct {
 	name string
 	run  func(ctx context.Context, s *sink, g *rng) error
+	// draw, if set, draws what the unit's row count depends on first (its
+	// orders' line counts) and returns how many rows that adds to the
+	// expected count: the load's total is then exact before it starts.
+	draw func(g *rng) int
 }
 
 // units splits the load: items and stock in chunks, the rest per district.
 func (w *tpccWorkload) units(now string) []loadUnit {
 	var us []loadUnit
 	for k := 0; k < itemCount/stockChunk; k++ {
-		us = append(us, loadUnit{"item", func(ctx context.Context, s *sink, g *rng) error {
+		us = append(us, loadUnit{name: "item", run: func(ctx context.Context, s *sink, g *rng) error {
 			return loadItems(ctx, s, g, k*stockChunk+1, stockChunk)
 		}})
 	}
 	for wid := 1; wid <= w.o.Warehouses; wid++ {
-		us = append(us, loadUnit{"warehouse", func(ctx context.Context, s *sink, g *rng) error { return loadWarehouse(ctx, s, g, wid) }})
+		us = append(us, loadUnit{name: "warehouse", run: func(ctx context.Context, s *sink, g *rng) error { return loadWarehouse(ctx, s, g, wid) }})
 		for k := 0; k < itemCount/stockChunk; k++ {
-			us = append(us, loadUnit{"stock", func(ctx context.Context, s *sink, g *rng) error {
+			us = append(us, loadUnit{name: "stock", run: func(ctx context.Context, s *sink, g *rng) error {
 				return loadStock(ctx, s, g, wid, k*stockChunk+1, stockChunk)
 			}})
 		}
 		for did := 1; did <= districtsPerW; did++ {
-			us = append(us, loadUnit{"customer", func(ctx context.Context, s *sink, g *rng) error { return loadCustomers(ctx, s, g, wid, did, now) }})
-			us = append(us, loadUnit{"orders", func(ctx context.Context, s *sink, g *rng) error { return loadOrders(ctx, s, g, wid, did, now) }})
+			us = append(us, loadUnit{name: "customer", run: func(ctx context.Context, s *sink, g *rng) error { return loadCustomers(ctx, s, g, wid, did, now) }})
+			plan := &orderPlan{}
+			us = append(us, loadUnit{name: "orders",
+				run:  func(ctx context.Context, s *sink, g *rng) error { return loadOrders(ctx, s, g, wid, did, now, plan) },
+				draw: func(g *rng) int { plan.draw(g); return plan.lineTotal - avgOrderLinesPerD }})
 		}
 	}
 	return us
@@ -66,7 +73,15 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 			return fmt.Errorf("create %s: %w", t.name, err)
 		}
 	}
+	units := w.units(time.Now().UTC().Format(time.DateTime))
+	rngs := make([]*rng, len(units))
 	total := uint64(itemCount + w.o.Warehouses*rowsPerWarehouse)
+	for i, u := range units {
+		rngs[i] = newRNG(w.seed*31 + uint64(i) + 1)
+		if u.draw != nil {
+			total = uint64(int64(total) + int64(u.draw(rngs[i])))
+		}
+	}
 	var done atomic.Uint64
 	var mu sync.Mutex
 	s := &sink{db: db, bulk: bulk, done: &done, report: func(table string) {
@@ -75,10 +90,8 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		// Order lines per order are random: the total is the expected one.
-		progress(workload.Progress{Rows: min(done.Load(), total), TotalRows: total, Table: table})
+		progress(workload.Progress{Rows: done.Load(), TotalRows: total, Table: table})
 	}}
-	units := w.units(time.Now().UTC().Format(time.DateTime))
 	next := atomic.Int64{}
 	g, gctx := errgroup.WithContext(ctx)
 	// The server does the work (parsing, indexes, the redo log): a few
@@ -90,7 +103,7 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 				if i >= len(units) {
 					return nil
 				}
-				if err := units[i].run(gctx, s, newRNG(w.seed*31+uint64(i)+1)); err != nil {
+				if err := units[i].run(gctx, s, rngs[i]); err != nil {
 					return fmt.Errorf("load %s: %w", units[i].name, err)
 				}
 			}
@@ -100,8 +113,10 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 		return err
 	}
 	if progress != nil {
-		// The expected total was an estimate; the last report is exact.
-		progress(workload.Progress{Rows: done.Load(), TotalRows: done.Load(), Table: "order_line"})
+		progress(workload.Progress{Rows: done.Load(), TotalRows: total, Table: "order_line"})
+	}
+	if done.Load() != total {
+		return fmt.Errorf("loaded %d rows of the %d counted before the load", done.Load(), total)
 	}
 	return nil
 }
@@ -227,19 +242,34 @@ func loadCustomers(ctx context.Context, s *sink, g *rng, w, d int, now string) e
 	})
 }
 
-func loadOrders(ctx context.Context, s *sink, g *rng, w, d int, now string) error {
+// orderPlan is a district's orders drawn before the load: the customers'
+// permutation and each order's line count (the same draws, in the same
+// order, as when they were drawn during it).
+type orderPlan struct {
+	cust, lines []int
+	lineTotal   int
+}
+
+func (p *orderPlan) draw(g *rng) {
 	// O_C_ID is a random permutation of the customers (clause 4.3.3.1).
-	cust := make([]int, ordersPerD)
-	for i := range cust {
-		cust[i] = i + 1
+	p.cust = make([]int, ordersPerD)
+	for i := range p.cust {
+		p.cust[i] = i + 1
 	}
-	g.r.Shuffle(len(cust), func(i, j int) { cust[i], cust[j] = cust[j], cust[i] })
-	lines := make([]int, ordersPerD)
-	total := 0
-	for i := range lines {
-		lines[i] = g.uniform(5, 15)
-		total += lines[i]
+	g.r.Shuffle(len(p.cust), func(i, j int) { p.cust[i], p.cust[j] = p.cust[j], p.cust[i] })
+	p.lines = make([]int, ordersPerD)
+	p.lineTotal = 0
+	for i := range p.lines {
+		p.lines[i] = g.uniform(5, 15)
+		p.lineTotal += p.lines[i]
 	}
+}
+
+func loadOrders(ctx context.Context, s *sink, g *rng, w, d int, now string, p *orderPlan) error {
+	if p.lines == nil {
+		p.draw(g)
+	}
+	cust, lines, total := p.cust, p.lines, p.lineTotal
 	err := s.rows(ctx, "orders", ordersPerD, func(i int, r []any) {
 		oid := i + 1
 		var carrier any
