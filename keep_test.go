@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	_ "github.com/dbduel/dbduel/engine/driver/mysql" // the protocol the kept server speaks
+	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/state"
@@ -63,5 +65,37 @@ func TestKeepLeavesTheServerRunning(t *testing.T) {
 	}
 	if targets.Ping(ctx, ep, 2*time.Second) == nil {
 		t.Fatal("the server still answers after clean")
+	}
+}
+
+// A managed local server runs in a cgroup of its own, so its CPU has a
+// container's scope; its idle CPU is read before the run; the cgroup goes
+// with the server.
+func TestLocalServerCPUIsACgroupFigure(t *testing.T) {
+	integration.Require(t, "mariadbd")
+	privateStateDir(t)
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	out := t.TempDir() + "/r.json"
+	if _, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "n=local:mariadbd", "--time", "2", "--table-size", "200",
+		"--format", "text", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scope := r.Targets[0].Described.CPUScope; scope != "cgroup" {
+		t.Fatalf("cpu scope %q", scope)
+	}
+	iv := r.Runs[0].Intervals[0]
+	if c, _ := iv.Telemetry["server_cpu_cores"].(float64); c <= 0 {
+		t.Fatalf("telemetry %v", iv.Telemetry)
+	}
+	if _, ok := iv.Telemetry["server_idle_cpu_cores"].(float64); !ok {
+		t.Fatalf("no idle CPU: %v", iv.Telemetry)
+	}
+	if left, _ := filepath.Glob("/sys/fs/cgroup/cpuacct/dbduel-" + runID + "*"); len(left) > 0 {
+		t.Fatalf("cgroups left: %v", left)
 	}
 }

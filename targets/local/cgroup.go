@@ -38,26 +38,12 @@ func newServerCgroup(runID, name string) *serverCgroup {
 	return nil
 }
 
-// adopt moves every process of the process group pgid into the cgroup;
-// the server's later children (PostgreSQL's backends) are born in it.
-func (c *serverCgroup) adopt(pgid int) bool {
+// adopt moves the server process and its children into the cgroup; its
+// later children (PostgreSQL's backends) are born in it.
+func (c *serverCgroup) adopt(pid int) bool {
 	moved := false
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat := readFile("/proc/" + e.Name() + "/stat")
-		i := strings.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(stat[i+1:])
-		if len(f) < 3 || (pid != pgid && f[2] != strconv.Itoa(pgid)) {
-			continue
-		}
-		if os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644) == nil {
+	for _, p := range familyOf(pid) {
+		if os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(p.pid)), 0o644) == nil {
 			moved = true
 		}
 	}

@@ -579,8 +579,30 @@ func (s *Server) Diagnose(context.Context) string {
 // they are found by parent, not by process group). Exited children's time
 // is in the parent's children times, counted too.
 func groupCPU(pgid int) uint64 {
-	entries, _ := os.ReadDir("/proc")
 	var total uint64
+	for _, p := range familyOf(pgid) {
+		total += hostinfo.ProcCPU(p.pid)
+		if p.pid == pgid { // cutime + cstime: backends that already exited
+			cu, _ := strconv.ParseUint(p.fields[13], 10, 64)
+			cs, _ := strconv.ParseUint(p.fields[14], 10, 64)
+			total += (cu + cs) * uint64(time.Second/100)
+		}
+	}
+	return total
+}
+
+// proc is one process: its pid and its /proc/PID/stat fields after the
+// command name (state first).
+type proc struct {
+	pid    int
+	fields []string
+}
+
+// familyOf is a process and its children (found by parent: PostgreSQL's
+// backends call setsid, so their process group is their own).
+func familyOf(parent int) []proc {
+	entries, _ := os.ReadDir("/proc")
+	var out []proc
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -592,15 +614,10 @@ func groupCPU(pgid int) uint64 {
 			continue
 		}
 		f := strings.Fields(stat[i+1:])
-		if len(f) < 15 || (pid != pgid && f[1] != strconv.Itoa(pgid)) {
+		if len(f) < 15 || (pid != parent && f[1] != strconv.Itoa(parent)) {
 			continue
 		}
-		total += hostinfo.ProcCPU(pid)
-		if pid == pgid { // cutime + cstime: backends that already exited
-			cu, _ := strconv.ParseUint(f[13], 10, 64)
-			cs, _ := strconv.ParseUint(f[14], 10, 64)
-			total += (cu + cs) * uint64(time.Second/100)
-		}
+		out = append(out, proc{pid: pid, fields: f})
 	}
-	return total
+	return out
 }
