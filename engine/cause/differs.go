@@ -2,6 +2,7 @@ package cause
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -27,8 +28,8 @@ func differences(r *result.Result, t, b result.Target) []string {
 	if dt.CPUs != db.CPUs {
 		out = append(out, fmt.Sprintf("CPU limit %s → %s", cpus(db.CPUs), cpus(dt.CPUs)))
 	}
-	if dt.Cpuset != db.Cpuset {
-		out = append(out, fmt.Sprintf("cpuset %s → %s", orNone(db.Cpuset), orNone(dt.Cpuset)))
+	if ct, cb := ownCPUs(r, dt.Cpuset), ownCPUs(r, db.Cpuset); ct != cb {
+		out = append(out, fmt.Sprintf("cpuset %s → %s", orNone(cb), orNone(ct)))
 	}
 	if dt.MemoryLimitBytes != db.MemoryLimitBytes {
 		s := fmt.Sprintf("memory limit %s → %s", memory(db.MemoryLimitBytes), memory(dt.MemoryLimitBytes))
@@ -138,4 +139,17 @@ func sizeValue(name, v string) string {
 		return units.BytesSize(float64(n))
 	}
 	return v
+}
+
+// ownCPUs is a cpuset that limits anything ("" for none, or for every CPU
+// of the machine: a container's cgroup reads back all of them unasked).
+func ownCPUs(r *result.Result, cpuset string) string {
+	n, err := strconv.Atoi(r.Environment["cpu_count"])
+	if err != nil || n <= 0 {
+		n = runtime.NumCPU()
+	}
+	if cpuset == fmt.Sprintf("0-%d", n-1) || (n == 1 && cpuset == "0") {
+		return ""
+	}
+	return cpuset
 }

@@ -262,3 +262,18 @@ func TestCauseNamesWhatDiffersBetweenContainers(t *testing.T) {
 		t.Fatalf("cause %q\nwant it to start %q", c, want)
 	}
 }
+
+// A cpuset of every CPU is no limit: a container reads back "0-1" on two
+// CPUs unasked, and that is not a difference from native.
+func TestCpusetOfEveryCPUIsNoDifference(t *testing.T) {
+	r := &result.Result{Environment: map[string]string{"cpu_count": "2"}}
+	n := result.Target{Name: "n"}
+	c := result.Target{Name: "c", Described: result.Described{Cpuset: "0-1"}}
+	if d := differences(r, c, n); len(d) != 0 {
+		t.Fatalf("differences %q", d)
+	}
+	c.Described.Cpuset = "0"
+	if d := differences(r, c, n); len(d) != 1 || d[0] != "cpuset none → 0" {
+		t.Fatalf("differences %q", d)
+	}
+}
