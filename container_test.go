@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
 	"github.com/dbduel/dbduel/ui/cli"
@@ -548,5 +549,54 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	dbduel(t, "clean", "--run", runID)
 	if files := stateFiles(t); len(files) != 0 {
 		t.Fatalf("state files left: %v", files)
+	}
+}
+
+// A container paused mid-run ends the run with the reason once its grace is
+// over, and leaves nothing behind: dbduel hung until it was unpaused.
+func TestPausedContainerEndsTheRun(t *testing.T) {
+	integration.Require(t, "Docker and the test image")
+	defer func(g time.Duration) { engine.StallGrace = g }(engine.StallGrace)
+	engine.StallGrace = 2 * time.Second
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	privateStateDir(t)
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	image := testImage(t)
+	go func() {
+		done <- cli.Run(context.Background(), []string{"run", "oltp_point_select", "--target", "c=docker:" + image,
+			"--time", "4", "--table-size", "1000", "--threads", "2", "--format", "text"}, cli.NewState(&stdout, &stderr, os.Environ()))
+	}()
+	dc, err := tcontainer.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	deadline := time.Now().Add(120 * time.Second)
+	for !strings.Contains(stdout.String(), "tps") || !containerRunning(t, dc, runID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not start: %s", stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
+	cs, _ := dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
+	for _, c := range cs {
+		if err := dc.ContainerPause(context.Background(), c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case code := <-done:
+		msg := stderr.String()
+		if code != 1 || !strings.Contains(msg, "the container is paused") || !strings.Contains(msg, "stopped answering") {
+			t.Fatalf("exit %d:\n%s", code, msg)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatalf("still running 90 s after the pause:\n%s", stderr.String())
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things left", n)
 	}
 }

@@ -203,11 +203,19 @@ func (c *conductor) measure(ctx context.Context, b plan.Block, name string) (res
 	var timing serverTiming
 	// The timer's own statements stay outside the counter's window:
 	// read before the counter at the start, after it at the end.
-	rc.AtReady = func() { timing.start(ctx, db); before, beforeErr = db.OpCount(ctx); ready = true }
+	bounded := func(parent context.Context, read func(context.Context)) {
+		rctx, cancel := context.WithTimeout(parent, CounterReadTimeout)
+		defer cancel()
+		read(rctx)
+	}
+	rc.AtReady = func() {
+		bounded(ctx, func(c context.Context) { timing.start(c, db); before, beforeErr = db.OpCount(c) })
+		ready = true
+	}
 	rc.AtEnd = func() {
-		after, afterErr = db.OpCount(context.WithoutCancel(ctx))
+		bounded(context.WithoutCancel(ctx), func(c context.Context) { after, afterErr = db.OpCount(c) })
 		ended = true
-		timing.end(context.WithoutCancel(ctx), db)
+		bounded(context.WithoutCancel(ctx), func(c context.Context) { timing.end(c, db) })
 	}
 	run, err := runOn(ctx, rc, name, db, func(iv result.Interval, h *hdrhistogram.Histogram) {
 		c.merge.send(Event{Kind: EventInterval, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point, Warmup: b.Warmup,

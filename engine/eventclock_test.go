@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -251,5 +252,47 @@ func TestRunWithNoEventFails(t *testing.T) {
 	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
 	if !errors.Is(err, ErrNoEvents) || run.Complete {
 		t.Fatalf("complete %v, err %v", run.Complete, err)
+	}
+}
+
+// frozen is a pool whose server stops answering: events block until the
+// sockets are shut (Unblock), as on a paused container.
+type frozen struct {
+	*driver.SQLPool
+	shut chan struct{}
+	once sync.Once
+}
+
+func (f *frozen) Unblock() { f.once.Do(func() { close(f.shut) }) }
+
+type frozenWorkload struct {
+	scripted
+	db *frozen
+}
+
+func (w *frozenWorkload) NewWorker(context.Context, driver.Conn, int, int, uint64) (workload.Worker, error) {
+	return frozenWorker{w.db}, nil
+}
+
+type frozenWorker struct{ db *frozen }
+
+func (w frozenWorker) Event(context.Context, *workload.Counts) error {
+	<-w.db.shut
+	return errors.New("connection shut down")
+}
+func (frozenWorker) Close(context.Context, *workload.Counts) error { return nil }
+
+// A server that stops answering (a paused container) ends the run with
+// that reason once the grace after the time limit is over: dbduel hung
+// printing tps 0.00 past the run's end until the container was unpaused.
+func TestFrozenServerEndsTheRun(t *testing.T) {
+	defer func(g time.Duration) { StallGrace = g }(StallGrace)
+	StallGrace = 300 * time.Millisecond
+	db := &frozen{SQLPool: fakeDB(t).(classifying).SQLPool, shut: make(chan struct{})}
+	cfg := Config{Workload: &frozenWorkload{db: db}, Threads: 2, Time: 200 * time.Millisecond, Percentile: 95}
+	start := time.Now()
+	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	if !errors.Is(err, ErrServerStalled) || run.Complete || time.Since(start) > 5*time.Second {
+		t.Fatalf("after %s: complete %v, err %v", time.Since(start), run.Complete, err)
 	}
 }

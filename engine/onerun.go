@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -86,7 +87,9 @@ func (r *oneRun) startClock(ctx context.Context) {
 	if r.counts != nil && cfg.Warmup <= 0 {
 		// Read before the honesty counter's window opens: these reads are
 		// not the workload's statements.
-		r.counts.read(ctx, r.db, &r.counts.before)
+		rctx, cancel := context.WithTimeout(ctx, CounterReadTimeout)
+		r.counts.read(rctx, r.db, &r.counts.before)
+		cancel()
 	}
 	if cfg.AtReady != nil {
 		cfg.AtReady() // every thread connected and prepared; no event yet
@@ -185,6 +188,7 @@ func (r *oneRun) loop(ctx context.Context) {
 			if t.tick != nil && now.Sub(r.lastTick) > r.cfg.ReportInterval/2 {
 				r.collect(now, false)
 			}
+			r.guardStall()
 		case <-cancelled:
 			cancelled = nil // once
 			r.s.halt()
@@ -208,6 +212,36 @@ func (r *oneRun) loop(ctx context.Context) {
 	}
 }
 
+// CounterReadTimeout bounds each read of the server's own counters
+// (honesty, server time, TPC-C's counts): a server that stopped answering
+// must not hold the run's end for ever.
+var CounterReadTimeout = 10 * time.Second
+
+// StallGrace is how long threads may take to finish their events after
+// the run's time is up before the server is taken to have stopped
+// answering (a paused container, a hung server): their sockets are then
+// shut and the run fails with that reason, instead of waiting for ever.
+var StallGrace = 15 * time.Second
+
+// ErrServerStalled fails a run whose threads were still waiting for the
+// server StallGrace after its time was up.
+var ErrServerStalled = errors.New("the server stopped answering")
+
+// guardStall shuts the sockets of threads still in an event StallGrace
+// after the time limit, and fails the run with the reason.
+func (r *oneRun) guardStall() {
+	done := r.done
+	time.AfterFunc(StallGrace, func() {
+		select {
+		case <-done:
+		default:
+			r.s.fail(fmt.Errorf("%w: its threads had no reply %s after the run's time was up (a paused container, or a hung server)",
+				ErrServerStalled, StallGrace))
+			r.db.Unblock()
+		}
+	})
+}
+
 // endWarmup ends --warmup-time: its events ran but do not count (sysbench
 // 1.1's rule). Each recorder starts measuring in the swap itself: an event
 // that sees it measuring spends the --events budget and is recorded as
@@ -221,7 +255,9 @@ func (r *oneRun) endWarmup(ctx context.Context, now time.Time, ticker *time.Tick
 		rec.ResetTotals()
 	}
 	if r.counts != nil {
-		r.counts.read(ctx, r.db, &r.counts.before) // HammerDB's ramp-up ends here
+		rctx, cancel := context.WithTimeout(ctx, CounterReadTimeout)
+		r.counts.read(rctx, r.db, &r.counts.before) // HammerDB's ramp-up ends here
+		cancel()
 	}
 	r.inWarmup = false
 	r.measuredStart, r.lastTick = now, now
@@ -309,7 +345,9 @@ func (r *oneRun) finish(ctx context.Context) {
 		r.cfg.AtEnd() // every statement done, bulk_insert's last flush too
 	}
 	if r.counts != nil && !r.inWarmup {
-		r.counts.read(context.WithoutCancel(ctx), r.db, &r.counts.after)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CounterReadTimeout)
+		r.counts.read(rctx, r.db, &r.counts.after)
+		cancel()
 	}
 	if r.types != nil {
 		var tailTypes result.Interval
