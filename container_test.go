@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
 	"github.com/dbduel/dbduel/ui/cli"
@@ -556,8 +555,6 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 // over, and leaves nothing behind: dbduel hung until it was unpaused.
 func TestPausedContainerEndsTheRun(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
-	defer func(g time.Duration) { engine.StallGrace = g }(engine.StallGrace)
-	engine.StallGrace = 2 * time.Second
 	runID := "test-" + state.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	privateStateDir(t)
@@ -566,7 +563,7 @@ func TestPausedContainerEndsTheRun(t *testing.T) {
 	image := testImage(t)
 	go func() {
 		done <- cli.Run(context.Background(), []string{"run", "oltp_point_select", "--target", "c=docker:" + image,
-			"--time", "4", "--table-size", "1000", "--threads", "2", "--format", "text"}, cli.NewState(&stdout, &stderr, os.Environ()))
+			"--time", "30", "--stall-timeout", "2", "--table-size", "1000", "--threads", "2", "--format", "text"}, cli.NewState(&stdout, &stderr, os.Environ()))
 	}()
 	dc, err := tcontainer.NewClient()
 	if err != nil {
@@ -587,14 +584,16 @@ func TestPausedContainerEndsTheRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	paused := time.Now()
 	select {
 	case code := <-done:
 		msg := stderr.String()
 		if code != 1 || !strings.Contains(msg, "the container is paused") || !strings.Contains(msg, "stopped answering") {
 			t.Fatalf("exit %d:\n%s", code, msg)
 		}
-	case <-time.After(90 * time.Second):
-		t.Fatalf("still running 90 s after the pause:\n%s", stderr.String())
+		t.Logf("from the pause to the exit: %s (--stall-timeout 2, --time 30)", time.Since(paused).Round(100*time.Millisecond))
+	case <-time.After(60 * time.Second):
+		t.Fatalf("still running 60 s after the pause (--time 30):\n%s", stderr.String())
 	}
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things left", n)

@@ -43,6 +43,10 @@ type Config struct {
 	Seed           uint64        // base of the per-thread workload seeds
 	Rate           float64       // open loop: events per second, Poisson arrivals (0: closed loop)
 	Warmup         time.Duration // --warmup-time: run but do not count
+	// StallTimeout ends a run in which no event completed for this long
+	// while threads were in one (--stall-timeout: a paused container, a
+	// hung server); 0: never.
+	StallTimeout time.Duration
 	// Telemetry, if set, is read at every interval (the target's resource
 	// use: server CPU, memory, proxy CPU) into the interval's telemetry.
 	Telemetry func() map[string]any

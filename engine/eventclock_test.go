@@ -283,13 +283,11 @@ func (w frozenWorker) Event(context.Context, *workload.Counts) error {
 func (frozenWorker) Close(context.Context, *workload.Counts) error { return nil }
 
 // A server that stops answering (a paused container) ends the run with
-// that reason once the grace after the time limit is over: dbduel hung
-// printing tps 0.00 past the run's end until the container was unpaused.
+// that reason after --stall-timeout, long before its time is up: dbduel
+// hung printing tps 0.00 past the run's end until it was unpaused.
 func TestFrozenServerEndsTheRun(t *testing.T) {
-	defer func(g time.Duration) { StallGrace = g }(StallGrace)
-	StallGrace = 300 * time.Millisecond
 	db := &frozen{SQLPool: fakeDB(t).(classifying).SQLPool, shut: make(chan struct{})}
-	cfg := Config{Workload: &frozenWorkload{db: db}, Threads: 2, Time: 200 * time.Millisecond, Percentile: 95}
+	cfg := Config{Workload: &frozenWorkload{db: db}, Threads: 2, Time: 10 * time.Second, Percentile: 95, StallTimeout: 300 * time.Millisecond}
 	start := time.Now()
 	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
 	if !errors.Is(err, ErrServerStalled) || run.Complete || time.Since(start) > 5*time.Second {

@@ -176,8 +176,12 @@ func (r *oneRun) loop(ctx context.Context) {
 		}
 	}()
 	cancelled := ctx.Done()
+	dog := r.newWatchdog()
+	defer dog.stop()
 	for {
 		select {
+		case now := <-dog.tick():
+			dog.check(now)
 		case now := <-t.tick:
 			r.collect(now, r.inWarmup)
 		case now := <-t.warmupEnd:
@@ -188,7 +192,6 @@ func (r *oneRun) loop(ctx context.Context) {
 			if t.tick != nil && now.Sub(r.lastTick) > r.cfg.ReportInterval/2 {
 				r.collect(now, false)
 			}
-			r.guardStall()
 		case <-cancelled:
 			cancelled = nil // once
 			r.s.halt()
@@ -217,29 +220,59 @@ func (r *oneRun) loop(ctx context.Context) {
 // must not hold the run's end for ever.
 var CounterReadTimeout = 10 * time.Second
 
-// StallGrace is how long threads may take to finish their events after
-// the run's time is up before the server is taken to have stopped
-// answering (a paused container, a hung server): their sockets are then
-// shut and the run fails with that reason, instead of waiting for ever.
-var StallGrace = 15 * time.Second
-
-// ErrServerStalled fails a run whose threads were still waiting for the
-// server StallGrace after its time was up.
+// ErrServerStalled fails a run in which no event completed for
+// --stall-timeout while threads waited in one.
 var ErrServerStalled = errors.New("the server stopped answering")
 
-// guardStall shuts the sockets of threads still in an event StallGrace
-// after the time limit, and fails the run with the reason.
-func (r *oneRun) guardStall() {
-	done := r.done
-	time.AfterFunc(StallGrace, func() {
-		select {
-		case <-done:
-		default:
-			r.s.fail(fmt.Errorf("%w: its threads had no reply %s after the run's time was up (a paused container, or a hung server)",
-				ErrServerStalled, StallGrace))
-			r.db.Unblock()
-		}
-	})
+// watchdog checks, every quarter of the stall timeout, that events still
+// complete; after a whole timeout without one while threads were in an
+// event, it shuts the sockets and fails the run with the reason, instead
+// of waiting for ever on a paused container.
+type watchdog struct {
+	r        *oneRun
+	ticker   *time.Ticker
+	last     uint64
+	lastMove time.Time
+}
+
+func (r *oneRun) newWatchdog() *watchdog {
+	if r.cfg.StallTimeout <= 0 {
+		return nil
+	}
+	return &watchdog{r: r, ticker: time.NewTicker(max(r.cfg.StallTimeout/4, 10*time.Millisecond)), lastMove: time.Now()}
+}
+
+func (w *watchdog) tick() <-chan time.Time {
+	if w == nil {
+		return nil
+	}
+	return w.ticker.C
+}
+
+func (w *watchdog) stop() {
+	if w != nil {
+		w.ticker.Stop()
+	}
+}
+
+// check is one look: has any thread completed an event since the last?
+func (w *watchdog) check(now time.Time) {
+	var n uint64
+	for _, rec := range w.r.s.recs {
+		e, _ := rec.Fairness()
+		n += e
+	}
+	waiting := w.r.s.sched == nil || w.r.s.busy.Load() > 0 // an open loop may idle between arrivals
+	if n != w.last || !waiting {
+		w.last, w.lastMove = n, now
+		return
+	}
+	if now.Sub(w.lastMove) >= w.r.cfg.StallTimeout {
+		w.r.s.fail(fmt.Errorf("%w: no event completed for %s (--stall-timeout; a paused container, or a hung server)",
+			ErrServerStalled, w.r.cfg.StallTimeout))
+		w.r.db.Unblock()
+		w.lastMove = now // once
+	}
 }
 
 // endWarmup ends --warmup-time: its events ran but do not count (sysbench
@@ -341,10 +374,11 @@ func (r *oneRun) finish(ctx context.Context) {
 		tail.Writes += c.Writes
 		tail.Other += c.Other
 	}
-	if r.cfg.AtEnd != nil {
+	stalled := errors.Is(r.s.failErr, ErrServerStalled) // its counters cannot be read either
+	if r.cfg.AtEnd != nil && !stalled {
 		r.cfg.AtEnd() // every statement done, bulk_insert's last flush too
 	}
-	if r.counts != nil && !r.inWarmup {
+	if r.counts != nil && !r.inWarmup && !stalled {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CounterReadTimeout)
 		r.counts.read(rctx, r.db, &r.counts.after)
 		cancel()

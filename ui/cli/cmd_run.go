@@ -56,6 +56,7 @@ type runOptions struct {
 	marginFlag      string  // --margin PCT%
 	margin          float64 // --margin, in %
 	maxRuns         int
+	stallTimeout    float64 // --stall-timeout, seconds
 	maxTime         float64
 	calibrate       bool
 	cpuProfile      string
@@ -101,6 +102,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	}
 	o.runsFlag = "1"
 	fs.Var((*runsValue)(&o.runsFlag), "runs", "`N|auto` measured runs per target, interleaved in blocks (2 or more give a confidence interval); auto adds blocks until every TPS CI is as narrow as --ci-target")
+	fs.Float64Var(&o.stallTimeout, "stall-timeout", 10, "`SECONDS` without a completed event (threads waiting on the server) that end a run: a paused container, a hung server (0: wait for ever)")
 	fs.StringVar(&o.marginFlag, "margin", "", "an equivalence `PCT%`: each verdict also says whether the 90% CI lies within ±PCT% (equivalent), beyond it (different by more), or neither (inconclusive)")
 	fs.StringVar(&o.ciTargetFlag, "ci-target", "5%", "with --runs auto: the half-width `PCT%` every target's TPS CI against the baseline must reach")
 	fs.IntVar(&o.maxRuns, "max-runs", 10, "with --runs auto: at most `N` blocks per point")
@@ -193,6 +195,9 @@ func (o *runOptions) validate() error {
 	case "", "text", "sysbench", "json":
 	default:
 		return usageErr("invalid --format %q: want text, sysbench or json", o.format)
+	}
+	if o.stallTimeout < 0 {
+		return usageErr("--stall-timeout must not be negative")
 	}
 	if o.marginFlag != "" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.marginFlag), "%"), 64)

@@ -79,6 +79,7 @@ func newRunConfig(st *State, verb, wlName string, o *runOptions) (*runConfig, er
 		Percentile:     float64(o.percentile),
 		Rate:           o.rate,
 		Warmup:         seconds(o.warmupTime),
+		StallTimeout:   seconds(o.stallTimeout),
 		Seed:           uint64(time.Now().UnixNano()),
 	}
 	if rs := wl.Shape().RandSeed; rs != 0 {
