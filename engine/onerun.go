@@ -374,7 +374,9 @@ func (r *oneRun) finish(ctx context.Context) {
 		tail.Writes += c.Writes
 		tail.Other += c.Other
 	}
-	stalled := errors.Is(r.s.failErr, ErrServerStalled) // its counters cannot be read either
+	// A stalled server's counters cannot be read either, and a stopped
+	// run's are not needed: a stop never waits on the server.
+	stalled := errors.Is(r.s.failErr, ErrServerStalled) || ctx.Err() != nil
 	if r.cfg.AtEnd != nil && !stalled {
 		r.cfg.AtEnd() // every statement done, bulk_insert's last flush too
 	}
