@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dbduel/dbduel/internal/testdb"
+)
+
+// One known password through every output: the text, sysbench and JSON
+// outputs, the result file, every report format (the PNG's bytes
+// included), --dry-run, and the errors of failed connects for each scheme.
+// The only place it may be is a kept target's 0600 file (not made here).
+func TestPasswordInNoOutput(t *testing.T) {
+	srv := testdb.Start(t)
+	pw := srv.Endpoint().Password
+	if len(pw) < 8 {
+		t.Fatalf("the test server's password %q is too short to search for", pw)
+	}
+	url := srv.URL("")
+	dir := t.TempDir()
+	res := filepath.Join(dir, "r.json")
+	outputs := map[string]string{}
+	run := func(name string, args ...string) {
+		stdout, stderr, _ := dbduel(t, args...)
+		outputs[name] = stdout + stderr
+	}
+	run("text", "run", "oltp_point_select", "--target", "a="+url, "--target", "b="+url, "--time", "1", "--table-size", "200", "--format", "text", "-o", res)
+	run("sysbench", "run", "oltp_point_select", "--target", "a="+url, "--time", "1", "--table-size", "200", "--format", "sysbench")
+	run("json", "run", "oltp_point_select", "--target", "a="+url, "--time", "1", "--table-size", "200", "--format", "json")
+	run("dry-run", "run", "oltp_point_select", "--target", "a="+url, "--dry-run")
+	for _, f := range []string{"md", "csv", "html", "png"} {
+		out := filepath.Join(dir, "r."+f)
+		run("report "+f, "report", res, "--format", f, "--out", out)
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("report %s: %v", f, err)
+		}
+		outputs["file "+f] = string(data)
+	}
+	data, _ := os.ReadFile(res)
+	outputs["result file"] = string(data)
+	for _, scheme := range []string{"mysql", "postgres", "mongodb"} {
+		run("failed connect "+scheme, "run", "--target", "a="+scheme+"://u:"+pw+"@127.0.0.1:1/db", "--time", "1")
+	}
+	for name, out := range outputs {
+		if out == "" {
+			t.Errorf("%s: no output to search", name)
+		}
+		if strings.Contains(out, pw) {
+			t.Errorf("%s shows the password", name)
+		}
+	}
+	t.Logf("searched %d outputs: %s", len(outputs), strings.Join(sortedKeys(outputs), ", "))
+}
+
+func sortedKeys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	for i := range ks {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	return ks
+}
