@@ -550,6 +550,12 @@ func ReadFile(path string) (*Result, error) {
 	if r.SchemaVersion == 0 {
 		return nil, fmt.Errorf("%s is not a dbduel result (no schema_version)", path)
 	}
+	if r.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("%s was written by a newer dbduel (schema_version %d; this one reads %d)", path, r.SchemaVersion, SchemaVersion)
+	}
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("%s is not a consistent dbduel result: %w", path, err)
+	}
 	return &r, nil
 }
 
@@ -612,4 +618,29 @@ type Attribution struct {
 	StepLogPoints   float64 `json:"step_log_points"`
 	StepCILowLogPt  float64 `json:"step_ci_low_log_points"`
 	StepCIHighLogPt float64 `json:"step_ci_high_log_points"`
+}
+
+// check refuses a result whose runs point outside its plan (a file edited
+// by hand, or not dbduel's): every reader may then index the plan by them.
+func (r *Result) check() error {
+	points := max(len(r.Plan.Points), 1)
+	for i, run := range r.Runs {
+		switch {
+		case run.Point < 0 || run.Point >= points:
+			return fmt.Errorf("run %d (target %q) is at point %d; the plan has %d", i+1, run.Target, run.Point, points)
+		case run.Block < 0 || run.Index < 0:
+			return fmt.Errorf("run %d (target %q) has block %d, index %d", i+1, run.Target, run.Block, run.Index)
+		}
+	}
+	for i, p := range r.NoiseFloors {
+		if p.Point < 0 || p.Point >= points {
+			return fmt.Errorf("noise floor %d is at point %d; the plan has %d", i+1, p.Point, points)
+		}
+	}
+	for i, c := range r.Comparisons {
+		if c.Point < 0 || c.Point >= points {
+			return fmt.Errorf("comparison %d is at point %d; the plan has %d", i+1, c.Point, points)
+		}
+	}
+	return nil
 }
