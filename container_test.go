@@ -443,34 +443,12 @@ func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 // with its code), not only as the client's lost connection.
 func TestContainerKilledMidRunIsNamed(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
-	runID := "test-" + state.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	privateStateDir(t)
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	image := testImage(t)
-	go func() {
-		done <- cli.Run(context.Background(), []string{"run", "oltp_point_select", "--target", "c=docker:" + image,
-			"--time", "30", "--table-size", "1000", "--threads", "2", "--format", "text"}, cli.NewState(&stdout, &stderr, os.Environ()))
-	}()
+	bg := startRunning(t, "--time", "30")
 	// Kill the container once its run has started.
-	dc, err := tcontainer.NewClient()
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range bg.containers() {
+		_ = bg.dc.ContainerKill(context.Background(), c.ID, "KILL")
 	}
-	defer dc.Close()
-	deadline := time.Now().Add(120 * time.Second)
-	for !strings.Contains(stdout.String(), "tps") || !containerRunning(t, dc, runID) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not start: %s", stderr.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
-	cs, _ := dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
-	for _, c := range cs {
-		_ = dc.ContainerKill(context.Background(), c.ID, "KILL")
-	}
+	done, stderr, runID := bg.done, &bg.stderr, bg.runID
 	code := <-done
 	msg := stderr.String()
 	if code != 1 || !strings.Contains(msg, "target c, run 1 of 1: the container exited with code 137 (killed by SIGKILL)") || !strings.Contains(msg, "the client saw") {
@@ -555,35 +533,13 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 // over, and leaves nothing behind: dbduel hung until it was unpaused.
 func TestPausedContainerEndsTheRun(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
-	runID := "test-" + state.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	privateStateDir(t)
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	image := testImage(t)
-	go func() {
-		done <- cli.Run(context.Background(), []string{"run", "oltp_point_select", "--target", "c=docker:" + image,
-			"--time", "30", "--stall-timeout", "2", "--table-size", "1000", "--threads", "2", "--format", "text"}, cli.NewState(&stdout, &stderr, os.Environ()))
-	}()
-	dc, err := tcontainer.NewClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dc.Close()
-	deadline := time.Now().Add(120 * time.Second)
-	for !strings.Contains(stdout.String(), "tps") || !containerRunning(t, dc, runID) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not start: %s", stderr.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
-	cs, _ := dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
-	for _, c := range cs {
-		if err := dc.ContainerPause(context.Background(), c.ID); err != nil {
+	bg := startRunning(t, "--time", "30", "--stall-timeout", "2")
+	for _, c := range bg.containers() {
+		if err := bg.dc.ContainerPause(context.Background(), c.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
+	done, stderr, runID := bg.done, &bg.stderr, bg.runID
 	paused := time.Now()
 	select {
 	case code := <-done:
@@ -598,4 +554,48 @@ func TestPausedContainerEndsTheRun(t *testing.T) {
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things left", n)
 	}
+}
+
+// running is a run of oltp_point_select on one container target c, in the
+// background, started and measuring.
+type running struct {
+	runID          string
+	done           chan int
+	stdout, stderr syncBuffer
+	dc             *client.Client
+}
+
+// startRunning starts the run with the extra flags and returns once its
+// container runs and its first interval is out.
+func startRunning(t *testing.T, flags ...string) *running {
+	t.Helper()
+	bg := &running{runID: "test-" + state.NewRunID(), done: make(chan int, 1)}
+	t.Setenv("DBDUEL_RUN_ID", bg.runID)
+	privateStateDir(t)
+	args := append([]string{"run", "oltp_point_select", "--target", "c=docker:" + testImage(t),
+		"--table-size", "1000", "--threads", "2", "--format", "text"}, flags...)
+	go func() {
+		bg.done <- cli.Run(context.Background(), args, cli.NewState(&bg.stdout, &bg.stderr, os.Environ()))
+	}()
+	dc, err := tcontainer.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dc.Close() })
+	bg.dc = dc
+	deadline := time.Now().Add(120 * time.Second)
+	for !strings.Contains(bg.stdout.String(), "tps") || !containerRunning(t, dc, bg.runID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not start: %s", bg.stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return bg
+}
+
+// containers are the run's containers.
+func (bg *running) containers() []container.Summary {
+	f := filters.NewArgs(filters.Arg("label", state.Label+"="+bg.runID))
+	cs, _ := bg.dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
+	return cs
 }
