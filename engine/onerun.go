@@ -432,4 +432,9 @@ func (r *oneRun) summarize() {
 		}
 	}
 	r.run.Fairness = fairness(r.s.recs)
+	if r.totalHist.TotalCount() > 0 {
+		if enc, err := r.totalHist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			r.run.Histogram = string(enc)
+		}
+	}
 }

@@ -142,6 +142,10 @@ type Run struct {
 	Summary  Summary   `json:"summary"`
 	Fairness *Fairness `json:"fairness,omitempty"`
 	Honesty  *Honesty  `json:"honesty,omitempty"`
+	// Histogram is the run's measured latencies (µs), an HDR histogram in
+	// its V2 compressed, base64 encoding: merged across runs for latency
+	// percentiles over a target's whole plan.
+	Histogram string `json:"histogram,omitempty"`
 	// WarmupQueries ran during --warmup-time: the server counted them too.
 	WarmupQueries uint64     `json:"warmup_queries,omitempty"`
 	WarmupEvents  uint64     `json:"warmup_events,omitempty"`

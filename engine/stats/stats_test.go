@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/dbduel/dbduel/engine/result"
 )
 
@@ -733,5 +734,46 @@ func TestCompareFilesNamesSweepPoints(t *testing.T) {
 	}
 	if !seen[" at threads=2 table_size=1000"] || !seen[" at threads=4 table_size=1000"] {
 		t.Fatalf("verdicts do not name their points: %v", seen)
+	}
+}
+
+// Latency over a target's runs comes from their merged histograms: one
+// slow run's tail shows in the merged p99, where a mean of per-run p99s
+// would dilute it.
+func TestMergedLatencyMergesHistograms(t *testing.T) {
+	enc := func(values ...int64) string {
+		h := NewHistogram()
+		for _, v := range values {
+			h.RecordValue(v)
+		}
+		b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	fast := make([]int64, 990)
+	for i := range fast {
+		fast[i] = 100
+	}
+	slow := func(n int) []int64 {
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = 5000
+		}
+		return out
+	}
+	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "a"}}}
+	r.Runs = []result.Run{
+		{Target: "a", Block: 1, Complete: true, Histogram: enc(fast...)},
+		{Target: "a", Block: 2, Complete: true, Histogram: enc(append(fast[:960:960], slow(30)...)...)},
+	}
+	l, ok := MergedLatency(r, "a", 0)
+	// 30 of 1980 events (1.5%) at 5 ms: the merged p99 is 5 ms.
+	if !ok || l.Events != 1980 || l.P50 < 99 || l.P50 > 101 || l.P99 < 4990 || l.Max < 4990 {
+		t.Fatalf("merged %+v %v", l, ok)
+	}
+	if _, ok := MergedLatency(&result.Result{Targets: []result.Target{{Name: "a"}}, Runs: []result.Run{{Target: "a", Block: 1, Complete: true}}}, "a", 0); ok {
+		t.Fatal("no histogram, yet a latency")
 	}
 }

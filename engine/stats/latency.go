@@ -1,0 +1,39 @@
+package stats
+
+import (
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// Latency is a target's latency percentiles over all its complete runs at
+// a point, from their merged HDR histograms (not a mean of per-run
+// percentiles), in µs.
+type Latency struct {
+	P50, P95, P99, Max float64
+	Events             int64
+}
+
+// MergedLatency merges the histograms of target's runs in the blocks every
+// target completed at point (ok false when no run carries one: results
+// written before runs kept their histogram).
+func MergedLatency(r *result.Result, target string, point int) (Latency, bool) {
+	merged := NewHistogram()
+	n := 0
+	for _, run := range r.InCompleteBlocks(target, point) {
+		if run.Histogram == "" {
+			continue
+		}
+		h, err := hdrhistogram.Decode([]byte(run.Histogram))
+		if err != nil {
+			continue
+		}
+		merged.Merge(h)
+		n++
+	}
+	if n == 0 || merged.TotalCount() == 0 {
+		return Latency{}, false
+	}
+	return Latency{P50: float64(merged.ValueAtQuantile(50)), P95: float64(merged.ValueAtQuantile(95)),
+		P99: float64(merged.ValueAtQuantile(99)), Max: float64(merged.Max()), Events: merged.TotalCount()}, true
+}
