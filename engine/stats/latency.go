@@ -1,6 +1,9 @@
 package stats
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/dbduel/dbduel/engine/result"
@@ -36,4 +39,37 @@ func MergedLatency(r *result.Result, target string, point int) (Latency, bool) {
 	}
 	return Latency{P50: float64(merged.ValueAtQuantile(50)), P95: float64(merged.ValueAtQuantile(95)),
 		P99: float64(merged.ValueAtQuantile(99)), Max: float64(merged.Max()), Events: merged.TotalCount()}, true
+}
+
+// BlockDeltas are target's Δ% against the baseline on metric ("tps" or
+// "nopm") block by block at a point: complete are the blocks every target
+// completed (the ones its estimate reads), partial the others in which
+// both ran, a run cut short among them.
+func BlockDeltas(r *result.Result, target, baseline, metric string, point int) (complete, partial []float64) {
+	get := func(s result.Summary) float64 {
+		if metric == "nopm" {
+			return s.NOPM
+		}
+		return s.TPS
+	}
+	byBlock := map[string]map[int]float64{}
+	for _, run := range r.Measured(result.AnyTarget, point) {
+		if byBlock[run.Target] == nil {
+			byBlock[run.Target] = map[int]float64{}
+		}
+		byBlock[run.Target][run.Block] = get(run.Summary)
+	}
+	done := r.CompleteBlocks(point)
+	for _, b := range slices.Sorted(maps.Keys(byBlock[target])) {
+		t, bv := byBlock[target][b], byBlock[baseline][b]
+		if t <= 0 || bv <= 0 {
+			continue
+		}
+		if done[b] {
+			complete = append(complete, (t/bv-1)*100)
+		} else {
+			partial = append(partial, (t/bv-1)*100)
+		}
+	}
+	return complete, partial
 }

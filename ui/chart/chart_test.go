@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/lipgloss"
 )
 
 func TestPlotHasAxisLegendsAndFixedLabels(t *testing.T) {
@@ -41,5 +43,25 @@ func TestSparklineAndHuman(t *testing.T) {
 	}
 	if Human(12345) != "12.3k" || Human(2500000) != "2.50M" || Human(12.345) != "12.35" {
 		t.Fatalf("human: %s %s %s", Human(12345), Human(2500000), Human(12.345))
+	}
+}
+
+// Every complete block is a mark under its target's estimate (a digit
+// where several share a cell), partial ones hollow; the rows stay within
+// the width.
+func TestDeltaChartBlockMarks(t *testing.T) {
+	rows := []DeltaRow{{Label: "▲ c", Delta: -30, Low: -40, High: -20, HasCI: true, Blocks: []float64{-45, -30, -29.9}, Partial: []float64{-60}}}
+	lines := DeltaChart(rows, 80)
+	if len(lines) != 3 {
+		t.Fatalf("lines:\n%s", strings.Join(lines, "\n"))
+	}
+	b := lines[1]
+	if strings.Count(b, string(MarkBlock))+strings.Count(b, "2") < 2 || !strings.Contains(b, string(MarkPartial)) || !strings.Contains(b, "3 block(s), 1 cut ○") {
+		t.Fatalf("block row %q", b)
+	}
+	for _, l := range lines {
+		if w := lipgloss.Width(l); w > 80 {
+			t.Fatalf("%d cells: %q", w, l)
+		}
 	}
 }

@@ -13,6 +13,10 @@ type DeltaRow struct {
 	Label            string // e.g. "▲ bridge"
 	Delta, Low, High float64
 	HasCI            bool
+	// Blocks are the Δ% of each complete block (one mark each, on a row of
+	// their own under the estimate), Partial those of blocks with a run cut
+	// short (hollow marks): an outlier that makes the mean shows.
+	Blocks, Partial []float64
 }
 
 // Marks of a DeltaChart row.
@@ -21,6 +25,8 @@ const (
 	MarkLow      = '├'
 	MarkHigh     = '┤'
 	MarkZero     = '│'
+	MarkBlock    = '•'
+	MarkPartial  = '○'
 )
 
 // valueWidth holds "-38.2% [-41.0, -35.1]".
@@ -49,6 +55,9 @@ func DeltaChart(rows []DeltaRow, width int) []string {
 		lo, hi = math.Min(lo, pos(r.Delta)), math.Max(hi, pos(r.Delta))
 		if r.HasCI {
 			lo, hi = math.Min(lo, pos(r.Low)), math.Max(hi, pos(r.High))
+		}
+		for _, b := range append(append([]float64(nil), r.Blocks...), r.Partial...) {
+			lo, hi = math.Min(lo, pos(b)), math.Max(hi, pos(b))
 		}
 	}
 	pad := (hi - lo) * 0.08
@@ -79,6 +88,9 @@ func DeltaChart(rows []DeltaRow, width int) []string {
 		cells[col(r.Delta)] = MarkEstimate
 		label := Fit(r.Label, labelW)
 		out = append(out, fmt.Sprintf("%s%s %-*s %s", label, strings.Repeat(" ", labelW-lipgloss.Width(label)), valueWidth, value, string(cells)))
+		if len(r.Blocks)+len(r.Partial) > 0 {
+			out = append(out, blockRow(r, labelW, plotW, zero, col))
+		}
 	}
 	axis := []rune(strings.Repeat(" ", plotW))
 	put := func(at int, s string) {
@@ -97,6 +109,36 @@ func DeltaChart(rows []DeltaRow, width int) []string {
 	}
 	out = append(out, strings.Repeat(" ", labelW+valueWidth+2)+string(axis))
 	return out
+}
+
+// blockRow is the row of a target's per-block marks: • a complete block,
+// ○ one with a run cut short, a digit where several land in one cell.
+func blockRow(r DeltaRow, labelW, plotW, zero int, col func(float64) int) string {
+	cells := []rune(strings.Repeat(" ", plotW))
+	cells[zero] = MarkZero
+	count := map[int]int{}
+	for _, b := range r.Blocks {
+		c := col(b)
+		count[c]++
+		cells[c] = MarkBlock
+		if count[c] > 1 {
+			cells[c] = rune('0' + min(count[c], 9))
+		}
+	}
+	for _, b := range r.Partial {
+		if c := col(b); cells[c] == ' ' || cells[c] == MarkZero {
+			cells[c] = MarkPartial
+		}
+	}
+	value := fmt.Sprintf("%d block(s)", len(r.Blocks))
+	if len(r.Partial) > 0 {
+		value += fmt.Sprintf(", %d cut ○", len(r.Partial))
+	}
+	label := "blocks"
+	if labelW < len(label) {
+		label = "·" // the label column is narrower: the value says what the row is
+	}
+	return fmt.Sprintf("%*s %-*s %s", labelW, label, valueWidth, value, string(cells))
 }
 
 // Fit cuts s to w cells at a word boundary, marking the cut with "…"

@@ -148,12 +148,18 @@ func (m *summary) comparisonSummary() []string {
 		if mean := baselineMean(r, names[0], metric, pt); mean != "" {
 			out = append(out, m.style(0).Render(chart.Fit(fmt.Sprintf("%s %s (baseline): %s", theme.For(0).Glyph, names[0], mean), m.width)))
 		}
-		for i, line := range chart.DeltaChart(rows, m.width) {
-			if i < len(rows) {
-				line = m.style(idx[i]).Render(line)
+		lines, li := chart.DeltaChart(rows, m.width), 0
+		for ri, row := range rows { // each row's line, and its blocks' under it, in its colour
+			n := 1
+			if len(row.Blocks)+len(row.Partial) > 0 {
+				n = 2
 			}
-			out = append(out, line)
+			for ; n > 0 && li < len(lines); n-- {
+				out = append(out, m.style(idx[ri]).Render(lines[li]))
+				li++
+			}
 		}
+		out = append(out, lines[li:]...)
 		for _, name := range names[1:] {
 			if c := cause.Primary(r, name, pt); c != nil {
 				out = append(out, m.wrap("verdict: "+c.Verdict)...)
@@ -187,7 +193,9 @@ func (m *summary) deltaRows(r *result.Result, names []string, pt int) ([]chart.D
 		if c.Metric == "nopm" {
 			metric = "NOPM"
 		}
-		rows = append(rows, chart.DeltaRow{Label: theme.For(i+1).Glyph + " " + name, Delta: c.DeltaPct, Low: c.CILowPct, High: c.CIHighPct, HasCI: c.HasCI})
+		row := chart.DeltaRow{Label: theme.For(i+1).Glyph + " " + name, Delta: c.DeltaPct, Low: c.CILowPct, High: c.CIHighPct, HasCI: c.HasCI}
+		row.Blocks, row.Partial = stats.BlockDeltas(r, name, names[0], c.Metric, pt)
+		rows = append(rows, row)
 		idx = append(idx, i+1)
 	}
 	return rows, idx, metric
