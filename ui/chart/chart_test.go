@@ -65,3 +65,38 @@ func TestDeltaChartBlockMarks(t *testing.T) {
 		}
 	}
 }
+
+// Latency bars share one scale: the slower target's bar is longer, each
+// bar changes shade at its percentiles, and the figures sit beside it.
+func TestLatencyBarsShareAScale(t *testing.T) {
+	lines := LatencyBars([]LatencyRow{
+		{Label: "● native", P50: 1000, P95: 2000, P99: 3000, Max: 5000},
+		{Label: "▲ bridge", P50: 2000, P95: 4000, P99: 6000, Max: 10000, P95Delta: "+100%"},
+	}, 100)
+	if len(lines) != 3 {
+		t.Fatalf("lines:\n%s", strings.Join(lines, "\n"))
+	}
+	bar := func(l string) int { return strings.Count(l, "█") + strings.Count(l, "▓") + strings.Count(l, "▒") + strings.Count(l, "░") }
+	if b0, b1 := bar(lines[0]), bar(lines[1]); b1 != 2*b0 && b1 != 2*b0+1 && b1 != 2*b0-1 {
+		t.Fatalf("bars %d and %d on one linear scale:\n%s", b0, b1, strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(lines[1], "p95 4.00") || !strings.Contains(lines[1], "+100%") || !strings.Contains(lines[2], "linear scale to 10.0 ms") {
+		t.Fatalf("figures:\n%s", strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if lipgloss.Width(l) > 100 {
+			t.Fatalf("too wide: %q", l)
+		}
+	}
+}
+
+// The whole plan on one line per target: a gap between runs, one scale.
+func TestPlanSparklinesGapBetweenRuns(t *testing.T) {
+	lines := PlanSparklines([]PlanLine{
+		{Label: "a", Runs: [][]float64{{10, 10, 10}, {10, 10, 10}}},
+		{Label: "b", Runs: [][]float64{{5, 5, 5}, {5, 5, 5}}},
+	}, 40)
+	if len(lines) != 2 || !strings.Contains(lines[0], "███ ███") || !strings.Contains(lines[1], "▄▄▄ ▄▄▄") {
+		t.Fatalf("lines %q", lines)
+	}
+}

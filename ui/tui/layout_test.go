@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -53,14 +54,34 @@ func threeBlocks(n int) *result.Result {
 			if t.Name == "bridge" {
 				tel["proxy_cpu_cores"] = 0.62
 			}
-			r.Runs = append(r.Runs, result.Run{Target: t.Name, Block: b, Index: b, Complete: true,
-				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps), QPS: tps * 16, TPS: tps, P95US: 6e6 / tps}, Queries: uint64(tps * 160), AvgUS: 4e6 / tps},
-				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, TS: 1, SpanS: 1, Telemetry: tel}}})
+			run := result.Run{Target: t.Name, Block: b, Index: b, Complete: true,
+				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps * 10), QPS: tps * 16, TPS: tps, P95US: 6e6 / tps}, Queries: uint64(tps * 160), AvgUS: 4e6 / tps},
+				Histogram: latencies(4e6/tps, b)}
+			for s := 1; s <= 10; s++ { // a slow start, then steady
+				v := tps * (1 - 0.3/float64(s*s))
+				run.Intervals = append(run.Intervals, result.Interval{Figures: result.Figures{TPS: v}, TS: float64(s), SpanS: 1, Telemetry: tel})
+			}
+			r.Runs = append(r.Runs, run)
 		}
 	}
 	stats.Analyze(r)
 	cause.Annotate(r)
 	return r
+}
+
+// latencies is a run's histogram: latencies around avg µs with a tail,
+// the same shape in every block (seeded by the block).
+func latencies(avg float64, block int) string {
+	h := stats.NewHistogram()
+	for i := range 1000 {
+		v := avg * (0.5 + float64((i*7+block)%100)/100)
+		if i%50 == 0 {
+			v *= 4 // the tail
+		}
+		h.RecordValue(int64(v))
+	}
+	enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	return string(enc)
 }
 
 // feedAll is the screen in the middle of block 2: every target has a run
@@ -94,7 +115,7 @@ func typeKey(m *Model, k string) { m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes
 // Goldens at 80×24 and 200×50 with one to four targets, running and
 // finished (go test ./ui/tui -update rewrites them).
 func TestLayoutGolden(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {200, 50}} {
+	for _, size := range [][2]int{{80, 24}, {140, 45}, {200, 50}} {
 		for n := 1; n <= 4; n++ {
 			for _, state := range []string{"running", "finished"} {
 				m := modelOf(n)

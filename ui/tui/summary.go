@@ -172,7 +172,9 @@ func (m *summary) comparisonSummary() []string {
 			out = append(out, m.wrap("cause: "+line)...)
 		}
 		out = append(out, "")
+		out = append(out, m.latencyPanel(r, names, pt)...)
 	}
+	out = append(out, m.planPanel(r, names)...)
 	for _, w := range r.Warnings {
 		out = append(out, m.wrap("warning: "+w)...)
 	}
@@ -279,4 +281,66 @@ func (m *common) wrap(s string) []string {
 		out = append(out, chart.Wrap(l, m.width)...)
 	}
 	return out
+}
+
+// latencyPanel is each target's p50/p95/p99/max at a point from its
+// merged histograms, as bars on one scale, baseline first, with the Δ% of
+// p95 against the baseline (the comparison's estimate) beside it.
+func (m *summary) latencyPanel(r *result.Result, names []string, pt int) []string {
+	var rows []chart.LatencyRow
+	var idx []int
+	for i, n := range names {
+		l, ok := stats.MergedLatency(r, n, pt)
+		if !ok {
+			continue
+		}
+		row := chart.LatencyRow{Label: theme.For(i).Glyph + " " + n, P50: l.P50, P95: l.P95, P99: l.P99, Max: l.Max}
+		if c := r.Comparison(n, "p95", pt); c != nil && i > 0 {
+			row.P95Delta = fmt.Sprintf("%+.1f%%", c.DeltaPct)
+		}
+		rows, idx = append(rows, row), append(idx, i)
+	}
+	lines := chart.LatencyBars(rows, m.width)
+	if len(lines) == 0 {
+		return nil
+	}
+	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit("latency over the complete blocks (merged histograms)", m.width))}
+	for i, l := range lines {
+		if i < len(idx) {
+			l = m.style(idx[i]).Render(l)
+		}
+		out = append(out, l)
+	}
+	return append(out, "")
+}
+
+// planPanel is each target's TPS in every measured interval of every run,
+// in plan order on one line, on one scale: drift, a warming cache or a
+// noisy block shows.
+func (m *summary) planPanel(r *result.Result, names []string) []string {
+	var lines []chart.PlanLine
+	for i, n := range names {
+		l := chart.PlanLine{Label: theme.For(i).Glyph + " " + n}
+		for _, run := range r.Measured(n, result.AnyPoint) {
+			var tps []float64
+			for _, iv := range run.Intervals {
+				if !iv.Warmup {
+					tps = append(tps, iv.TPS)
+				}
+			}
+			if len(tps) > 0 {
+				l.Runs = append(l.Runs, tps)
+			}
+		}
+		lines = append(lines, l)
+	}
+	drawn := chart.PlanSparklines(lines, m.width)
+	if len(drawn) == 0 {
+		return nil
+	}
+	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit("TPS over the whole plan (every interval, runs in plan order, one scale)", m.width))}
+	for i, l := range drawn {
+		out = append(out, m.style(i).Render(l))
+	}
+	return append(out, "")
 }
