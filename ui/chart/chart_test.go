@@ -76,7 +76,9 @@ func TestLatencyBarsShareAScale(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("lines:\n%s", strings.Join(lines, "\n"))
 	}
-	bar := func(l string) int { return strings.Count(l, "█") + strings.Count(l, "▓") + strings.Count(l, "▒") + strings.Count(l, "░") }
+	bar := func(l string) int {
+		return strings.Count(l, "█") + strings.Count(l, "▓") + strings.Count(l, "▒") + strings.Count(l, "░")
+	}
 	if b0, b1 := bar(lines[0]), bar(lines[1]); b1 != 2*b0 && b1 != 2*b0+1 && b1 != 2*b0-1 {
 		t.Fatalf("bars %d and %d on one linear scale:\n%s", b0, b1, strings.Join(lines, "\n"))
 	}
