@@ -225,6 +225,11 @@ func Markdown(r *result.Result) string {
 		if t := comparisonsTable(r, pi); len(t.rows) > 0 {
 			b.WriteString("\n" + t.markdown())
 		}
+		for _, t := range []table{blocksTable(r, pi), latencyTable(r, pi)} {
+			if len(t.rows) > 0 {
+				b.WriteString("\n" + t.markdown())
+			}
+		}
 		for _, v := range verdicts(r, pi) {
 			fmt.Fprintf(&b, "\n**%s**\n", v)
 		}
@@ -336,6 +341,12 @@ func HTML(r *result.Result) string {
 		if t := comparisonsTable(r, pi); len(t.rows) > 0 {
 			b.WriteString("<h3>Comparisons</h3>" + t.html())
 		}
+		if t := blocksTable(r, pi); len(t.rows) > 0 {
+			b.WriteString("<h3>Every block</h3>" + t.html())
+		}
+		if t := latencyTable(r, pi); len(t.rows) > 0 {
+			b.WriteString("<h3>Latency over the complete blocks (merged histograms)</h3>" + t.html())
+		}
 	}
 	if r.Explain != nil {
 		b.WriteString("<h2>explain</h2><pre>" + e(explain.Waterfall(r.Explain)) + "</pre>")
@@ -365,4 +376,46 @@ func HTML(r *result.Result) string {
 	}
 	b.WriteString("</body></html>\n")
 	return b.String()
+}
+
+// blocksTable is each target's primary Δ% block by block beside its
+// estimate: whether the blocks agreed, or one outlier made the mean
+// (cut blocks marked).
+func blocksTable(r *result.Result, point int) table {
+	t := table{head: []string{"target", "estimate", "every block's Δ%"}}
+	names := r.TargetNames()
+	for _, n := range names[min(1, len(names)):] {
+		c := cause.Primary(r, n, point)
+		if c == nil || c.NBaseline > 0 {
+			continue
+		}
+		complete, partial := stats.BlockDeltas(r, n, names[0], c.Metric, point)
+		var cells []string
+		for _, d := range complete {
+			cells = append(cells, fmt.Sprintf("%+.1f%%", d))
+		}
+		for _, d := range partial {
+			cells = append(cells, fmt.Sprintf("%+.1f%% (cut)", d))
+		}
+		t.rows = append(t.rows, []string{n, fmt.Sprintf("%s %+.1f%%", c.Metric, c.DeltaPct), strings.Join(cells, ", ")})
+	}
+	return t
+}
+
+// latencyTable is each target's p50/p95/p99/max from its runs' merged
+// histograms, with p95's Δ% against the baseline.
+func latencyTable(r *result.Result, point int) table {
+	t := table{head: []string{"target", "p50 ms", "p95 ms", "p99 ms", "max ms", "p95 Δ%"}}
+	for i, n := range r.TargetNames() {
+		l, ok := stats.MergedLatency(r, n, point)
+		if !ok {
+			continue
+		}
+		d := ""
+		if c := r.Comparison(n, "p95", point); c != nil && i > 0 {
+			d = fmt.Sprintf("%+.1f%%", c.DeltaPct)
+		}
+		t.rows = append(t.rows, []string{n, f2(l.P50 / 1000), f2(l.P95 / 1000), f2(l.P99 / 1000), f2(l.Max / 1000), d})
+	}
+	return t
 }

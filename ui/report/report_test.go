@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
@@ -178,5 +179,28 @@ func TestTitleSaysOneThread(t *testing.T) {
 	r.Plan.Points[0].Threads = 1
 	if got := Title(r); !strings.Contains(got, "· 1 thread ·") {
 		t.Fatalf("title %q", got)
+	}
+}
+
+// The reports show every block's Δ% and the latency from the merged
+// histograms, as the finished screen does.
+func TestReportsShowBlocksAndLatency(t *testing.T) {
+	r := threeTargets()
+	for i := range r.Runs {
+		h := stats.NewHistogram()
+		for v := int64(1000); v < 3000; v += 10 {
+			h.RecordValue(v * int64(1+i%2))
+		}
+		enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		r.Runs[i].Histogram = string(enc)
+	}
+	md, html := Markdown(r), HTML(r)
+	for _, want := range []string{"| target | estimate | every block's Δ% |", "| bridge | tps -", "| target | p50 ms | p95 ms | p99 ms | max ms | p95 Δ% |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	if !strings.Contains(html, "Every block") || !strings.Contains(html, "merged histograms") {
+		t.Error("html lacks the blocks or the latency")
 	}
 }
