@@ -81,6 +81,11 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 					e.Result.Error = why.Error() // what became of the target, for the summary's first line
 				}
 				stopTargets(ctx, st.all, o.keep, io.Discard)
+				if o.out != "" && e.Result != nil {
+					// The finished screen says the result is written: it is,
+					// complete, now (not when the user quits).
+					_ = result.WriteFile(o.out, e.Result)
+				}
 				finished <- outcome{res: e.Result, err: e.Err, diagnosis: diag}
 			}
 			select {

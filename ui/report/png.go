@@ -20,6 +20,7 @@ import (
 	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/ui/chart"
 )
 
@@ -230,6 +231,9 @@ type deltaRow struct {
 	delta, low, high float64
 	hasCI            bool
 	color            color.Color
+	// blocks and partial are every block's Δ% (cut ones partial): small
+	// marks under the estimate, so an outlier block shows.
+	blocks, partial []float64
 }
 
 // deltaRows are the targets' primary Δ% at the first point, or explain's
@@ -254,7 +258,9 @@ func deltaRows(r *result.Result) (rows []deltaRow, title string) {
 		if c.Metric == "nopm" {
 			metric = "NOPM"
 		}
-		rows = append(rows, deltaRow{label: name, delta: c.DeltaPct, low: c.CILowPct, high: c.CIHighPct, hasCI: c.HasCI, color: SeriesColors[idx[name]%len(SeriesColors)]})
+		row := deltaRow{label: name, delta: c.DeltaPct, low: c.CILowPct, high: c.CIHighPct, hasCI: c.HasCI, color: SeriesColors[idx[name]%len(SeriesColors)]}
+		row.blocks, row.partial = stats.BlockDeltas(r, name, r.TargetNames()[0], c.Metric, 0)
+		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return nil, ""
@@ -290,6 +296,22 @@ func deltaPlot(r *result.Result) *plot.Plot {
 				p.Add(cap)
 			}
 			lo, hi = min(lo, lr(row.low)), max(hi, lr(row.high))
+		}
+		for k, set := range [][]float64{row.blocks, row.partial} {
+			if len(set) == 0 {
+				continue
+			}
+			var xys plotter.XYs
+			for _, d := range set {
+				xys = append(xys, plotter.XY{X: lr(d), Y: y - 0.22})
+				lo, hi = min(lo, lr(d)), max(hi, lr(d))
+			}
+			marks, _ := plotter.NewScatter(xys)
+			marks.GlyphStyle = draw.GlyphStyle{Color: row.color, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+			if k == 1 { // a cut block: hollow
+				marks.GlyphStyle.Shape = draw.RingGlyph{}
+			}
+			p.Add(marks)
 		}
 		dot, _ := plotter.NewScatter(plotter.XYs{{X: lr(row.delta), Y: y}})
 		dot.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
