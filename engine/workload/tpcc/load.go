@@ -84,13 +84,15 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 	}
 	var done atomic.Uint64
 	var mu sync.Mutex
+	var reported uint64 // the last count reported (the 100% line once)
 	s := &sink{db: db, bulk: bulk, done: &done, report: func(table string) {
 		if progress == nil {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		progress(workload.Progress{Rows: done.Load(), TotalRows: total, Table: table})
+		reported = done.Load()
+		progress(workload.Progress{Rows: reported, TotalRows: total, Table: table})
 	}}
 	next := atomic.Int64{}
 	g, gctx := errgroup.WithContext(ctx)
@@ -112,7 +114,7 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if progress != nil {
+	if progress != nil && reported != done.Load() {
 		progress(workload.Progress{Rows: done.Load(), TotalRows: total, Table: "order_line"})
 	}
 	if done.Load() != total {
