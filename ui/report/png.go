@@ -110,7 +110,13 @@ func PNG(w io.Writer, r *result.Result) error {
 			tp.Draw(draw.Crop(left, 0, -legendW, 0, 0))
 			legend.Draw(draw.Crop(left, left.Max.X-left.Min.X-legendW+vg.Inch/8, 0, 0, -vg.Inch/2))
 		}
-		if dp := deltaPlot(r); dp != nil {
+		dp, lp := deltaPlot(r), latencyPlot(r)
+		switch {
+		case dp != nil && lp != nil:
+			h := right.Max.Y - right.Min.Y
+			dp.Draw(draw.Crop(right, 0, 0, h*0.4, 0))
+			lp.Draw(draw.Crop(right, 0, 0, 0, -h*0.62))
+		case dp != nil:
 			dp.Draw(right)
 		}
 	}
@@ -412,4 +418,52 @@ func Threads(n int) string {
 		return "1 thread"
 	}
 	return fmt.Sprintf("%d threads", n)
+}
+
+// latencyPlot draws each target's p50/p95/p99/max at the first point, from
+// its runs' merged histograms, as one bar per target on a shared scale
+// (thick to p50, thinner on to p95, p99 and max), baseline on top (nil
+// without histograms).
+func latencyPlot(r *result.Result) *plot.Plot {
+	names := r.TargetNames()
+	idx := targetIndex(r)
+	type row struct {
+		name string
+		l    stats.Latency
+	}
+	var rows []row
+	for _, n := range names {
+		if l, ok := stats.MergedLatency(r, n, 0); ok {
+			rows = append(rows, row{n, l})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	p := plot.New()
+	p.Title.Text = "latency: p50, p95, p99, max (thick to thin; merged over the complete blocks)"
+	p.X.Label.Text = "ms"
+	p.Add(plotter.NewGrid())
+	var labels []string
+	maxMS := 0.0
+	for i, rw := range rows {
+		y := float64(len(rows) - 1 - i)
+		labels = append([]string{rw.name}, labels...)
+		col := SeriesColors[idx[rw.name]%len(SeriesColors)]
+		stops := []float64{0, rw.l.P50 / 1000, rw.l.P95 / 1000, rw.l.P99 / 1000, rw.l.Max / 1000}
+		widths := []vg.Length{vg.Points(14), vg.Points(9), vg.Points(5), vg.Points(2)}
+		for k := range widths {
+			seg, _ := plotter.NewLine(plotter.XYs{{X: stops[k], Y: y}, {X: stops[k+1], Y: y}})
+			seg.Color, seg.Width = col, widths[k]
+			p.Add(seg)
+		}
+		lbl, _ := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: stops[4], Y: y + 0.3}},
+			Labels: []string{fmt.Sprintf("p95 %.2f · max %.1f ms", stops[2], stops[4])}})
+		p.Add(lbl)
+		maxMS = max(maxMS, stops[4])
+	}
+	p.X.Min, p.X.Max = 0, maxMS*1.25
+	p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
+	p.NominalY(labels...)
+	return p
 }

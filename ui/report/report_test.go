@@ -204,3 +204,26 @@ func TestReportsShowBlocksAndLatency(t *testing.T) {
 		t.Error("html lacks the blocks or the latency")
 	}
 }
+
+// The slide's latency panel is drawn from the runs' merged histograms, and
+// left out for results without them.
+func TestSlideLatencyPanel(t *testing.T) {
+	r := threeTargets()
+	if latencyPlot(r) != nil {
+		t.Fatal("a latency panel without histograms")
+	}
+	for i := range r.Runs {
+		h := stats.NewHistogram()
+		h.RecordValue(int64(1000 + i))
+		enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		r.Runs[i].Histogram = string(enc)
+	}
+	p := latencyPlot(r)
+	if p == nil || p.X.Max <= 0 {
+		t.Fatalf("panel %+v", p)
+	}
+	var png bytes.Buffer
+	if err := PNG(&png, r); err != nil || png.Len() == 0 {
+		t.Fatalf("png: %v", err)
+	}
+}
