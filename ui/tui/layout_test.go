@@ -137,7 +137,7 @@ func TestLayoutGolden(t *testing.T) {
 // width, the screen fits the height, each target is on screen, the chart
 // keeps a readable height and the finished screen holds whole verdicts.
 func TestNothingClippedAtAnySize(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {160, 45}, {200, 50}, {81, 60}} {
+	for _, size := range [][2]int{{80, 24}, {100, 30}, {120, 40}, {140, 45}, {160, 45}, {200, 50}, {81, 60}} {
 		for n := 1; n <= 4; n++ {
 			running := modelOf(n)
 			running.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
