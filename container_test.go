@@ -14,6 +14,7 @@ import (
 
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
+	"github.com/dbduel/dbduel/internal/testmongo"
 	"github.com/dbduel/dbduel/ui/cli"
 
 	"github.com/docker/docker/api/types/container"
@@ -443,7 +444,7 @@ func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 // with its code), not only as the client's lost connection.
 func TestContainerKilledMidRunIsNamed(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
-	bg := startRunning(t, "--time", "30")
+	bg := startRunning(t, "oltp_point_select", testImage(t), "--time", "30")
 	// Kill the container once its run has started.
 	for _, c := range bg.containers() {
 		_ = bg.dc.ContainerKill(context.Background(), c.ID, "KILL")
@@ -529,34 +530,42 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	}
 }
 
-// A container paused mid-run ends the run with the reason once its grace is
-// over, and leaves nothing behind: dbduel hung until it was unpaused.
+// A container paused mid-run ends the run with the reason after
+// --stall-timeout, for every protocol, and leaves nothing behind: dbduel
+// hung until it was unpaused.
 func TestPausedContainerEndsTheRun(t *testing.T) {
-	integration.Require(t, "Docker and the test image")
-	bg := startRunning(t, "--time", "30", "--stall-timeout", "2")
-	for _, c := range bg.containers() {
-		if err := bg.dc.ContainerPause(context.Background(), c.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done, stderr, runID := bg.done, &bg.stderr, bg.runID
-	paused := time.Now()
-	select {
-	case code := <-done:
-		msg := stderr.String()
-		if code != 1 || !strings.Contains(msg, "the container is paused") || !strings.Contains(msg, "stopped answering") {
-			t.Fatalf("exit %d:\n%s", code, msg)
-		}
-		t.Logf("from the pause to the exit: %s (--stall-timeout 2, --time 30)", time.Since(paused).Round(100*time.Millisecond))
-	case <-time.After(60 * time.Second):
-		t.Fatalf("still running 60 s after the pause (--time 30):\n%s", stderr.String())
-	}
-	if n := leftovers(t, runID); n != 0 {
-		t.Fatalf("%d things left", n)
+	integration.Require(t, "Docker and the test images")
+	for _, c := range []struct{ protocol, workload, image string }{
+		{"mysql", "oltp_point_select", testImage(t)},
+		{"postgres", "oltp_point_select", postgresImage(t)},
+		{"mongodb", "mongo_read_only", testmongo.Image},
+	} {
+		t.Run(c.protocol, func(t *testing.T) {
+			bg := startRunning(t, c.workload, c.image, "--time", "30", "--stall-timeout", "2")
+			for _, ct := range bg.containers() {
+				if err := bg.dc.ContainerPause(context.Background(), ct.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			paused := time.Now()
+			select {
+			case code := <-bg.done:
+				msg := bg.stderr.String()
+				if code != 1 || !strings.Contains(msg, "the container is paused") || !strings.Contains(msg, "stopped answering") {
+					t.Fatalf("exit %d:\n%s", code, msg)
+				}
+				t.Logf("%s: from the pause to the exit: %s (--stall-timeout 2, --time 30)", c.protocol, time.Since(paused).Round(100*time.Millisecond))
+			case <-time.After(60 * time.Second):
+				t.Fatalf("still running 60 s after the pause (--time 30):\n%s", bg.stderr.String())
+			}
+			if n := leftovers(t, bg.runID); n != 0 {
+				t.Fatalf("%d things left", n)
+			}
+		})
 	}
 }
 
-// running is a run of oltp_point_select on one container target c, in the
+// running is a run of a workload on one container target c, in the
 // background, started and measuring.
 type running struct {
 	runID          string
@@ -565,15 +574,15 @@ type running struct {
 	dc             *client.Client
 }
 
-// startRunning starts the run with the extra flags and returns once its
-// container runs and its first interval is out.
-func startRunning(t *testing.T, flags ...string) *running {
+// startRunning starts workload on a container of image with the extra
+// flags and returns once the container runs and its first interval is out.
+func startRunning(t *testing.T, workload, image string, flags ...string) *running {
 	t.Helper()
 	bg := &running{runID: "test-" + state.NewRunID(), done: make(chan int, 1)}
 	t.Setenv("DBDUEL_RUN_ID", bg.runID)
 	privateStateDir(t)
-	args := append([]string{"run", "oltp_point_select", "--target", "c=docker:" + testImage(t),
-		"--table-size", "1000", "--threads", "2", "--format", "text"}, flags...)
+	args := append([]string{"run", workload, "--target", "c=docker:" + image,
+		"--table-size", "300", "--threads", "2", "--format", "text"}, flags...)
 	go func() {
 		bg.done <- cli.Run(context.Background(), args, cli.NewState(&bg.stdout, &bg.stderr, os.Environ()))
 	}()

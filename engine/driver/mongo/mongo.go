@@ -257,7 +257,14 @@ func DatabaseOf(x any, workload string) (*mdb.Database, error) {
 
 // Unblock: every operation takes the run's context, so cancelling it
 // returns threads; nothing else to shut.
-func (d *DB) Unblock() {}
+// Unblock disconnects the client with a short deadline: operations stuck
+// on a server that stopped answering (a paused container) fail at once
+// instead of waiting for ever.
+func (d *DB) Unblock() {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = d.client.Disconnect(ctx)
+}
 
 // Close disconnects the pool.
 func (d *DB) Close() error { return d.client.Disconnect(context.Background()) }
