@@ -83,54 +83,46 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 }
 
 // cpuTotals add runs' CPU-seconds (cores × span of each measured
-// interval), idle CPU-seconds and transactions.
+// interval) by telemetry key, and their transactions.
 type cpuTotals struct {
-	server, idle, proxy, client, txn        float64
-	hasServer, hasIdle, hasProxy, hasClient bool
+	seconds map[string]float64 // server_cpu_cores, server_idle_cpu_cores, proxy_cpu_cores, client_cpu_cores
+	txn     float64
 }
 
 func (c *cpuTotals) add(run result.Run) {
+	if c.seconds == nil {
+		c.seconds = map[string]float64{}
+	}
 	for _, iv := range run.Intervals {
 		if iv.Warmup {
 			continue
 		}
-		if v, ok := iv.Telemetry["server_cpu_cores"].(float64); ok {
-			c.server += v * iv.SpanS
-			c.hasServer = true
-		}
-		if v, ok := iv.Telemetry["server_idle_cpu_cores"].(float64); ok {
-			c.idle += v * iv.SpanS
-			c.hasIdle = true
-		}
-		if v, ok := iv.Telemetry["proxy_cpu_cores"].(float64); ok {
-			c.proxy += v * iv.SpanS
-			c.hasProxy = true
-		}
-		if v, ok := iv.Telemetry["client_cpu_cores"].(float64); ok {
-			c.client += v * iv.SpanS
-			c.hasClient = true
+		for _, k := range []string{"server_cpu_cores", "server_idle_cpu_cores", "proxy_cpu_cores", "client_cpu_cores"} {
+			if v, ok := iv.Telemetry[k].(float64); ok {
+				c.seconds[k] += v * iv.SpanS
+			}
 		}
 	}
 	c.txn += float64(run.Summary.Events)
 }
 
-// perTxn are the µs of CPU per transaction by evidence key.
+// perTxn are the µs of CPU per transaction by evidence key; the server's
+// marginal figure has its idle CPU taken off.
 func (c cpuTotals) perTxn() map[string]float64 {
 	out := map[string]float64{}
 	if c.txn <= 0 {
 		return out
 	}
-	if c.hasServer {
-		out["server_cpu_us_per_txn"] = c.server / c.txn * 1e6
-		if c.hasIdle {
-			out["server_marginal_cpu_us_per_txn"] = math.Max(0, c.server-c.idle) / c.txn * 1e6
+	per := func(s float64) float64 { return s / c.txn * 1e6 }
+	for k, name := range map[string]string{"server_cpu_cores": "server", "proxy_cpu_cores": "proxy", "client_cpu_cores": "client"} {
+		if s, ok := c.seconds[k]; ok {
+			out[name+"_cpu_us_per_txn"] = per(s)
 		}
 	}
-	if c.hasProxy {
-		out["proxy_cpu_us_per_txn"] = c.proxy / c.txn * 1e6
-	}
-	if c.hasClient {
-		out["client_cpu_us_per_txn"] = c.client / c.txn * 1e6
+	if idle, ok := c.seconds["server_idle_cpu_cores"]; ok {
+		if s, ok := c.seconds["server_cpu_cores"]; ok {
+			out["server_marginal_cpu_us_per_txn"] = per(math.Max(0, s-idle))
+		}
 	}
 	return out
 }

@@ -176,3 +176,14 @@ func CheckOpenOptions(opts OpenOptions) error {
 	}
 	return nil
 }
+
+// RenderLines is a config file: the header lines, the shared settings one
+// a line, then includeLine (the protocol's include of the user's file)
+// when the user gave one.
+func RenderLines(header []string, shared []string, includeLine string) []byte {
+	lines := append(append([]string{}, header...), shared...)
+	if includeLine != "" {
+		lines = append(lines, includeLine)
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
+}

@@ -43,3 +43,15 @@ func TestRegisterTwicePanics(t *testing.T) {
 	}()
 	Register(&Protocol{Name: "twice"})
 }
+
+// A protocol's config file: header, shared settings, then the include of
+// the user's file, one a line.
+func TestRenderLines(t *testing.T) {
+	got := string(RenderLines([]string{"# h", "[s]"}, []string{"a = 1", "b = 2"}, "!include /u.cnf"))
+	if got != "# h\n[s]\na = 1\nb = 2\n!include /u.cnf\n" {
+		t.Fatalf("%q", got)
+	}
+	if got := string(RenderLines([]string{"# h"}, []string{"a = 1"}, "")); got != "# h\na = 1\n" {
+		t.Fatalf("%q", got)
+	}
+}

@@ -194,11 +194,11 @@ func attribute(rungs []Rung, tps map[string]map[int]float64) []result.Attributio
 		return out
 	}
 	total := logs("bridge-proxy", "native")
-	totalP := pairedLogs(total)
+	totalP := stats.CompareLogs(total)
 	var out []result.Attribution
 	for _, l := range layers {
 		step := logs(l.to, l.from)
-		p := pairedLogs(step)
+		p := stats.CompareLogs(step)
 		a := result.Attribution{Layer: l.name, From: l.from, To: l.to, DeltaPct: (p.Ratio - 1) * 100, HasCI: p.HasCI,
 			StepLogPoints: 100 * math.Log(p.Ratio)}
 		if p.HasCI {
@@ -231,15 +231,6 @@ func commonBlocks(tps map[string]map[int]float64, names []string) []int {
 	}
 	slices.Sort(blocks)
 	return blocks
-}
-
-// pairedLogs is ComparePaired over log-ratios already taken.
-func pairedLogs(logs []float64) stats.Paired {
-	t, b := make([]float64, len(logs)), make([]float64, len(logs))
-	for i, l := range logs {
-		t[i], b[i] = math.Exp(l), 1
-	}
-	return stats.ComparePaired(t, b)
 }
 
 func mean(xs []float64) float64 {
@@ -284,29 +275,11 @@ func fiellerShare(step, total []float64) (lo, hi float64, ok bool) {
 // perBlock is each target's TPS by block (complete measured runs of the
 // first point).
 func perBlock(r *result.Result) map[string]map[int]float64 {
-	out := map[string]map[int]float64{}
-	for _, run := range r.Completed(result.AnyTarget, 0) {
-		if out[run.Target] == nil {
-			out[run.Target] = map[int]float64{}
-		}
-		out[run.Target][run.Block] = run.Summary.TPS
-	}
-	return out
+	return result.PerBlock(r.Completed(result.AnyTarget, 0), func(s result.Summary) float64 { return s.TPS })
 }
 
 // pair compares target with baseline over the blocks both completed.
 func pair(tps map[string]map[int]float64, target, baseline string) stats.Paired {
-	var blocks []int
-	for b := range tps[target] {
-		if _, ok := tps[baseline][b]; ok {
-			blocks = append(blocks, b)
-		}
-	}
-	slices.Sort(blocks)
-	var tv, bv []float64
-	for _, b := range blocks {
-		tv = append(tv, tps[target][b])
-		bv = append(bv, tps[baseline][b])
-	}
+	tv, bv, _ := stats.Pairs(tps, target, baseline, nil)
 	return stats.ComparePaired(tv, bv)
 }

@@ -430,6 +430,18 @@ func (r *Result) Measured(target string, point int) []Run {
 	return out
 }
 
+// PerBlock is each target's figure get(summary) by block, over runs.
+func PerBlock(runs []Run, get func(Summary) float64) map[string]map[int]float64 {
+	out := map[string]map[int]float64{}
+	for _, run := range runs {
+		if out[run.Target] == nil {
+			out[run.Target] = map[int]float64{}
+		}
+		out[run.Target][run.Block] = get(run.Summary)
+	}
+	return out
+}
+
 // Completed are the complete runs among Measured: the ones a comparison
 // may use.
 func (r *Result) Completed(target string, point int) []Run {

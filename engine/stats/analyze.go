@@ -123,26 +123,8 @@ func sensitivity(r *result.Result, c result.Comparison, ft, fb map[int]bool) str
 	if c.Metric == "nopm" {
 		get = func(s result.Summary) float64 { return s.NOPM }
 	}
-	byTarget := map[string]map[int]float64{}
-	for _, run := range r.InCompleteBlocks(result.AnyTarget, c.Point) {
-		if byTarget[run.Target] == nil {
-			byTarget[run.Target] = map[int]float64{}
-		}
-		byTarget[run.Target][run.Block] = get(run.Summary)
-	}
-	var tv, bv []float64
-	dropped := 0
-	for _, b := range slices.Sorted(maps.Keys(byTarget[c.Target])) {
-		base, ok := byTarget[c.Baseline][b]
-		if !ok {
-			continue
-		}
-		if ft[b] || fb[b] {
-			dropped++
-			continue
-		}
-		tv, bv = append(tv, byTarget[c.Target][b]), append(bv, base)
-	}
+	byBlock := result.PerBlock(r.InCompleteBlocks(result.AnyTarget, c.Point), get)
+	tv, bv, dropped := Pairs(byBlock, c.Target, c.Baseline, func(b int) bool { return ft[b] || fb[b] })
 	if len(tv) == 0 {
 		return "; every block held a flagged interval: no estimate without them"
 	}

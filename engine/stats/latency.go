@@ -52,13 +52,7 @@ func BlockDeltas(r *result.Result, target, baseline, metric string, point int) (
 		}
 		return s.TPS
 	}
-	byBlock := map[string]map[int]float64{}
-	for _, run := range r.Measured(result.AnyTarget, point) {
-		if byBlock[run.Target] == nil {
-			byBlock[run.Target] = map[int]float64{}
-		}
-		byBlock[run.Target][run.Block] = get(run.Summary)
-	}
+	byBlock := result.PerBlock(r.Measured(result.AnyTarget, point), get)
 	done := r.CompleteBlocks(point)
 	for _, b := range slices.Sorted(maps.Keys(byBlock[target])) {
 		t, bv := byBlock[target][b], byBlock[baseline][b]

@@ -109,6 +109,11 @@ func ComparePaired(target, baseline []float64) Paired {
 			logs = append(logs, math.Log(target[i]/baseline[i]))
 		}
 	}
+	return CompareLogs(logs)
+}
+
+// CompareLogs is ComparePaired over per-block log-ratios already taken.
+func CompareLogs(logs []float64) Paired {
 	p := Paired{N: len(logs)}
 	if len(logs) == 0 {
 		p.Method = "no paired runs"
@@ -186,29 +191,18 @@ func verdict(target, baseline, metric, role string, p Paired, higherIsBetter boo
 }
 
 // HalfWidths is each target's TPS CI half-width against the baseline at a
-// point, in % (HalfWidthPct); ok is false until every target has one.
+// point, in % (HalfWidthPct), over the blocks the verdicts read; ok is
+// false until every target has one.
 func HalfWidths(r *result.Result, point int) (map[string]float64, bool) {
-	byTarget := map[string]map[int]float64{}
-	for _, run := range r.Completed(result.AnyTarget, point) {
-		if byTarget[run.Target] == nil {
-			byTarget[run.Target] = map[int]float64{}
-		}
-		byTarget[run.Target][run.Block] = run.Summary.TPS
-	}
 	names := r.TargetNames()
 	if len(names) < 2 {
 		return nil, false
 	}
+	logs := tpsLogs(r, point)
 	out := map[string]float64{}
 	ok := true
 	for _, t := range names[1:] {
-		var tv, bv []float64
-		for b, v := range byTarget[t] {
-			if base, has := byTarget[names[0]][b]; has {
-				tv, bv = append(tv, v), append(bv, base)
-			}
-		}
-		p := ComparePaired(tv, bv)
+		p := CompareLogs(logs[t])
 		if !p.HasCI {
 			ok = false
 			continue
@@ -216,6 +210,24 @@ func HalfWidths(r *result.Result, point int) (map[string]float64, bool) {
 		out[t] = HalfWidthPct(p.Low, p.High)
 	}
 	return out, ok
+}
+
+// Pairs are target's and baseline's positive figures in the blocks both
+// have, in block order, less the blocks skip names (nil: none); skipped
+// counts those.
+func Pairs(byBlock map[string]map[int]float64, target, baseline string, skip func(block int) bool) (tv, bv []float64, skipped int) {
+	for _, b := range slices.Sorted(maps.Keys(byBlock[target])) {
+		t, base := byBlock[target][b], byBlock[baseline][b]
+		if t <= 0 || base <= 0 {
+			continue
+		}
+		if skip != nil && skip(b) {
+			skipped++
+			continue
+		}
+		tv, bv = append(tv, t), append(bv, base)
+	}
+	return tv, bv, skipped
 }
 
 // SteinPilot is --runs auto's pilot: the blocks whose spread fixes how
@@ -288,18 +300,11 @@ func tpsLogs(r *result.Result, point int) map[string][]float64 {
 	if len(names) < 2 {
 		return out
 	}
-	byBlock := map[string]map[int]float64{}
-	for _, run := range r.InCompleteBlocks(result.AnyTarget, point) {
-		if byBlock[run.Target] == nil {
-			byBlock[run.Target] = map[int]float64{}
-		}
-		byBlock[run.Target][run.Block] = run.Summary.TPS
-	}
+	byBlock := result.PerBlock(r.InCompleteBlocks(result.AnyTarget, point), func(s result.Summary) float64 { return s.TPS })
 	for _, t := range names[1:] {
-		for _, b := range slices.Sorted(maps.Keys(byBlock[t])) {
-			if base := byBlock[names[0]][b]; base > 0 && byBlock[t][b] > 0 {
-				out[t] = append(out[t], math.Log(byBlock[t][b]/base))
-			}
+		tv, bv, _ := Pairs(byBlock, t, names[0], nil)
+		for i := range tv {
+			out[t] = append(out[t], math.Log(tv[i]/bv[i]))
 		}
 	}
 	return out
