@@ -193,6 +193,7 @@ func (c *conductor) measure(ctx context.Context, b plan.Block, name string) (res
 	rc := c.s.Config
 	rc.Workload, rc.Threads = c.wl, pt.Threads
 	rc.Telemetry = c.byName[name].Telemetry
+	rc.Health = c.byName[name].Health
 	if c.s.NoiseSampler != nil {
 		rc.Noise = c.s.NoiseSampler()
 	}
@@ -224,6 +225,9 @@ func (c *conductor) measure(ctx context.Context, b plan.Block, name string) (res
 	c.merge.flush(ctx)
 	run.Block, run.Index, run.Point, run.Warmup = b.Seq, b.Index, b.Point, b.Warmup
 	switch {
+	case ready && ended && run.Summary.Reconnects > 0:
+		// A reconnect may follow a server restart, which resets the counter.
+		run.Honesty = &result.Honesty{Note: fmt.Sprintf("not checked: the threads reconnected %d times (a restarted server starts its counters again)", run.Summary.Reconnects)}
 	case ready && ended && beforeErr == nil && afterErr == nil:
 		run.Honesty = honesty(before, after, clientCount(after, c.wl, run))
 		if msg := stats.HonestyWarning(run); msg != "" {

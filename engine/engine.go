@@ -30,6 +30,8 @@ type Target struct {
 	Open driver.Opener
 	// Telemetry reads the target's resource use at each interval (may be nil).
 	Telemetry func() map[string]any
+	// Health says whether whoever hosts the target still holds it (may be nil).
+	Health func(context.Context) error
 }
 
 // Config is one run's settings (sysbench's general options).
@@ -47,6 +49,11 @@ type Config struct {
 	// while threads were in one (--stall-timeout: a paused container, a
 	// hung server); 0: never.
 	StallTimeout time.Duration
+	// Health, if set, is asked every HealthInterval during a run whether
+	// the target's host still holds it (the Docker engine answers, the
+	// container is there): an error ends the run with that error, since
+	// dbduel could neither watch nor remove what it started.
+	Health func(context.Context) error
 	// Telemetry, if set, is read at every interval (the target's resource
 	// use: server CPU, memory, proxy CPU) into the interval's telemetry.
 	Telemetry func() map[string]any

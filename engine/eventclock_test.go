@@ -290,3 +290,25 @@ func TestFrozenServerEndsTheRun(t *testing.T) {
 		t.Fatalf("after %s: complete %v, err %v", time.Since(start), run.Complete, err)
 	}
 }
+
+// A target whose host stops holding it (the Docker engine unreachable)
+// ends the run with the host's error, and the threads blocked in a read
+// are freed: no stall timeout is needed for that.
+func TestUnhealthyTargetEndsTheRun(t *testing.T) {
+	defer func(d time.Duration) { HealthInterval = d }(HealthInterval)
+	HealthInterval = 20 * time.Millisecond
+	db := &frozen{SQLPool: fakeDB(t).(classifying).SQLPool, shut: make(chan struct{})}
+	lost := errors.New("the Docker engine is unreachable")
+	var asked atomic.Int32
+	health := func(context.Context) error {
+		if asked.Add(1) < 3 {
+			return nil
+		}
+		return lost
+	}
+	cfg := Config{Workload: &frozenWorkload{db: db}, Threads: 2, Time: 10 * time.Second, Percentile: 95, Health: health}
+	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	if !errors.Is(err, lost) || run.Complete || asked.Load() != 3 {
+		t.Fatalf("asked %d times: complete %v, err %v", asked.Load(), run.Complete, err)
+	}
+}

@@ -178,6 +178,9 @@ func (r *oneRun) loop(ctx context.Context) {
 	cancelled := ctx.Done()
 	dog := r.newWatchdog()
 	defer dog.stop()
+	if r.cfg.Health != nil {
+		go r.watchHealth(ctx)
+	}
 	for {
 		select {
 		case now := <-dog.tick():
@@ -209,6 +212,37 @@ func (r *oneRun) loop(ctx context.Context) {
 			r.s.halt()
 			if r.stoppedAt.IsZero() {
 				r.stoppedAt = time.Now()
+			}
+			return
+		}
+	}
+}
+
+// HealthInterval is how often Config.Health is asked during a run.
+var HealthInterval = time.Second
+
+// watchHealth asks Config.Health until the run ends; its first error
+// fails the run and shuts the sockets (threads may sit in a read).
+func (r *oneRun) watchHealth(ctx context.Context) {
+	t := time.NewTicker(HealthInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := r.cfg.Health(hctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			select {
+			case <-r.done:
+			default:
+				r.s.fail(err)
+				r.db.Unblock()
 			}
 			return
 		}

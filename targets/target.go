@@ -76,6 +76,12 @@ type Diagnoser interface {
 	Diagnose(ctx context.Context) string
 }
 
+// HealthChecker is a target whose host can lose it during a run (a
+// container whose engine stops answering): Health says so.
+type HealthChecker interface {
+	Health(ctx context.Context) error
+}
+
 // UsageError is a SPEC or flag the user got wrong (exit code 2).
 type UsageError struct{ Msg string }
 

@@ -45,6 +45,10 @@ const (
 	pullTimeout    = 30 * time.Second
 )
 
+// TestDatadirTmpfs, when set by a test, puts every datadir on a tmpfs of
+// this many bytes (a disk that fills up on demand): no SPEC key offers it.
+var TestDatadirTmpfs int64
+
 // NewClient connects to the engine from the environment (DOCKER_HOST...),
 // negotiating the API version (the engine here speaks 1.41).
 func NewClient() (*client.Client, error) {
@@ -87,6 +91,8 @@ type Server struct {
 	ep                targets.Endpoint
 	progress          io.Writer // pull progress; nil discards it
 	pid, proxyPID     int       // cached for Sample; reset on restart
+	dataPath          string    // the datadir as the container sees it
+	startedAt         string    // the engine's State.StartedAt when dbduel last (re)started it
 }
 
 // SetProgress sends pull progress lines to w.
@@ -193,13 +199,26 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := cli.ContainerStart(ctx, s.id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container: %v (%s)", err, s.lastLogs(5))
 	}
-	return s.waitReady(ctx, readyTimeout)
+	if err := s.waitReady(ctx, readyTimeout); err != nil {
+		return err
+	}
+	s.recordStart(ctx)
+	return nil
 }
 
 // mountDatadir mounts the SPEC's datadir kind at path: a labelled named
 // volume (volume), a host directory (bind), or nothing: the container's
 // own overlay filesystem (overlay).
 func (s *Server) mountDatadir(ctx context.Context, hc *container.HostConfig, path string) error {
+	s.dataPath = path
+	if s.o.Datadir == "overlay" && path != AgentDataDir {
+		s.dataPath = overlayDatadir
+	}
+	if TestDatadirTmpfs > 0 {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeTmpfs, Target: s.dataPath,
+			TmpfsOptions: &mount.TmpfsOptions{SizeBytes: TestDatadirTmpfs, Mode: 0o777}})
+		return nil
+	}
 	switch s.o.Datadir {
 	case "volume":
 		s.volumeName = "dbduel-" + s.runID + "-" + s.name
@@ -292,19 +311,26 @@ func showPullProgress(r io.Reader, out io.Writer) error {
 }
 
 // waitReady connects until the server answers; a container that exits or a
-// timeout is reported with its last log lines.
+// timeout is reported with its last log lines, and every startNoteEvery a
+// line says what the container is doing meanwhile (a first start under
+// memory pressure can take minutes).
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline, nextNote := start.Add(timeout), start.Add(startNoteEvery)
 	for {
 		if targets.Ping(ctx, s.ep, 2*time.Second) == nil {
 			return targets.Ready(ctx, s.ep)
 		}
 		insp, ierr := s.cli.ContainerInspect(ctx, s.id)
 		if ierr == nil && insp.State != nil && !insp.State.Running {
-			return fmt.Errorf("container exited during start-up (code %d): %s", insp.State.ExitCode, s.lastLogs(5))
+			return fmt.Errorf("container exited during start-up (code %d%s): %s", insp.State.ExitCode, oomNote(insp.State), s.lastLogs(5))
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("server in container did not accept connections within %s: %s", timeout, s.lastLogs(5))
+		}
+		if now := time.Now(); now.After(nextNote) && ierr == nil && s.progress != nil {
+			fmt.Fprintf(s.progress, "dbduel: %s is still starting after %s: %s; %s\n", s.name, now.Sub(start).Round(time.Second), startingState(insp), s.lastLogs(1))
+			nextNote = now.Add(startNoteEvery)
 		}
 		select {
 		case <-ctx.Done():
@@ -312,6 +338,36 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// startNoteEvery is how often waitReady says what a slow start is doing.
+var startNoteEvery = 15 * time.Second
+
+func oomNote(st *container.State) string {
+	if st.OOMKilled {
+		return ", OOM-killed: its memory limit is too small for the server"
+	}
+	return ""
+}
+
+// startingState is what a starting container is doing, from the engine
+// and its cgroup: running (its first start initialises the datadir), its
+// memory against its limit.
+func startingState(insp container.InspectResponse) string {
+	msg := "the container runs, its server not yet accepting connections (a first start initialises the datadir)"
+	if insp.State == nil || insp.State.Pid == 0 {
+		return msg
+	}
+	u := readCgroupUsage(insp.State.Pid)
+	if limit := insp.HostConfig.Memory; limit > 0 {
+		msg += fmt.Sprintf("; memory %s of its %s limit", mib(u.memBytes), mib(uint64(limit)))
+		if float64(u.memBytes) > 0.9*float64(limit) {
+			msg += " (near the limit: it reclaims memory, slowly; give it more with memory=)"
+		}
+	} else if u.memBytes > 0 {
+		msg += "; memory " + mib(u.memBytes)
+	}
+	return msg
 }
 
 // lastLogs returns the container's last n log lines, joined on one line.
@@ -463,7 +519,11 @@ func (s *Server) Restart(ctx context.Context) error {
 		return err
 	}
 	s.pid, s.proxyPID = 0, 0
-	return s.waitReady(ctx, readyTimeout)
+	if err := s.waitReady(ctx, readyTimeout); err != nil {
+		return err
+	}
+	s.recordStart(ctx)
+	return nil
 }
 
 // Stop removes the container, its volume(s) and the host files.
@@ -471,13 +531,13 @@ func (s *Server) Stop(ctx context.Context) error {
 	var errs []error
 	if s.cli != nil && s.id != "" {
 		if err := s.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
-			errs = append(errs, err)
+			errs = append(errs, s.leftBehind("container dbduel-"+s.runID+"-"+s.name, err))
 		}
 		s.id = ""
 	}
 	if s.cli != nil && s.volumeName != "" {
 		if err := s.cli.VolumeRemove(ctx, s.volumeName, true); err != nil && !client.IsErrNotFound(err) {
-			errs = append(errs, err)
+			errs = append(errs, s.leftBehind("volume "+s.volumeName, err))
 		}
 		s.volumeName = ""
 	}
@@ -582,55 +642,6 @@ func removeHostDirs(runID string, skip func(string) bool) ([]Leftover, error) {
 		out = append(out, Leftover{Kind: "host dir", ID: d, RunID: runID}) // the path names the run
 	}
 	return out, errors.Join(errs...)
-}
-
-// Diagnose says what became of the container when a run failed: exited
-// (with its code and whether it was OOM-killed), paused, restarting, or ""
-// when it is running normally.
-func (s *Server) Diagnose(ctx context.Context) string {
-	if s.cli == nil || s.id == "" {
-		return ""
-	}
-	// The client may see the connection drop before the engine records the
-	// container's exit: a running state is read again for a moment.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		insp, err := s.cli.ContainerInspect(ctx, s.id)
-		if err != nil {
-			return "the container is gone (" + targets.OneLine(err.Error()) + ")"
-		}
-		if d := describeState(insp.State); d != "" || time.Now().After(deadline) {
-			return d
-		}
-		select {
-		case <-ctx.Done():
-			return ""
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-func describeState(st *container.State) string {
-	switch {
-	case st == nil:
-		return ""
-	case st.OOMKilled:
-		return fmt.Sprintf("the container was OOM-killed (exit code %d): its memory limit is too small for the server", st.ExitCode)
-	case st.Paused:
-		return "the container is paused (docker unpause it, or stop whoever paused it)"
-	case st.Restarting:
-		return "the container is restarting"
-	case !st.Running:
-		msg := fmt.Sprintf("the container exited with code %d", st.ExitCode)
-		if st.ExitCode == 137 {
-			msg += " (killed by SIGKILL)"
-		}
-		if st.Error != "" {
-			msg += ": " + st.Error
-		}
-		return msg
-	}
-	return ""
 }
 
 // protocol is the SPEC's protocol, as the registry knows it (Start has

@@ -570,8 +570,19 @@ func (s *Server) Diagnose(context.Context) string {
 	case <-exited:
 		return "the server process ended (" + s.exitReason() + ")"
 	case <-time.After(2 * time.Second):
-		return ""
 	}
+	if pid := s.pid(); processStopped(pid) {
+		return fmt.Sprintf("the server process is stopped (SIGSTOP: kill -CONT %d resumes it)", pid)
+	}
+	return ""
+}
+
+// processStopped says whether pid is stopped by a signal (state T in
+// /proc/PID/stat; t is a tracer's stop, left alone).
+func processStopped(pid int) bool {
+	stat := readFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := strings.LastIndexByte(stat, ')')
+	return pid > 0 && i > 0 && len(stat) > i+2 && stat[i+2] == 'T'
 }
 
 // groupCPU is the CPU time of a process and its children (PostgreSQL's

@@ -126,7 +126,7 @@ func explainFailure(ctx context.Context, out outcome, st *startedTargets) error 
 		}
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("stopped %s during %s of target %s; that run is partial and left out of the verdict", who, te.Where, te.Target)}
 	}
-	if out.diagnosis != "" {
+	if out.diagnosis != "" && !strings.Contains(te.Err.Error(), out.diagnosis) {
 		return fmt.Errorf("target %s, %s: %s (the client saw: %v)", te.Target, te.Where, out.diagnosis, te.Err)
 	}
 	return out.err

@@ -63,7 +63,11 @@ func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stder
 				t.Name(), sys["cpus_allowed"], sys["cpu_quota"], sys["memory_max"], sys["cpu_governor"], sys["cpu_mhz"],
 				sys["fs_type"], sys["mount_options"], sys["o_direct"])
 		}
-		st.engine = append(st.engine, engine.Target{Name: t.Name(), Open: open, Telemetry: telemetry(ctx, t)})
+		et := engine.Target{Name: t.Name(), Open: open, Telemetry: telemetry(ctx, t)}
+		if h, ok := t.(targets.HealthChecker); ok {
+			et.Health = h.Health
+		}
+		st.engine = append(st.engine, et)
 	}
 	if err := checkProtocols(ts, rc.workload); err != nil {
 		return st, err
