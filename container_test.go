@@ -577,27 +577,39 @@ type running struct {
 // startRunning starts workload on a container of image with the extra
 // flags and returns once the container runs and its first interval is out.
 func startRunning(t *testing.T, workload, image string, flags ...string) *running {
+	return startTarget(t, workload, "docker:"+image, flags...)
+}
+
+// startTarget starts workload on target c=spec with the extra flags and
+// returns once its first interval is out (and its container runs).
+func startTarget(t *testing.T, workload, spec string, flags ...string) *running {
 	t.Helper()
 	bg := &running{runID: "test-" + state.NewRunID(), done: make(chan int, 1)}
 	t.Setenv("DBDUEL_RUN_ID", bg.runID)
 	privateStateDir(t)
-	args := append([]string{"run", workload, "--target", "c=docker:" + image,
+	args := append([]string{"run", workload, "--target", "c=" + spec,
 		"--table-size", "300", "--threads", "2", "--format", "text"}, flags...)
 	go func() {
 		bg.done <- cli.Run(context.Background(), args, cli.NewState(&bg.stdout, &bg.stderr, os.Environ()))
 	}()
-	dc, err := tcontainer.NewClient()
+	// The engine's own socket: a test may point DOCKER_HOST elsewhere.
+	dc, err := client.NewClientWithOpts(client.WithHost("unix:///var/run/docker.sock"), client.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dc.Close() })
 	bg.dc = dc
+	inContainer := strings.HasPrefix(spec, "docker:")
 	deadline := time.Now().Add(120 * time.Second)
-	for !strings.Contains(bg.stdout.String(), "tps") || !containerRunning(t, dc, bg.runID) {
+	for !strings.Contains(bg.stdout.String(), "tps") || inContainer && !containerRunning(t, dc, bg.runID) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the run did not start: %s", bg.stderr.String())
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case code := <-bg.done:
+			t.Fatalf("the run ended (exit %d) before it started: %s", code, bg.stderr.String())
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	return bg
 }

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"io"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,5 +137,60 @@ func TestUnknownWorkloadErrorComesBack(t *testing.T) {
 	err := c.do(context.Background(), request{Op: "check", Workload: "nope"}, func(reply) error { return nil })
 	if err == nil {
 		t.Fatal("unknown workload accepted")
+	}
+}
+
+// gate passes writes until frozen: a paused container's agent, whose
+// replies stop coming.
+type gate struct {
+	w      io.Writer
+	mu     sync.Mutex
+	frozen chan struct{} // non-nil while frozen
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	f := g.frozen
+	g.mu.Unlock()
+	if f != nil {
+		<-f
+	}
+	return g.w.Write(p)
+}
+
+func (g *gate) freeze() { g.mu.Lock(); g.frozen = make(chan struct{}); g.mu.Unlock() }
+
+func (g *gate) thaw() {
+	g.mu.Lock()
+	if g.frozen != nil {
+		close(g.frozen)
+		g.frozen = nil
+	}
+	g.mu.Unlock()
+}
+
+// An agent that stops answering (its container paused) ends the run after
+// --stall-timeout plus an interval, with the stall named: the host waited
+// for ever on a paused agent.
+func TestSilentAgentEndsTheRun(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	g := &gate{w: outW}
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(context.Background(), inR, g, t.TempDir(), "test", func() map[string]string { return nil }, nil)
+		outW.Close()
+	}()
+	c, err := NewClient(context.Background(), inW, outR, t.TempDir(), 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { g.thaw(); outR.Close(); inW.Close(); <-served }()
+	cfg := engine.Config{Workload: build(t, "cpu"), Threads: 1, Time: time.Minute, ReportInterval: 100 * time.Millisecond,
+		Percentile: 95, StallTimeout: 300 * time.Millisecond}
+	start := time.Now()
+	run, err := c.RunOnce(context.Background(), cfg, "ctr", func(result.Interval, *hdrhistogram.Histogram) { g.freeze() })
+	if !errors.Is(err, engine.ErrServerStalled) || run.Complete || time.Since(start) > 20*time.Second {
+		t.Fatalf("after %s: complete %v, err %v", time.Since(start), run.Complete, err)
 	}
 }

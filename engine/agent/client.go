@@ -59,6 +59,13 @@ func NewClient(ctx context.Context, in io.Writer, out io.Reader, dir string, tim
 // do sends one request and hands every reply to on until done or error.
 // A cancelled ctx sends stop and waits for the agent to finish the request.
 func (c *Client) do(ctx context.Context, req request, on func(reply) error) error {
+	return c.doWithin(ctx, req, 0, on)
+}
+
+// doWithin is do where the agent must reply at least every quiet (0: no
+// bound): a paused container answers nothing, and the run must not wait
+// on it for ever (--stall-timeout, from the host's side).
+func (c *Client) doWithin(ctx context.Context, req request, quiet time.Duration, on func(reply) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := json.NewEncoder(c.in).Encode(req); err != nil {
@@ -66,6 +73,8 @@ func (c *Client) do(ctx context.Context, req request, on func(reply) error) erro
 	}
 	replies := make(chan reply)
 	readErr := make(chan error, 1)
+	quit := make(chan struct{})
+	defer close(quit)
 	go func() {
 		defer close(replies)
 		for {
@@ -74,7 +83,11 @@ func (c *Client) do(ctx context.Context, req request, on func(reply) error) erro
 				readErr <- err
 				return
 			}
-			replies <- r
+			select {
+			case replies <- r:
+			case <-quit: // the caller gave up on a silent agent
+				return
+			}
 			if r.Type == "done" || r.Type == "error" {
 				return
 			}
@@ -83,8 +96,17 @@ func (c *Client) do(ctx context.Context, req request, on func(reply) error) erro
 	var onErr error
 	stopped := false
 	done := ctx.Done()
+	var silence <-chan time.Time
+	var timer *time.Timer
+	if quiet > 0 {
+		timer = time.NewTimer(quiet)
+		defer timer.Stop()
+		silence = timer.C
+	}
 	for {
 		select {
+		case <-silence:
+			return c.gone(fmt.Errorf("%w: the agent sent nothing for %s (--stall-timeout)", engine.ErrServerStalled, quiet))
 		case <-done:
 			done = nil
 			if !stopped {
@@ -94,6 +116,9 @@ func (c *Client) do(ctx context.Context, req request, on func(reply) error) erro
 		case r, ok := <-replies:
 			if !ok {
 				return c.gone(<-readErr)
+			}
+			if timer != nil {
+				timer.Reset(quiet)
 			}
 			switch r.Type {
 			case "done":
@@ -207,7 +232,11 @@ func (c *Client) RunOnce(ctx context.Context, cfg engine.Config, target string, 
 	}
 	var run *result.Run
 	var sides []result.Interval // host-side additions, by interval
-	err = c.do(ctx, req, func(r reply) error {
+	var quiet time.Duration
+	if cfg.StallTimeout > 0 && cfg.ReportInterval > 0 {
+		quiet = cfg.StallTimeout + cfg.ReportInterval
+	}
+	err = c.doWithin(ctx, req, quiet, func(r reply) error {
 		switch {
 		case r.Interval != nil:
 			iv := *r.Interval

@@ -52,8 +52,10 @@ func (s *Server) Diagnose(ctx context.Context) string {
 		return ""
 	}
 	// The client may see the connection drop before the engine records the
-	// container's exit: a running state is read again for a moment.
-	deadline := time.Now().Add(3 * time.Second)
+	// container's exit: a running state is read again for a moment. A clean
+	// exit may be the first half of a docker restart: it is read again a
+	// little longer, to name the restart rather than the stop.
+	start := time.Now()
 	for {
 		insp, err := s.cli.ContainerInspect(ctx, s.id)
 		switch {
@@ -62,11 +64,19 @@ func (s *Server) Diagnose(ctx context.Context) string {
 		case err != nil:
 			return s.engineUnreachable(err)
 		}
-		if d := describeState(insp.State); d != "" {
-			return d
+		d := describeState(insp.State)
+		cleanExit := d != "" && !insp.State.Running && insp.State.ExitCode == 0 && !insp.State.OOMKilled
+		if d == "" {
+			d = s.describeRunning(insp)
 		}
-		if d := s.describeRunning(insp); d != "" || time.Now().After(deadline) {
+		waited := time.Since(start)
+		switch {
+		case d != "" && !cleanExit:
 			return d
+		case cleanExit && waited > 8*time.Second:
+			return d
+		case d == "" && waited > 3*time.Second:
+			return ""
 		}
 		select {
 		case <-ctx.Done():
