@@ -67,7 +67,9 @@ type fault struct {
 	run func(t *testing.T, s subject) time.Duration
 }
 
-func ends(names string, bound time.Duration) outcome { return outcome{exit: 1, names: names, bound: bound} }
+func ends(names string, bound time.Duration) outcome {
+	return outcome{exit: 1, names: names, bound: bound}
+}
 
 func goesOn(rule string) outcome { return outcome{exit: 0, rule: rule, bound: 40 * time.Second} }
 
@@ -99,8 +101,8 @@ var faults = []fault{
 		flags:  []string{"--spec-suffix", ",memory=384m"},
 		inject: func(t *testing.T, r *faultRun) { r.oom(t) },
 		want: map[string]outcome{
-			"mysql": ends("the container was OOM-killed", 15*time.Second), "postgres": ends("the container was OOM-killed", 15*time.Second),
-			"mongodb": ends("the container was OOM-killed", 15*time.Second), "agent": ends("the container was OOM-killed", 15*time.Second)},
+			"mysql": ends("the container was OOM-killed", 30*time.Second), "postgres": ends("the container was OOM-killed", 30*time.Second),
+			"mongodb": ends("the container was OOM-killed", 30*time.Second), "agent": ends("the container was OOM-killed", 30*time.Second)},
 		na: "a local server has no memory limit of dbduel's"},
 	{name: "restarted", how: "`docker restart` (same published port: dbduel fixes it at create)",
 		inject: func(t *testing.T, r *faultRun) { r.restart(t) },
@@ -153,6 +155,7 @@ type faultRun struct {
 	*running
 	subject subject
 	proxy   *engineProxy
+	stopped int // the local server's pid while SIGSTOPped
 }
 
 var runFaults = flag.Bool("faults", true, "run the fault matrix (skipped under -short)")
@@ -306,8 +309,9 @@ func (r *faultRun) signal(t *testing.T, sig string) {
 
 func (r *faultRun) pause(t *testing.T) {
 	if r.local() {
-		syscall.Kill(r.serverPID(t), syscall.SIGSTOP)
-		t.Cleanup(func() { syscall.Kill(r.serverPID(t), syscall.SIGCONT) })
+		pid := r.serverPID(t)
+		syscall.Kill(pid, syscall.SIGSTOP)
+		r.stopped = pid
 		return
 	}
 	for _, c := range r.containers() {
@@ -319,7 +323,7 @@ func (r *faultRun) pause(t *testing.T) {
 
 func (r *faultRun) resume(t *testing.T) {
 	if r.local() {
-		syscall.Kill(r.serverPID(t), syscall.SIGCONT)
+		syscall.Kill(r.stopped, syscall.SIGCONT)
 		return
 	}
 	for _, c := range r.containers() {
@@ -331,8 +335,10 @@ func (r *faultRun) resume(t *testing.T) {
 
 func (r *faultRun) restart(t *testing.T) {
 	for _, c := range r.containers() {
+		// dbduel may remove the container while it restarts: that is the
+		// outcome under test, not an error of the test's.
 		if err := r.dc.ContainerRestart(context.Background(), c.ID, container.StopOptions{}); err != nil {
-			t.Fatal(err)
+			t.Logf("docker restart: %v", err)
 		}
 	}
 }

@@ -180,9 +180,20 @@ func (c *conductor) runOne(ctx context.Context, b plan.Block, name string) error
 		return &TargetError{Target: name, Where: phase, Err: err}
 	}
 	if !run.Complete {
-		return &TargetError{Target: name, Where: phase, Err: ctx.Err()}
+		return &TargetError{Target: name, Where: phase, Err: cutShort(ctx)}
 	}
 	return nil
+}
+
+// ErrCutShort is a run that ended early with no error of its own: an
+// agent stopped from outside (its container stopped or restarted).
+var ErrCutShort = errors.New("the run ended early without an error of its own (its process was stopped from outside)")
+
+func cutShort(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ErrCutShort
 }
 
 // measure runs the workload once on target name, with the server's own

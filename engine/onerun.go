@@ -179,7 +179,11 @@ func (r *oneRun) loop(ctx context.Context) {
 	dog := r.newWatchdog()
 	defer dog.stop()
 	if r.cfg.Health != nil {
-		go r.watchHealth(ctx)
+		// Ended before the loop returns: the run's error is final then.
+		hctx, cancel := context.WithCancel(ctx)
+		exited := make(chan struct{})
+		go func() { defer close(exited); r.watchHealth(hctx) }()
+		defer func() { cancel(); <-exited }()
 	}
 	for {
 		select {
@@ -221,15 +225,14 @@ func (r *oneRun) loop(ctx context.Context) {
 // HealthInterval is how often Config.Health is asked during a run.
 var HealthInterval = time.Second
 
-// watchHealth asks Config.Health until the run ends; its first error
-// fails the run and shuts the sockets (threads may sit in a read).
+// watchHealth asks Config.Health until ctx ends (the run's loop returns);
+// its first error fails the run and shuts the sockets (threads may sit in
+// a read).
 func (r *oneRun) watchHealth(ctx context.Context) {
 	t := time.NewTicker(HealthInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-r.done:
-			return
 		case <-ctx.Done():
 			return
 		case <-t.C:
@@ -238,12 +241,8 @@ func (r *oneRun) watchHealth(ctx context.Context) {
 		err := r.cfg.Health(hctx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			select {
-			case <-r.done:
-			default:
-				r.s.fail(err)
-				r.db.Unblock()
-			}
+			r.s.fail(err)
+			r.db.Unblock()
 			return
 		}
 	}
@@ -408,9 +407,10 @@ func (r *oneRun) finish(ctx context.Context) {
 		tail.Writes += c.Writes
 		tail.Other += c.Other
 	}
-	// A stalled server's counters cannot be read either, and a stopped
-	// run's are not needed: a stop never waits on the server.
-	stalled := errors.Is(r.s.failErr, ErrServerStalled) || ctx.Err() != nil
+	// A failed run's counters are not needed (and a stalled or dead
+	// server's cannot be read), nor a stopped one's: a stop never waits on
+	// the server.
+	stalled := r.s.failErr != nil || ctx.Err() != nil
 	if r.cfg.AtEnd != nil && !stalled {
 		r.cfg.AtEnd() // every statement done, bulk_insert's last flush too
 	}

@@ -193,4 +193,32 @@ func TestSilentAgentEndsTheRun(t *testing.T) {
 	if !errors.Is(err, engine.ErrServerStalled) || run.Complete || time.Since(start) > 20*time.Second {
 		t.Fatalf("after %s: complete %v, err %v", time.Since(start), run.Complete, err)
 	}
+	// The clean-up that follows must not wait on the silent agent either.
+	if _, err := c.Check(context.Background(), cfg.Workload, 1); !errors.Is(err, engine.ErrServerStalled) {
+		t.Fatalf("a request after the stall: %v", err)
+	}
+}
+
+// A signal to the agent's own process (docker stop, docker restart) ends
+// its run with an error that says so: the cut run must not come back as a
+// run without an error.
+func TestSignalledAgentSaysSo(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, signalled := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, inR, outW, t.TempDir(), "test", func() map[string]string { return nil }, nil)
+		outW.Close()
+	}()
+	c, err := NewClient(context.Background(), inW, outR, t.TempDir(), 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { inW.Close(); <-served }()
+	cfg := engine.Config{Workload: build(t, "cpu"), Threads: 1, Time: time.Minute, ReportInterval: 100 * time.Millisecond, Percentile: 95}
+	run, err := c.RunOnce(context.Background(), cfg, "ctr", func(result.Interval, *hdrhistogram.Histogram) { signalled() })
+	if err == nil || err.Error() != ErrAgentSignalled.Error() || run.Complete {
+		t.Fatalf("complete %v, err %v", run.Complete, err)
+	}
 }

@@ -28,6 +28,9 @@ type Client struct {
 	dec  *json.Decoder
 	dir  string
 	lost func() string // why the agent stopped answering (its stderr, its exit)
+	// broken is why the conversation is over (a silent or gone agent):
+	// every later request fails with it at once instead of waiting.
+	broken error
 	// endpoint, if set, is the server the agent reaches; args are the
 	// workload's flags for workloads that cannot list their own.
 	endpoint *driver.Endpoint
@@ -68,8 +71,12 @@ func (c *Client) do(ctx context.Context, req request, on func(reply) error) erro
 func (c *Client) doWithin(ctx context.Context, req request, quiet time.Duration, on func(reply) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.broken != nil {
+		return c.broken
+	}
 	if err := json.NewEncoder(c.in).Encode(req); err != nil {
-		return c.gone(err)
+		c.broken = c.gone(err)
+		return c.broken
 	}
 	replies := make(chan reply)
 	readErr := make(chan error, 1)
@@ -106,7 +113,8 @@ func (c *Client) doWithin(ctx context.Context, req request, quiet time.Duration,
 	for {
 		select {
 		case <-silence:
-			return c.gone(fmt.Errorf("%w: the agent sent nothing for %s (--stall-timeout)", engine.ErrServerStalled, quiet))
+			c.broken = c.gone(fmt.Errorf("%w: the agent sent nothing for %s (--stall-timeout)", engine.ErrServerStalled, quiet))
+			return c.broken
 		case <-done:
 			done = nil
 			if !stopped {
@@ -115,7 +123,8 @@ func (c *Client) doWithin(ctx context.Context, req request, quiet time.Duration,
 			}
 		case r, ok := <-replies:
 			if !ok {
-				return c.gone(<-readErr)
+				c.broken = c.gone(<-readErr)
+				return c.broken
 			}
 			if timer != nil {
 				timer.Reset(quiet)

@@ -63,6 +63,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 		mu.Unlock()
 		err := serveOne(opCtx, r, dir, open, w, version, facts)
 		cancel()
+		if ctx.Err() != nil {
+			// The agent's own process was told to stop (its container
+			// stopped or restarted): the host must not read the cut
+			// run as a complete one, nor wait for the next reply.
+			w.send(reply{Type: "error", Error: ErrAgentSignalled.Error()})
+			return w.err
+		}
 		if err != nil {
 			w.send(reply{Type: "error", Error: err.Error()})
 		} else {
@@ -74,6 +81,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 	}
 	return <-readErr
 }
+
+// ErrAgentSignalled is the agent stopped by a signal to its process (a
+// docker stop or restart of its container), not by the host.
+var ErrAgentSignalled = errors.New("the agent's process was signalled to stop (its container was stopped or restarted)")
 
 // replyWriter serialises replies (the run's intervals come from its
 // reporting goroutine).

@@ -79,6 +79,9 @@ type ImageStart struct {
 	Env      []string
 	Cmd      []string
 	Endpoint Endpoint
+	// StopSignal, if set, is the signal that stops the server quickly
+	// (a docker stop or restart must not wait on connected clients).
+	StopSignal string
 }
 
 // ConfigFile is the config every managed server of the protocol starts

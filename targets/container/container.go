@@ -721,6 +721,7 @@ func (s *Server) imageSetup(cc *container.Config, port int) ([]string, error) {
 	s.ep = st.Endpoint
 	s.ep.Host, s.ep.Port = "127.0.0.1", port
 	cc.Env = st.Env
+	cc.StopSignal = st.StopSignal
 	return st.Cmd, nil
 }
 

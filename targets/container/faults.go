@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -33,8 +34,12 @@ func (s *Server) Health(ctx context.Context) error {
 	if s.cli == nil || s.id == "" {
 		return nil
 	}
-	_, err := s.cli.ContainerInspect(ctx, s.id)
+	insp, err := s.cli.ContainerInspect(ctx, s.id)
 	switch {
+	case err == nil && failedExit(insp.State):
+		// Killed or crashed: its clients may wait a while to notice (a
+		// driver that reconnects would try for seconds).
+		return errors.New(describeState(insp.State))
 	case err == nil:
 		return nil
 	case client.IsErrNotFound(err):
@@ -84,6 +89,12 @@ func (s *Server) Diagnose(ctx context.Context) string {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// failedExit is a container that stopped for good: a kill, a crash, the
+// OOM killer (a clean exit may be the first half of a docker restart).
+func failedExit(st *container.State) bool {
+	return st != nil && !st.Running && !st.Paused && !st.Restarting && (st.ExitCode != 0 || st.OOMKilled || st.Dead)
 }
 
 func describeState(st *container.State) string {

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/hostinfo"
@@ -479,6 +481,8 @@ func (s *Server) stopProcess() error {
 		sig = syscall.SIGINT
 	}
 	_ = cmd.Process.Signal(sig)
+	// A stopped server (SIGSTOP) acts on no signal but SIGKILL until resumed.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
 	select {
 	case <-exited:
 	case <-time.After(30 * time.Second):
@@ -535,6 +539,11 @@ func (s *Server) exitReason() string {
 	reason := "it exited"
 	if cmd != nil && cmd.ProcessState != nil {
 		reason = cmd.ProcessState.String() // "exit status 1", "signal: killed"
+		// Killed by a signal: the output and log are from before, they do
+		// not say why; the signal does.
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by " + unix.SignalName(ws.Signal())
+		}
 	}
 	if o := strings.TrimSpace(out.String()); o != "" {
 		reason += ": " + targets.OneLine(o)

@@ -210,6 +210,10 @@ type DB struct {
 	client *mdb.Client
 	ep     driver.Endpoint
 	own    *atomic.Uint64 // commands the pool sent for itself (handshakes, heartbeats)
+	// life is the workers' operation context: Unblock cancels it, which
+	// also ends a server selection in progress (a Disconnect does not).
+	life   context.Context
+	unlive context.CancelFunc
 }
 
 // Opener returns the engine's opener for ep.
@@ -224,7 +228,8 @@ func Open(ctx context.Context, ep driver.Endpoint, maxConns int) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DB{client: c, ep: ep, own: own}, nil
+	life, unlive := context.WithCancel(context.Background())
+	return &DB{client: c, ep: ep, own: own, life: life, unlive: unlive}, nil
 }
 
 // Database is the workload's database.
@@ -232,10 +237,28 @@ func (d *DB) Database() *mdb.Database { return d.client.Database(d.ep.DB) }
 
 // Conn is a thread's handle: the driver multiplexes threads over its pool
 // (one connection per operation in flight), so a handle is all a thread owns.
-func (d *DB) Conn(ctx context.Context) (driver.Conn, error) { return &Conn{db: d.Database()}, nil }
+func (d *DB) Conn(ctx context.Context) (driver.Conn, error) {
+	return &Conn{db: d.Database(), life: d.life}, nil
+}
 
 // Conn is one thread's handle to the workload's database.
-type Conn struct{ db *mdb.Database }
+type Conn struct {
+	db   *mdb.Database
+	life context.Context
+}
+
+// Context is the one a worker's operations take: the engine runs events
+// without a deadline, and Unblock cancels this one.
+func (c *Conn) Context() context.Context { return c.life }
+
+// ContextOf is conn's operation context (context.Background for a
+// connection that has none).
+func ContextOf(conn any) context.Context {
+	if c, ok := conn.(interface{ Context() context.Context }); ok && c.Context() != nil {
+		return c.Context()
+	}
+	return context.Background()
+}
 
 // Database is the workload's database.
 func (c *Conn) Database() *mdb.Database { return c.db }
@@ -255,12 +278,13 @@ func DatabaseOf(x any, workload string) (*mdb.Database, error) {
 	return nil, fmt.Errorf("workload %s speaks MongoDB's protocol; this target does not", workload)
 }
 
-// Unblock: every operation takes the run's context, so cancelling it
-// returns threads; nothing else to shut.
-// Unblock disconnects the client with a short deadline: operations stuck
+// Unblock cancels the workers' operations and disconnects the client with a short deadline: operations stuck
 // on a server that stopped answering (a paused container) fail at once
 // instead of waiting for ever.
 func (d *DB) Unblock() {
+	if d.unlive != nil {
+		d.unlive()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_ = d.client.Disconnect(ctx)

@@ -35,6 +35,9 @@ func imageSetup(in driver.ImageSetup) driver.ImageStart {
 		Endpoint: driver.Endpoint{Protocol: Protocol, User: "postgres", Password: in.Password, DB: "sbtest"},
 		Env:      []string{"POSTGRES_PASSWORD=" + in.Password, "POSTGRES_USER=postgres", "POSTGRES_DB=sbtest"},
 		Cmd:      []string{"postgres", "-c", "config_file=" + in.ConfigFile},
+		// Fast shutdown, as the official image's STOPSIGNAL: SIGTERM (smart)
+		// waits for every client to leave, and docker kills it after 10 s.
+		StopSignal: "SIGINT",
 	}
 	if in.OverlayDatadir != "" {
 		st.Env = append(st.Env, "PGDATA="+in.OverlayDatadir+"/pgdata")

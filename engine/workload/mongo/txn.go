@@ -16,6 +16,7 @@ import (
 type worker struct {
 	w    *mongoWorkload
 	db   *mdb.Database
+	life context.Context // the pool's: cancelled when the run must end at once
 	r    *sbrand.Rand
 	proj bson.D // {c: 1, _id: 0}
 }
@@ -28,7 +29,7 @@ func (w *mongoWorkload) NewWorker(ctx context.Context, conn enginedriver.Conn, t
 	if seed == 0 {
 		seed = w.seed
 	}
-	return &worker{w: w, db: db, r: sbrand.New(sbrand.DefaultParams(), seed+uint64(thread)*0x9e3779b97f4a7c15),
+	return &worker{w: w, db: db, life: mongodrv.ContextOf(conn), r: sbrand.New(sbrand.DefaultParams(), seed+uint64(thread)*0x9e3779b97f4a7c15),
 		proj: bson.D{{Key: "c", Value: 1}, {Key: "_id", Value: 0}}}, nil
 }
 
@@ -45,7 +46,8 @@ func (wk *worker) idRange() bson.D {
 // the updates, deletes and inserts that changed a document; an update or
 // delete that matched none counts as other (as sysbench counts DML that
 // affected no row).
-func (wk *worker) Event(ctx context.Context, c *workload.Counts) error {
+func (wk *worker) Event(_ context.Context, c *workload.Counts) error {
+	ctx := wk.life // the engine runs events without a deadline
 	o := wk.w.o
 	coll := wk.db.Collection(collectionName(int(wk.r.Uniform(1, uint32(o.Tables)))))
 	for range o.PointSelects {
