@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"golang.org/x/sys/unix"
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
@@ -125,7 +124,7 @@ var faults = []fault{
 			"mysql": ends("network disconnected", 10*time.Second), "postgres": ends("network disconnected", 10*time.Second),
 			"mongodb": ends("network disconnected", 10*time.Second)},
 		na: "the agent talks through the engine's attach stream, not the network; a local server has no container network"},
-	{name: "disk full", how: "the datadir on a 512 MiB tmpfs (a test-only hook), filled from the host to under 1 MiB free; a write workload",
+	{name: "disk full", how: "the datadir on a 512 MiB tmpfs (a test-only hook), filled from the host until no block is free; a write workload",
 		flags:  []string{"--stall-timeout", "5"},
 		inject: func(t *testing.T, r *faultRun) { r.fillDatadir(t) },
 		want: map[string]outcome{
@@ -226,7 +225,7 @@ func runFault(t *testing.T, f fault, s subject, want outcome) {
 	msg := r.stderr.String()
 	t.Logf("%s on %s: exit %d %s after the fault", f.name, s.name, code, took.Round(100*time.Millisecond))
 	if code != want.exit || took > want.bound {
-		t.Fatalf("exit %d after %s, want %d within %s:\n%s", code, took.Round(100*time.Millisecond), want.exit, want.bound, msg)
+		t.Fatalf("exit %d after %s, want %d within %s:\n%s\n%s", code, took.Round(100*time.Millisecond), want.exit, want.bound, msg, lastLines(r.stdout.String(), 8))
 	}
 	if want.names != "" && !strings.Contains(stopLine(msg), want.names) {
 		t.Fatalf("the stop line does not name %q:\n%s", want.names, msg)
@@ -384,7 +383,7 @@ func indexOf(xs []string, x string) int {
 }
 
 // fillDatadir writes a file into the container's datadir (a tmpfs) from
-// the host, through the server process's root, until under 1 MiB is free.
+// the host, through the server process's root, until none is free.
 func (r *faultRun) fillDatadir(t *testing.T) {
 	for _, c := range r.containers() {
 		insp, err := r.dc.ContainerInspect(context.Background(), c.ID)
@@ -405,18 +404,18 @@ func (r *faultRun) fillDatadir(t *testing.T) {
 			}
 		}
 		root := "/proc/" + strconv.Itoa(insp.State.Pid) + "/root" + dir
-		var st unix.Statfs_t
-		if err := unix.Statfs(root, &st); err != nil {
-			t.Fatal(err)
-		}
 		f, err := os.Create(filepath.Join(root, "dbduel-test-filler"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunk := make([]byte, 1<<20)
-		for free := st.Bavail * uint64(st.Bsize); free > 1<<20; free -= 1 << 20 {
-			if _, err := f.Write(chunk); err != nil {
-				break
+		// Megabytes, then pages, until the filesystem refuses: not a block
+		// is left for the server's next extension.
+		for _, size := range []int{1 << 20, 4 << 10} {
+			chunk := make([]byte, size)
+			for {
+				if _, err := f.Write(chunk); err != nil {
+					break
+				}
 			}
 		}
 		f.Close()
@@ -588,4 +587,9 @@ func killDbduelThenClean(t *testing.T, s subject) time.Duration {
 		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
 	}
 	return took
+}
+
+func lastLines(s string, n int) string {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(ls[max(0, len(ls)-n):], "\n")
 }

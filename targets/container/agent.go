@@ -141,6 +141,7 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err := cli.ContainerStart(ctx, s.id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container: %v (%s)", err, s.lastLogs(5))
 	}
+	s.recordStart(ctx)
 	stdout, pw := io.Pipe()
 	go func() {
 		_, err := stdcopy.StdCopy(pw, a.stderr, a.conn.Reader)
