@@ -14,7 +14,6 @@ import (
 
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
-	"github.com/dbduel/dbduel/internal/testmongo"
 	"github.com/dbduel/dbduel/ui/cli"
 
 	"github.com/docker/docker/api/types/container"
@@ -440,26 +439,6 @@ func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 	}
 }
 
-// A managed container that dies mid-run is reported as what it is (exited,
-// with its code), not only as the client's lost connection.
-func TestContainerKilledMidRunIsNamed(t *testing.T) {
-	integration.Require(t, "Docker and the test image")
-	bg := startRunning(t, "oltp_point_select", testImage(t), "--time", "30")
-	// Kill the container once its run has started.
-	for _, c := range bg.containers() {
-		_ = bg.dc.ContainerKill(context.Background(), c.ID, "KILL")
-	}
-	done, stderr, runID := bg.done, &bg.stderr, bg.runID
-	code := <-done
-	msg := stderr.String()
-	if code != 1 || !strings.Contains(msg, "target c, run 1 of 1: the container exited with code 137 (killed by SIGKILL)") {
-		t.Fatalf("exit %d:\n%s", code, msg)
-	}
-	if n := leftovers(t, runID); n != 0 {
-		t.Fatalf("%d things left", n)
-	}
-}
-
 func containerRunning(t *testing.T, dc *client.Client, runID string) bool {
 	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
 	cs, err := dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
@@ -530,41 +509,6 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	}
 }
 
-// A container paused mid-run ends the run with the reason after
-// --stall-timeout, for every protocol, and leaves nothing behind: dbduel
-// hung until it was unpaused.
-func TestPausedContainerEndsTheRun(t *testing.T) {
-	integration.Require(t, "Docker and the test images")
-	for _, c := range []struct{ protocol, workload, image string }{
-		{"mysql", "oltp_point_select", testImage(t)},
-		{"postgres", "oltp_point_select", postgresImage(t)},
-		{"mongodb", "mongo_read_only", testmongo.Image},
-	} {
-		t.Run(c.protocol, func(t *testing.T) {
-			bg := startRunning(t, c.workload, c.image, "--time", "30", "--stall-timeout", "2")
-			for _, ct := range bg.containers() {
-				if err := bg.dc.ContainerPause(context.Background(), ct.ID); err != nil {
-					t.Fatal(err)
-				}
-			}
-			paused := time.Now()
-			select {
-			case code := <-bg.done:
-				msg := bg.stderr.String()
-				if code != 1 || !strings.Contains(msg, "the container is paused") || !strings.Contains(msg, "stopped answering") {
-					t.Fatalf("exit %d:\n%s", code, msg)
-				}
-				t.Logf("%s: from the pause to the exit: %s (--stall-timeout 2, --time 30)", c.protocol, time.Since(paused).Round(100*time.Millisecond))
-			case <-time.After(60 * time.Second):
-				t.Fatalf("still running 60 s after the pause (--time 30):\n%s", bg.stderr.String())
-			}
-			if n := leftovers(t, bg.runID); n != 0 {
-				t.Fatalf("%d things left", n)
-			}
-		})
-	}
-}
-
 // running is a run of a workload on one container target c, in the
 // background, started and measuring.
 type running struct {
@@ -572,12 +516,6 @@ type running struct {
 	done           chan int
 	stdout, stderr syncBuffer
 	dc             *client.Client
-}
-
-// startRunning starts workload on a container of image with the extra
-// flags and returns once the container runs and its first interval is out.
-func startRunning(t *testing.T, workload, image string, flags ...string) *running {
-	return startTarget(t, workload, "docker:"+image, flags...)
 }
 
 // startTarget starts workload on target c=spec with the extra flags and

@@ -97,7 +97,7 @@ var faults = []fault{
 			"mysql": goesOn("goes on: a pause shorter than --stall-timeout is a slow interval"), "postgres": goesOn("goes on"),
 			"mongodb": goesOn("goes on"), "agent": goesOn("goes on"), "local-mariadbd": goesOn("goes on")}},
 	{name: "OOM-killed", how: "a memory hog `docker exec`ed into a container with `memory=384m`, the server made the OOM killer's first choice",
-		flags:  []string{"--spec-suffix", ",memory=384m"},
+		flags:  []string{"--spec-suffix", ",memory=384m", "--time", "40"},
 		inject: func(t *testing.T, r *faultRun) { r.oom(t) },
 		want: map[string]outcome{
 			"mysql": ends("the container was OOM-killed", 30*time.Second), "postgres": ends("the container was OOM-killed", 30*time.Second),
@@ -135,7 +135,7 @@ var faults = []fault{
 		inject: func(t *testing.T, r *faultRun) { r.proxy.Close() },
 		want: map[string]outcome{
 			"mysql": ends("engine unreachable", 10*time.Second), "postgres": ends("engine unreachable", 10*time.Second),
-			"mongodb": ends("engine unreachable", 10*time.Second), "agent": ends("", 10*time.Second)},
+			"mongodb": ends("engine unreachable", 10*time.Second), "agent": ends("engine unreachable", 10*time.Second)},
 		na: "a local server needs no engine"},
 	{name: "dbduel SIGKILLed", how: "`kill -KILL` of dbduel mid-run, then `dbduel clean`",
 		run: killDbduelThenClean,
@@ -201,7 +201,7 @@ func runFault(t *testing.T, f fault, s subject, want outcome) {
 		t.Cleanup(func() { tcontainer.TestDatadirTmpfs = 0 })
 	}
 	spec, workload := s.spec(t), s.workload
-	flags := []string{"-o", out, "--time", "30"}
+	flags := []string{"-o", out, "--time", "15"}
 	for i := 0; i < len(f.flags); i += 2 {
 		if f.flags[i] == "--spec-suffix" {
 			spec += f.flags[i+1]
@@ -223,7 +223,7 @@ func runFault(t *testing.T, f fault, s subject, want outcome) {
 	}
 	took := time.Since(at)
 	msg := r.stderr.String()
-	t.Logf("%s on %s: exit %d %s after the fault", f.name, s.name, code, took.Round(100*time.Millisecond))
+	t.Logf("%s on %s: exit %d %s after the fault: %s", f.name, s.name, code, took.Round(100*time.Millisecond), stopLine(msg))
 	if code != want.exit || took > want.bound {
 		t.Fatalf("exit %d after %s, want %d within %s:\n%s\n%s", code, took.Round(100*time.Millisecond), want.exit, want.bound, msg, lastLines(r.stdout.String(), 8))
 	}

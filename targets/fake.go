@@ -24,6 +24,8 @@ type Fake struct {
 	Opener driver.Opener
 	// StartErr and DescribeErr, if set, are what Start and Describe fail with.
 	StartErr, DescribeErr error
+	// StartBlocks makes Start wait for its context (a slow first start).
+	StartBlocks bool
 
 	mu            sync.Mutex
 	starts, stops int
@@ -37,9 +39,13 @@ func (f *Fake) SpecRedacted() string { return "fake:" + f.TargetName }
 func (f *Fake) Endpoint() Endpoint   { return f.Ep }
 
 // Start counts the start, or fails with StartErr.
-func (f *Fake) Start(context.Context) error {
+func (f *Fake) Start(ctx context.Context) error {
 	if f.StartErr != nil {
 		return f.StartErr
+	}
+	if f.StartBlocks {
+		<-ctx.Done()
+		return ctx.Err()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

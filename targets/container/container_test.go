@@ -17,6 +17,7 @@ import (
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/dbduel/dbduel/targets/state"
@@ -285,5 +286,54 @@ func TestShmAndUlimitKeys(t *testing.T) {
 		if _, err := ParseSpec(bad); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
+	}
+}
+
+// A slow start says what the container is doing: running, its memory
+// against its limit, and when it is near the limit.
+func TestStartingStateNamesMemoryAgainstTheLimit(t *testing.T) {
+	self := os.Getpid() // a process whose cgroup is readable here
+	insp := container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{
+		State: &container.State{Running: true, Pid: self}, HostConfig: &container.HostConfig{}}}
+	insp.HostConfig.Memory = 1 << 20 // far under this test's own use
+	if got := startingState(insp); !strings.Contains(got, "of its 1.0 MiB limit") || !strings.Contains(got, "near the limit") {
+		t.Fatalf("%q", got)
+	}
+	insp.HostConfig.Memory = 1 << 50
+	if got := startingState(insp); strings.Contains(got, "near the limit") || !strings.Contains(got, "limit") {
+		t.Fatalf("%q", got)
+	}
+}
+
+// Only a container that stopped for good ends a run from the health check;
+// a clean exit may be a restart's first half, a pause may be resumed.
+func TestFailedExit(t *testing.T) {
+	for st, want := range map[container.State]bool{
+		{Running: true}:                  false,
+		{Running: true, Paused: true}:    false,
+		{ExitCode: 0}:                    false,
+		{ExitCode: 137}:                  true,
+		{ExitCode: 137, OOMKilled: true}: true,
+		{Restarting: true, ExitCode: 1}:  false,
+	} {
+		if got := failedExit(&st); got != want {
+			t.Errorf("%+v: %v, want %v", st, got, want)
+		}
+	}
+}
+
+// A bridge container without a network is disconnected; host and none
+// modes have none by design.
+func TestNetworkDisconnected(t *testing.T) {
+	mk := func(mode string, nets int) container.InspectResponse {
+		r := container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{HostConfig: &container.HostConfig{NetworkMode: container.NetworkMode(mode)}},
+			NetworkSettings: &container.NetworkSettings{Networks: map[string]*network.EndpointSettings{}}}
+		for i := range nets {
+			r.NetworkSettings.Networks[strconv.Itoa(i)] = &network.EndpointSettings{}
+		}
+		return r
+	}
+	if !networkDisconnected(mk("bridge", 0)) || networkDisconnected(mk("bridge", 1)) || networkDisconnected(mk("host", 0)) || networkDisconnected(mk("none", 0)) {
+		t.Fatal("wrong reading of the container's networks")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -18,6 +19,11 @@ import (
 // fakeRun conducts verb over fake targets with the given flags, as
 // runVerb does after building the targets from their SPECs.
 func fakeRun(t *testing.T, workload string, fakes []*targets.Fake, flags ...string) (string, error) {
+	t.Helper()
+	return fakeRunCtx(context.Background(), t, workload, fakes, flags...)
+}
+
+func fakeRunCtx(ctx context.Context, t *testing.T, workload string, fakes []*targets.Fake, flags ...string) (string, error) {
 	t.Helper()
 	o := &runOptions{}
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
@@ -36,8 +42,25 @@ func fakeRun(t *testing.T, workload string, fakes []*targets.Fake, flags ...stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = conduct(context.Background(), st, "run", rc, o, ts)
+	err = conduct(ctx, st, "run", rc, o, ts)
 	return stderr.String() + stdout.String(), err
+}
+
+// A stop (SIGINT, SIGTERM) while a target starts is an interruption (exit
+// 130) that says so, not a failed target's "context canceled".
+func TestStopWhileATargetStarts(t *testing.T) {
+	a := mysqlFake("a", nil)
+	a.StartBlocks = true
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := fakeRunCtx(ctx, t, "oltp_read_only", []*targets.Fake{a}, "--no-tui")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitInterrupted || !strings.Contains(err.Error(), "stopped while target a was starting") {
+		t.Fatalf("err %v", err)
+	}
+	if _, stops := a.Counts(); stops != 1 {
+		t.Errorf("a stopped %d times, want 1", stops)
+	}
 }
 
 func mysqlFake(name string, vars map[string]string) *targets.Fake {

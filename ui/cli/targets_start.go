@@ -47,6 +47,9 @@ func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stder
 		}
 		fmt.Fprintf(stderr, "dbduel: starting %s (%s)\n", t.Name(), t.SpecRedacted())
 		if err := t.Start(ctx); err != nil {
+			if ctx.Err() != nil {
+				return st, &exitError{code: exitInterrupted, err: fmt.Errorf("stopped while target %s was starting; nothing was measured", t.Name())}
+			}
 			return st, fmt.Errorf("target %s: %w", t.Name(), err)
 		}
 		d, err := t.Describe(ctx)
