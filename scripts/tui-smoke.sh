@@ -68,3 +68,29 @@ left=$(docker ps -aq --filter "label=dbduel.run=$run_id" | wc -l)
 [ "$left" = 0 ] || fail "$left dbduel containers left"
 if pgrep -f "dbduel-local-$run_id" >/dev/null; then fail "managed mariadbd left running"; fi
 echo "tui-smoke: stopped with q, exit 130, terminal restored, nothing left"
+
+# A fault while the TUI runs: the container killed mid-run. The finished
+# screen names the cause, q leaves, the terminal is restored, exit 1.
+tmux kill-session -t "$session"
+run_id="smoke-$$-$RANDOM"
+tmux new-session -d -s "$session" -x 120 -y 40 -e "DBDUEL_RUN_ID=$run_id" \
+	"$bin run oltp_point_select --target c=docker:$image --time 30 --threads 2 --table-size 300; echo DBDUEL_EXIT=\$?; sleep 60"
+for _ in $(seq 1 300); do
+	tmux capture-pane -t "$session" -p | grep -q "c  *running" && break
+	sleep 0.2
+done
+docker kill $(docker ps -q --filter "label=dbduel.run=$run_id") >/dev/null || fail "no container to kill"
+for _ in $(seq 1 100); do
+	tmux capture-pane -t "$session" -p | grep -q "why: target c" && break
+	sleep 0.2
+done
+tmux capture-pane -t "$session" -p | grep -q "why: target c, run 1 of 1: the container exited with code 137" || fail "the finished screen does not name the killed container"
+tmux send-keys -t "$session" q
+for _ in $(seq 1 100); do
+	tmux capture-pane -t "$session" -p | grep -q "DBDUEL_EXIT=" && break
+	sleep 0.2
+done
+tmux capture-pane -t "$session" -p | grep -q "DBDUEL_EXIT=1" || fail "want exit code 1 after the container was killed"
+[ "$(tmux display -p -t "$session" '#{alternate_on}')" = 0 ] || fail "terminal still in the alternate screen after the fault"
+[ "$(docker ps -aq --filter "label=dbduel.run=$run_id" | wc -l)" = 0 ] || fail "containers left after the fault"
+echo "tui-smoke: a killed container is named on the finished screen, exit 1, terminal restored, nothing left"

@@ -407,6 +407,11 @@ func TestStoppedPlanSaysWhyFirst(t *testing.T) {
 	if !strings.Contains(strings.Join(lines[1:4], " "), "block 2 of 2 never started") {
 		t.Fatalf("never started:\n%s", strings.Join(lines[:4], "\n"))
 	}
+	// Said once: the table below does not repeat it (t shows the table).
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("t")})
+	if screen := ansi.ReplaceAllString(m.View(), ""); strings.Count(screen, "exited with code 137") != 1 {
+		t.Fatalf("the cause is said more than once:\n%s", screen)
+	}
 }
 
 // y (a Y scale per target) shows every target's plot with its legend, or

@@ -106,7 +106,9 @@ func (m *summary) summaryBody() []string {
 	var body []string
 	if m.table || m.res == nil || len(m.res.TargetNames()) < 2 {
 		if m.res != nil {
-			body = m.wrap(text.RunTable(m.res))
+			// Why the plan stopped is already the screen's second line.
+			table := strings.TrimPrefix(text.RunTable(m.res), text.StopLine(m.res)+"\n")
+			body = m.wrap(table)
 		}
 	} else {
 		body = m.comparisonSummary()
