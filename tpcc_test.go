@@ -24,10 +24,17 @@ func sumNextOID(t *testing.T, db *sql.DB) int64 {
 
 // TestTPCCNOPMIsTheDistrictDelta runs TPC-C and checks its figures against
 // the server read independently, then the consistency conditions.
+// In both modes: one CALL a transaction (HammerDB's) and the statements.
 func TestTPCCNOPMIsTheDistrictDelta(t *testing.T) {
+	for _, mode := range []string{"procedures", "statements"} {
+		t.Run(mode, func(t *testing.T) { tpccNOPMIsTheDistrictDelta(t, mode) })
+	}
+}
+
+func tpccNOPMIsTheDistrictDelta(t *testing.T, mode string) {
 	srv := testdb.Start(t)
 	db := srv.DB(t)
-	target := []string{"--target", "native=" + srv.URL(""), "--warehouses", "1"}
+	target := []string{"--target", "native=" + srv.URL(""), "--warehouses", "1", "--tpcc-mode", mode}
 	if _, stderr, code := dbduel(t, append([]string{"prepare", "tpcc"}, target...)...); code != 0 {
 		t.Fatalf("prepare: exit %d: %s", code, stderr)
 	}

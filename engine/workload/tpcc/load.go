@@ -120,7 +120,9 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 	if done.Load() != total {
 		return fmt.Errorf("loaded %d rows of the %d counted before the load", done.Load(), total)
 	}
-	return nil
+	// Both modes' prepare makes the procedures: a later run in either
+	// mode finds what it needs.
+	return createProcedures(ctx, db, true)
 }
 
 // sink writes generated rows through the driver's bulk path (LOAD DATA

@@ -145,8 +145,8 @@ func (w *tpccWorkload) check(ctx context.Context, db *sql.DB) (workload.TableSta
 	return workload.TableState{Reusable: true, Objects: fmt.Sprintf("TPC-C's nine tables (%d warehouse(s))", ws)}, nil
 }
 
-// cleanup drops the nine tables that have TPC-C's columns and leaves any
-// other table of the same name alone, naming it.
+// cleanup drops the nine tables that have TPC-C's columns (leaving any
+// other table of the same name alone, naming it) and dbduel's procedures.
 func (w *tpccWorkload) cleanup(ctx context.Context, db *sql.DB) ([]string, error) {
 	var dropped, refused []string
 	for _, t := range tables {
@@ -165,6 +165,11 @@ func (w *tpccWorkload) cleanup(ctx context.Context, db *sql.DB) ([]string, error
 			return dropped, fmt.Errorf("drop %s: %w", t.name, err)
 		}
 		dropped = append(dropped, t.name)
+	}
+	procs, err := dropProcedures(ctx, db)
+	dropped = append(dropped, procs...)
+	if err != nil {
+		return dropped, err
 	}
 	if len(refused) > 0 {
 		return dropped, fmt.Errorf("left alone: %s", strings.Join(refused, "; "))

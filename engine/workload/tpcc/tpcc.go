@@ -20,6 +20,10 @@ import (
 type Options struct {
 	Warehouses int
 	RandSeed   uint64
+	// Mode is how a transaction reaches the server: procedures (one CALL
+	// of a stored procedure, as HammerDB) or statements (the profile's
+	// statements from the client).
+	Mode string
 }
 
 type family struct{}
@@ -29,6 +33,7 @@ func (family) Names() []string { return []string{"tpcc"} }
 func (family) BindFlags(fs *pflag.FlagSet) func(string) (workload.Workload, error) {
 	o := Options{}
 	fs.IntVar(&o.Warehouses, "warehouses", 1, "TPC-C: number of warehouses (the scale; HammerDB's warehouse count)")
+	fs.StringVar(&o.Mode, "tpcc-mode", modeProcedures, "TPC-C: `procedures` (one CALL of a stored procedure a transaction, as HammerDB) or statements (the profile's statements from the client: many round trips)")
 	return func(name string) (workload.Workload, error) {
 		// --rand-seed is sysbench's core option, bound by the OLTP family.
 		o.RandSeed = workload.LookupUint64(fs, "rand-seed")
@@ -42,6 +47,13 @@ func init() { workload.Register(family{}) }
 func New(o Options) (workload.Workload, error) {
 	if o.Warehouses < 1 {
 		return nil, fmt.Errorf("--warehouses must be at least 1")
+	}
+	switch o.Mode {
+	case "":
+		o.Mode = modeProcedures
+	case modeProcedures, modeStatements:
+	default:
+		return nil, fmt.Errorf("--tpcc-mode %q: want procedures or statements", o.Mode)
 	}
 	return &tpccWorkload{o: o, seed: workload.SeedOrClock(o.RandSeed)}, nil
 }
@@ -62,7 +74,7 @@ func (w *tpccWorkload) Shape() workload.Shape {
 }
 
 func (w *tpccWorkload) Options() map[string]any {
-	return map[string]any{"warehouses": w.o.Warehouses, "rand_seed": w.o.RandSeed,
+	return map[string]any{"warehouses": w.o.Warehouses, "rand_seed": w.o.RandSeed, "mode": w.o.Mode,
 		"mix": "new_order 45%, payment 43%, order_status 4%, delivery 4%, stock_level 4%", "keying_thinking": false}
 }
 

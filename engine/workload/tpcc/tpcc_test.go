@@ -172,9 +172,18 @@ func TestLoaderRowCounts(t *testing.T) {
 // against 2 warehouses and checks what it changed.
 func TestTransactionsFollowTheSpecification(t *testing.T) {
 	srv := testdb.Start(t)
+	for _, mode := range []string{modeStatements, modeProcedures} {
+		t.Run(mode, func(t *testing.T) { transactionsFollowTheSpecification(t, srv, mode) })
+	}
+}
+
+// transactionsFollowTheSpecification is the test in one mode: the
+// procedures must have the statements' effects, exactly.
+func transactionsFollowTheSpecification(t *testing.T, srv *testdb.Server, mode string) {
 	ctx := context.Background()
-	db := open(t, srv, "tpcc_txn")
-	w, err := New(Options{Warehouses: 2, RandSeed: 5})
+	db := open(t, srv, "tpcc_txn_"+mode)
+	procs := mode == modeProcedures
+	w, err := New(Options{Warehouses: 2, RandSeed: 5, Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +228,8 @@ func TestTransactionsFollowTheSpecification(t *testing.T) {
 			if dl, dc := count(t, sdb, "SELECT COUNT(*) FROM order_line")-lines, count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")-olSum; dl != dc || dl < 500 || dl > 1500 {
 				t.Fatalf("order_line grew by %d, the new order's o_ol_cnt is %d", dl/100, dc/100)
 			}
-			if c.Reads == 0 || c.Writes == 0 || c.Other < 2 {
-				t.Fatalf("statement counts %+v", c)
+			if procs && c != (workload.Counts{Other: 1}) || !procs && (c.Reads == 0 || c.Writes == 0 || c.Other < 2) {
+				t.Fatalf("statement counts %+v (one CALL in the procedures mode)", c)
 			}
 		}
 	})
@@ -312,7 +321,7 @@ func TestTransactionsFollowTheSpecification(t *testing.T) {
 				if err := wk.transact(ctx, tt, &c); err != nil {
 					t.Fatal(err)
 				}
-				if c.Writes != 0 || c.Reads == 0 {
+				if !procs && (c.Writes != 0 || c.Reads == 0) || procs && c != (workload.Counts{Other: 1}) {
 					t.Fatalf("%s: counts %+v", typeNames[tt], c)
 				}
 			}
@@ -363,5 +372,46 @@ func TestOrderPlanIsDrawnBeforeTheLoad(t *testing.T) {
 	}
 	if sum != a.lineTotal || len(a.lines) != ordersPerD {
 		t.Fatalf("total %d vs %d", a.lineTotal, sum)
+	}
+}
+
+// A procedures-mode run on tables whose procedures are missing (prepared
+// by an older dbduel, or dropped) creates them; cleanup drops dbduel's
+// procedures and leaves the user's alone.
+func TestProceduresAreCreatedWhenMissingAndDroppedByCleanup(t *testing.T) {
+	srv := testdb.Start(t)
+	ctx := context.Background()
+	db := open(t, srv, "tpcc_procs")
+	sdb := db.(driver.SQLDB).SQL()
+	if _, err := sdb.Exec("CREATE PROCEDURE users_own() SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	ours := "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME LIKE 'dbduel_tpcc_%'"
+	if _, err := dropProcedures(ctx, sdb); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := New(Options{Warehouses: 1, Mode: modeProcedures})
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk, err := w.NewWorker(ctx, conn, 0, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk.Close(ctx, nil)
+	conn.Close()
+	if n := count(t, sdb, ours) / 100; n != 5 {
+		t.Fatalf("%d of dbduel's procedures after a worker started, want 5", n)
+	}
+	dropped, err := w.Cleanup(ctx, db, 1)
+	if err != nil || len(dropped) != 5 {
+		t.Fatalf("cleanup dropped %v: %v", dropped, err)
+	}
+	if n := count(t, sdb, ours); n != 0 {
+		t.Errorf("%d of dbduel's procedures left after cleanup", n/100)
+	}
+	if n := count(t, sdb, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'users_own'"); n != 100 {
+		t.Error("cleanup dropped the user's own procedure")
 	}
 }

@@ -114,6 +114,7 @@ type worker struct {
 	conn      *sql.Conn
 	g         *rng
 	st        [numStmts]*sql.Stmt
+	calls     [numTypes]*sql.Stmt // the procedures mode's CALLs
 	retryType txnType // the type of a failed transaction, run again
 	retry     bool
 	// alwaysRollback makes every New-Order take the 1% rollback path (tests).
@@ -132,6 +133,13 @@ func (w *tpccWorkload) NewWorker(ctx context.Context, dc enginedriver.Conn, thre
 	for i := range wk.types {
 		wk.types[i].Hist = stats.NewHistogram()
 	}
+	if w.o.Mode == modeProcedures {
+		if err := wk.prepareCalls(ctx); err != nil {
+			wk.closeStmts()
+			return nil, err
+		}
+		return wk, nil
+	}
 	for i, q := range stmtSQL {
 		s, err := wk.conn.PrepareContext(ctx, q)
 		if err != nil {
@@ -144,7 +152,7 @@ func (w *tpccWorkload) NewWorker(ctx context.Context, dc enginedriver.Conn, thre
 }
 
 func (wk *worker) closeStmts() {
-	for _, s := range wk.st {
+	for _, s := range append(wk.st[:], wk.calls[:]...) {
 		if s != nil {
 			s.Close()
 		}
@@ -200,11 +208,22 @@ func (wk *worker) Event(ctx context.Context, c *workload.Counts) error {
 // transact runs one transaction of type t and records it.
 func (wk *worker) transact(ctx context.Context, t txnType, c *workload.Counts) error {
 	start := time.Now()
+	var rolledBack bool
+	var err error
+	if wk.w.o.Mode == modeProcedures {
+		rolledBack, err = wk.call(ctx, t, c)
+		if err != nil {
+			// A lock-wait timeout rolls back one statement, not the
+			// procedure's transaction: end it here.
+			_ = wk.exec(ctx, -1, c, "ROLLBACK")
+			return wk.failed(t, err)
+		}
+		wk.record(t, rolledBack, time.Since(start))
+		return nil
+	}
 	if err := wk.exec(ctx, -1, c, "BEGIN"); err != nil {
 		return wk.failed(t, err)
 	}
-	var rolledBack bool
-	var err error
 	switch t {
 	case newOrder:
 		rolledBack, err = wk.newOrder(ctx, c)
@@ -226,16 +245,20 @@ func (wk *worker) transact(ctx context.Context, t txnType, c *workload.Counts) e
 		_ = wk.exec(ctx, -1, c, "ROLLBACK")
 		return wk.failed(t, err)
 	}
-	lat := time.Since(start)
+	wk.record(t, rolledBack, time.Since(start))
+	return nil
+}
+
+// record counts a finished transaction of type t and its latency.
+func (wk *worker) record(t txnType, rolledBack bool, lat time.Duration) {
 	wk.mu.Lock()
+	defer wk.mu.Unlock()
 	tc := &wk.types[t]
 	tc.Done++
 	if rolledBack {
 		tc.Rollbacks++
 	}
 	_ = tc.Hist.RecordValue(max(lat.Microseconds(), 1))
-	wk.mu.Unlock()
-	return nil
 }
 
 func (wk *worker) failed(t txnType, err error) error {
@@ -320,30 +343,45 @@ func (wk *worker) otherWarehouse(w int) int {
 	return o
 }
 
-// newOrder is clause 2.4.2; rolledBack reports the 1% of New-Orders with
-// an unused item number, rolled back as the specification requires.
-func (wk *worker) newOrder(ctx context.Context, c *workload.Counts) (rolledBack bool, err error) {
+// orderLine is one line of a New-Order's input.
+type orderLine struct{ item, supply, qty int }
+
+// newOrderInput is a New-Order's input (clause 2.4.1): the warehouse,
+// district and customer, 5 to 15 lines, 1% of orders with an unused item
+// as their last line, 1% of lines from another warehouse.
+type newOrderInput struct {
+	w, d, cid, allLocal int
+	lines               []orderLine
+}
+
+func (wk *worker) newOrderInput() newOrderInput {
 	W := wk.w.o.Warehouses
-	w, d := wk.g.uniform(1, W), wk.g.uniform(1, districtsPerW)
-	cid := wk.g.nurand(1023, 1, customersPerD, cRunID)
+	in := newOrderInput{w: wk.g.uniform(1, W), d: wk.g.uniform(1, districtsPerW), allLocal: 1}
+	in.cid = wk.g.nurand(1023, 1, customersPerD, cRunID)
 	n := wk.g.uniform(5, 15)
 	rbk := wk.g.uniform(1, 100)
 	if wk.alwaysRollback {
 		rbk = 1
 	}
-	type line struct{ item, supply, qty int }
-	lines := make([]line, n)
-	allLocal := 1
-	for i := range lines {
-		l := line{item: wk.g.nurand(8191, 1, itemCount, cRunItem), supply: w, qty: wk.g.uniform(1, 10)}
+	in.lines = make([]orderLine, n)
+	for i := range in.lines {
+		l := orderLine{item: wk.g.nurand(8191, 1, itemCount, cRunItem), supply: in.w, qty: wk.g.uniform(1, 10)}
 		if i == n-1 && rbk == 1 {
 			l.item = itemCount + 1 // unused: the transaction rolls back
 		}
 		if W > 1 && wk.g.uniform(1, 100) == 1 {
-			l.supply, allLocal = wk.otherWarehouse(w), 0
+			l.supply, in.allLocal = wk.otherWarehouse(in.w), 0
 		}
-		lines[i] = l
+		in.lines[i] = l
 	}
+	return in
+}
+
+// newOrder is clause 2.4.2; rolledBack reports the 1% of New-Orders with
+// an unused item number, rolled back as the specification requires.
+func (wk *worker) newOrder(ctx context.Context, c *workload.Counts) (rolledBack bool, err error) {
+	in := wk.newOrderInput()
+	w, d, cid, n, lines, allLocal := in.w, in.d, in.cid, len(in.lines), in.lines, in.allLocal
 	var discount, last, credit, wtax []byte
 	if _, err := wk.row(ctx, noCustWh, c, []any{&discount, &last, &credit, &wtax}, w, d, cid); err != nil {
 		return false, err
