@@ -115,7 +115,7 @@ type worker struct {
 	g         *rng
 	st        [numStmts]*sql.Stmt
 	calls     [numTypes]*sql.Stmt // the procedures mode's CALLs
-	retryType txnType // the type of a failed transaction, run again
+	retryType txnType             // the type of a failed transaction, run again
 	retry     bool
 	// alwaysRollback makes every New-Order take the 1% rollback path (tests).
 	alwaysRollback bool
