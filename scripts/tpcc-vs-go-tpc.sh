@@ -10,7 +10,10 @@
 #     TPM (Com_commit + Com_rollback per minute), the tpmC each client
 #     printed, and each client's CPU (user+system from /proc) per
 #     transaction;
-#   - the paired ratios dbduel/go-tpc with a 95% CI (internal/tools/pairedci).
+#   - the paired ratios dbduel/go-tpc with a 95% CI (internal/tools/pairedci),
+#     for each of dbduel's modes: procedures (one CALL a transaction, as
+#     HammerDB) and statements (the profile's statements from the client);
+#     each round runs go-tpc and both modes, in an order that rotates.
 # Usage: scripts/tpcc-vs-go-tpc.sh [pairs] [seconds] [threads] [warehouses]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,24 +86,33 @@ print(f"{(n1 - n0) / mins:.1f} {(x1 - x0) / mins:.1f} {client:.1f} {(c1 - c0) * 
 PY
 }
 gt_run() { measure gotpc "$gotpc" tpcc --warehouses "$wh" run -T "$threads" --time "${secs}s" --interval "${secs}s" "${gt_conn[@]}"; }
-dd_run() { measure sbtest "$bin" run tpcc --warehouses "$wh" --threads "$threads" --time "$secs" --report-interval 0 --no-tui --target "b=$url"; }
+dd_run() { measure sbtest "$bin" run tpcc --tpcc-mode "$1" --warehouses "$wh" --threads "$threads" --time "$secs" --report-interval 0 --no-tui --target "b=$url"; }
 
 # One unmeasured run of each warms the buffer pool.
 gt_run >/dev/null
-dd_run >/dev/null
-printf "%-5s %6s %10s %10s %10s %10s %11s %11s %10s %10s\n" pair order gt_nopm dd_nopm gt_tpm dd_tpm gt_tpmC_own dd_tpmC_own gt_cpu_ms dd_cpu_ms
-results=()
+dd_run procedures >/dev/null
+dd_run statements >/dev/null
+printf "%-5s %-10s %10s %10s %10s %10s %11s %11s %10s %10s\n" round mode gt_nopm dd_nopm gt_tpm dd_tpm gt_tpmC_own dd_tpmC_own gt_cpu_ms dd_cpu_ms
+declare -A results
 for i in $(seq 1 "$pairs"); do
-	if [ $((i % 2)) -eq 1 ]; then
-		order="gt,dd"
-		read -r gn gx gc gu < <(gt_run)
-		read -r dn dx dc du < <(dd_run)
-	else
-		order="dd,gt"
-		read -r dn dx dc du < <(dd_run)
-		read -r gn gx gc gu < <(gt_run)
-	fi
-	printf "%-5s %6s %10s %10s %10s %10s %11s %11s %10s %10s\n" "$i" "$order" "$gn" "$dn" "$gx" "$dx" "$gc" "$dc" "$gu" "$du"
-	results+=("$gn $dn $gx $dx $gu $du")
+	declare -A got=()
+	# The order rotates: go-tpc first, then each mode first.
+	case $((i % 3)) in
+	1) order=(gt procedures statements) ;;
+	2) order=(procedures statements gt) ;;
+	0) order=(statements gt procedures) ;;
+	esac
+	for who in "${order[@]}"; do
+		if [ "$who" = gt ]; then got[gt]=$(gt_run); else got[$who]=$(dd_run "$who"); fi
+	done
+	read -r gn gx gc gu <<<"${got[gt]}"
+	for mode in procedures statements; do
+		read -r dn dx dc du <<<"${got[$mode]}"
+		printf "%-5s %-10s %10s %10s %10s %10s %11s %11s %10s %10s\n" "$i" "$mode" "$gn" "$dn" "$gx" "$dx" "$gc" "$dc" "$gu" "$du"
+		results[$mode]+="$gn $dn $gx $dx $gu $du"$'\n'
+	done
 done
-printf '%s\n' "${results[@]}" | "$pairedci" -peer go-tpc -names "NOPM,TPM,client CPU/txn"
+for mode in procedures statements; do
+	echo "dbduel --tpcc-mode $mode / go-tpc:"
+	printf '%s' "${results[$mode]}" | "$pairedci" -peer go-tpc -names "NOPM,TPM,client CPU/txn"
+done
