@@ -17,6 +17,15 @@ run_id="smoke-$$-$RANDOM"
 tmux new-session -d -s "$session" -x 120 -y 40 -e "DBDUEL_RUN_ID=$run_id" \
 	"$bin run oltp_read_only --target native=local:mariadbd --target container=docker:$image --time 8 --threads 2 --table-size 2000; echo DBDUEL_EXIT=\$?; sleep 60"
 fail() { echo "tui-smoke: $*" >&2; tmux capture-pane -t "$session" -p >&2 || true; exit 1; }
+# wait_screen PATTERN [SECONDS]: until the screen shows PATTERN (grep -E), or
+# the time is up (the caller checks).
+wait_screen() {
+	for _ in $(seq 1 $((${2:-30} * 5))); do
+		tmux capture-pane -t "$session" -p | grep -Eq "$1" && return 0
+		sleep 0.2
+	done
+	return 1
+}
 
 # Wait for the live screen with figures and a chart axis.
 ok=""
@@ -34,15 +43,9 @@ echo "tui-smoke: live screen OK"
 cat "$out"
 
 # Wait for the container's run, then stop: q stops, the summary shows, q quits.
-for _ in $(seq 1 60); do
-	tmux capture-pane -t "$session" -p | grep -q "container  running" && break
-	sleep 0.5
-done
+wait_screen "container  running" 30 || true
 tmux send-keys -t "$session" q
-for _ in $(seq 1 60); do
-	tmux capture-pane -t "$session" -p | grep -q "q quit • e export" && break
-	sleep 0.5
-done
+wait_screen "q quit • e export" 30 || true
 tmux capture-pane -t "$session" -p | grep -q "q quit • e export" || fail "no summary screen after q"
 # The summary needs only the result: the run's container and server are
 # already gone while it waits for the second q.
@@ -54,10 +57,7 @@ done
 pgrep -f "dbduel-local-$run_id" >/dev/null && fail "the managed server still runs while the summary screen waits"
 echo "tui-smoke: summary screen holds no container and no server"
 tmux send-keys -t "$session" q
-for _ in $(seq 1 60); do
-	tmux capture-pane -t "$session" -p | grep -q "DBDUEL_EXIT=" && break
-	sleep 0.5
-done
+wait_screen "DBDUEL_EXIT=" 30 || true
 tmux capture-pane -t "$session" -p > "$out"
 grep -q "DBDUEL_EXIT=130" "$out" || fail "want exit code 130 after stopping early"
 grep -q "stopped by the user (q) during run 1 of 1 of target container" "$out" || fail "the stop must say who stopped it and where"
@@ -75,21 +75,12 @@ tmux kill-session -t "$session"
 run_id="smoke-$$-$RANDOM"
 tmux new-session -d -s "$session" -x 120 -y 40 -e "DBDUEL_RUN_ID=$run_id" \
 	"$bin run oltp_point_select --target c=docker:$image --time 30 --threads 2 --table-size 300; echo DBDUEL_EXIT=\$?; sleep 60"
-for _ in $(seq 1 300); do
-	tmux capture-pane -t "$session" -p | grep -q "c  *running" && break
-	sleep 0.2
-done
+wait_screen "c  *running" 60 || true
 docker kill $(docker ps -q --filter "label=dbduel.run=$run_id") >/dev/null || fail "no container to kill"
-for _ in $(seq 1 100); do
-	tmux capture-pane -t "$session" -p | grep -q "why: target c" && break
-	sleep 0.2
-done
+wait_screen "why: target c" 20 || true
 tmux capture-pane -t "$session" -p | grep -q "why: target c, run 1 of 1: the container exited with code 137" || fail "the finished screen does not name the killed container"
 tmux send-keys -t "$session" q
-for _ in $(seq 1 100); do
-	tmux capture-pane -t "$session" -p | grep -q "DBDUEL_EXIT=" && break
-	sleep 0.2
-done
+wait_screen "DBDUEL_EXIT=" 20 || true
 tmux capture-pane -t "$session" -p | grep -q "DBDUEL_EXIT=1" || fail "want exit code 1 after the container was killed"
 [ "$(tmux display -p -t "$session" '#{alternate_on}')" = 0 ] || fail "terminal still in the alternate screen after the fault"
 [ "$(docker ps -aq --filter "label=dbduel.run=$run_id" | wc -l)" = 0 ] || fail "containers left after the fault"
