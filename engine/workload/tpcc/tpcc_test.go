@@ -207,129 +207,12 @@ func transactionsFollowTheSpecification(t *testing.T, srv *testdb.Server, mode s
 		types[i].Hist = mustHist()
 	}
 
-	t.Run("new_order", func(t *testing.T) {
-		for range 50 {
-			next, orders, lines := count(t, sdb, "SELECT SUM(d_next_o_id) FROM district"), count(t, sdb, "SELECT COUNT(*) FROM orders"), count(t, sdb, "SELECT COUNT(*) FROM order_line")
-			newOrders, olSum := count(t, sdb, "SELECT COUNT(*) FROM new_order"), count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")
-			var c workload.Counts
-			if err := wk.transact(ctx, newOrder, &c); err != nil {
-				t.Fatal(err)
-			}
-			if d := count(t, sdb, "SELECT SUM(d_next_o_id) FROM district") - next; d != 100 {
-				t.Fatalf("sum(d_next_o_id) moved by %d, want 1", d/100)
-			}
-			if d := count(t, sdb, "SELECT COUNT(*) FROM orders") - orders; d != 100 {
-				t.Fatalf("orders grew by %d, want 1", d/100)
-			}
-			if d := count(t, sdb, "SELECT COUNT(*) FROM new_order") - newOrders; d != 100 {
-				t.Fatalf("new_order grew by %d, want 1", d/100)
-			}
-			// Its lines: as many as the new order says.
-			if dl, dc := count(t, sdb, "SELECT COUNT(*) FROM order_line")-lines, count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")-olSum; dl != dc || dl < 500 || dl > 1500 {
-				t.Fatalf("order_line grew by %d, the new order's o_ol_cnt is %d", dl/100, dc/100)
-			}
-			if procs && c != (workload.Counts{Other: 1}) || !procs && (c.Reads == 0 || c.Writes == 0 || c.Other < 2) {
-				t.Fatalf("statement counts %+v (one CALL in the procedures mode)", c)
-			}
-		}
-	})
-
-	t.Run("new_order rollback leaves nothing", func(t *testing.T) {
-		sums := "SELECT (SELECT SUM(d_next_o_id) FROM district) + (SELECT COUNT(*) FROM orders) + (SELECT COUNT(*) FROM new_order) + (SELECT COUNT(*) FROM order_line) + (SELECT SUM(s_order_cnt) FROM stock)"
-		before := count(t, sdb, sums)
-		wk.alwaysRollback = true
-		defer func() { wk.alwaysRollback = false }()
-		wk.SwapTypes(types)
-		for range 20 {
-			var c workload.Counts
-			if err := wk.transact(ctx, newOrder, &c); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if after := count(t, sdb, sums); after != before {
-			t.Errorf("rolled-back New-Orders changed the data: %d -> %d", before/100, after/100)
-		}
-		for i := range types {
-			types[i].Done, types[i].Rollbacks = 0, 0
-		}
-		wk.SwapTypes(types)
-		if types[newOrder].Done != 20 || types[newOrder].Rollbacks != 20 {
-			t.Errorf("counted %d New-Orders, %d rolled back; want 20 and 20", types[newOrder].Done, types[newOrder].Rollbacks)
-		}
-	})
-
-	t.Run("payment", func(t *testing.T) {
-		for range 50 {
-			wytd, dytd := count(t, sdb, "SELECT SUM(w_ytd) FROM warehouse"), count(t, sdb, "SELECT SUM(d_ytd) FROM district")
-			bal, ytdPay, cnt := count(t, sdb, "SELECT SUM(c_balance) FROM customer"), count(t, sdb, "SELECT SUM(c_ytd_payment) FROM customer"), count(t, sdb, "SELECT SUM(c_payment_cnt) FROM customer")
-			hist, hsum := count(t, sdb, "SELECT COUNT(*) FROM history"), count(t, sdb, "SELECT SUM(h_amount) FROM history")
-			var c workload.Counts
-			if err := wk.transact(ctx, payment, &c); err != nil {
-				t.Fatal(err)
-			}
-			amount := count(t, sdb, "SELECT SUM(h_amount) FROM history") - hsum
-			if amount < 100 || amount > 500000 {
-				t.Fatalf("the history row's amount is %d cents, want 1.00..5000.00", amount)
-			}
-			if d := count(t, sdb, "SELECT COUNT(*) FROM history") - hist; d != 100 {
-				t.Fatalf("history grew by %d rows", d/100)
-			}
-			checks := map[string]int64{
-				"w_ytd":         count(t, sdb, "SELECT SUM(w_ytd) FROM warehouse") - wytd,
-				"d_ytd":         count(t, sdb, "SELECT SUM(d_ytd) FROM district") - dytd,
-				"-c_balance":    bal - count(t, sdb, "SELECT SUM(c_balance) FROM customer"),
-				"c_ytd_payment": count(t, sdb, "SELECT SUM(c_ytd_payment) FROM customer") - ytdPay,
-			}
-			for what, d := range checks {
-				if d != amount {
-					t.Fatalf("%s moved by %d cents, the payment was %d", what, d, amount)
-				}
-			}
-			if d := count(t, sdb, "SELECT SUM(c_payment_cnt) FROM customer") - cnt; d != 100 {
-				t.Fatalf("c_payment_cnt moved by %d", d/100)
-			}
-		}
-	})
-
-	t.Run("delivery", func(t *testing.T) {
-		newOrders, bal := count(t, sdb, "SELECT COUNT(*) FROM new_order"), count(t, sdb, "SELECT SUM(c_balance) FROM customer")
-		undelivered := count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL")
-		var c workload.Counts
-		if err := wk.transact(ctx, delivery, &c); err != nil {
-			t.Fatal(err)
-		}
-		if d := newOrders - count(t, sdb, "SELECT COUNT(*) FROM new_order"); d != 1000 {
-			t.Errorf("delivery removed %d new orders, want one per district (10)", d/100)
-		}
-		if d := undelivered - count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL"); d != 1000 {
-			t.Errorf("delivery gave %d orders a carrier, want 10", d/100)
-		}
-		// The balances grew by the delivered orders' amounts.
-		delivered := count(t, sdb, `SELECT SUM(ol_amount) FROM order_line JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id
-			WHERE ol_delivery_d IS NOT NULL AND o_id >= 2101`)
-		if d := count(t, sdb, "SELECT SUM(c_balance) FROM customer") - bal; d != delivered {
-			t.Errorf("balances grew by %d cents, the delivered lines amount to %d", d, delivered)
-		}
-	})
-
-	t.Run("read-only transactions change nothing", func(t *testing.T) {
-		sums := "SELECT (SELECT SUM(d_next_o_id) FROM district) + (SELECT SUM(c_balance) FROM customer) + (SELECT COUNT(*) FROM new_order)"
-		before := count(t, sdb, sums)
-		for range 20 {
-			for _, tt := range []txnType{orderStatus, stockLevel} {
-				var c workload.Counts
-				if err := wk.transact(ctx, tt, &c); err != nil {
-					t.Fatal(err)
-				}
-				if !procs && (c.Writes != 0 || c.Reads == 0) || procs && c != (workload.Counts{Other: 1}) {
-					t.Fatalf("%s: counts %+v", typeNames[tt], c)
-				}
-			}
-		}
-		if after := count(t, sdb, sums); after != before {
-			t.Errorf("Order-Status and Stock-Level changed the data")
-		}
-	})
+	fx := txnFixture{wk: wk, sdb: sdb, procs: procs, types: types}
+	t.Run("new_order", func(t *testing.T) { newOrderEffects(t, fx) })
+	t.Run("new_order rollback leaves nothing", func(t *testing.T) { rollbackLeavesNothing(t, fx) })
+	t.Run("payment", func(t *testing.T) { paymentEffects(t, fx) })
+	t.Run("delivery", func(t *testing.T) { deliveryEffects(t, fx) })
+	t.Run("read-only transactions change nothing", func(t *testing.T) { readOnlyChangesNothing(t, fx) })
 	mustConsistent(t, w, db)
 }
 
@@ -413,5 +296,148 @@ func TestProceduresAreCreatedWhenMissingAndDroppedByCleanup(t *testing.T) {
 	}
 	if n := count(t, sdb, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = 'users_own'"); n != 100 {
 		t.Error("cleanup dropped the user's own procedure")
+	}
+}
+
+// txnFixture is what each transaction's check needs: a worker on a
+// prepared database, the database, the mode, and type counts to swap into.
+type txnFixture struct {
+	wk    *worker
+	sdb   *sql.DB
+	procs bool
+	types []workload.TypeCounts
+}
+
+func newOrderEffects(t *testing.T, fx txnFixture) {
+	wk, sdb, procs := fx.wk, fx.sdb, fx.procs
+	ctx := context.Background()
+	for range 50 {
+		next, orders, lines := count(t, sdb, "SELECT SUM(d_next_o_id) FROM district"), count(t, sdb, "SELECT COUNT(*) FROM orders"), count(t, sdb, "SELECT COUNT(*) FROM order_line")
+		newOrders, olSum := count(t, sdb, "SELECT COUNT(*) FROM new_order"), count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")
+		var c workload.Counts
+		if err := wk.transact(ctx, newOrder, &c); err != nil {
+			t.Fatal(err)
+		}
+		if d := count(t, sdb, "SELECT SUM(d_next_o_id) FROM district") - next; d != 100 {
+			t.Fatalf("sum(d_next_o_id) moved by %d, want 1", d/100)
+		}
+		if d := count(t, sdb, "SELECT COUNT(*) FROM orders") - orders; d != 100 {
+			t.Fatalf("orders grew by %d, want 1", d/100)
+		}
+		if d := count(t, sdb, "SELECT COUNT(*) FROM new_order") - newOrders; d != 100 {
+			t.Fatalf("new_order grew by %d, want 1", d/100)
+		}
+		// Its lines: as many as the new order says.
+		if dl, dc := count(t, sdb, "SELECT COUNT(*) FROM order_line")-lines, count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")-olSum; dl != dc || dl < 500 || dl > 1500 {
+			t.Fatalf("order_line grew by %d, the new order's o_ol_cnt is %d", dl/100, dc/100)
+		}
+		if procs && c != (workload.Counts{Other: 1}) || !procs && (c.Reads == 0 || c.Writes == 0 || c.Other < 2) {
+			t.Fatalf("statement counts %+v (one CALL in the procedures mode)", c)
+		}
+	}
+}
+
+func rollbackLeavesNothing(t *testing.T, fx txnFixture) {
+	wk, sdb, types := fx.wk, fx.sdb, fx.types
+	ctx := context.Background()
+	sums := "SELECT (SELECT SUM(d_next_o_id) FROM district) + (SELECT COUNT(*) FROM orders) + (SELECT COUNT(*) FROM new_order) + (SELECT COUNT(*) FROM order_line) + (SELECT SUM(s_order_cnt) FROM stock)"
+	before := count(t, sdb, sums)
+	wk.alwaysRollback = true
+	defer func() { wk.alwaysRollback = false }()
+	wk.SwapTypes(types)
+	for range 20 {
+		var c workload.Counts
+		if err := wk.transact(ctx, newOrder, &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := count(t, sdb, sums); after != before {
+		t.Errorf("rolled-back New-Orders changed the data: %d -> %d", before/100, after/100)
+	}
+	for i := range types {
+		types[i].Done, types[i].Rollbacks = 0, 0
+	}
+	wk.SwapTypes(types)
+	if types[newOrder].Done != 20 || types[newOrder].Rollbacks != 20 {
+		t.Errorf("counted %d New-Orders, %d rolled back; want 20 and 20", types[newOrder].Done, types[newOrder].Rollbacks)
+	}
+}
+
+func paymentEffects(t *testing.T, fx txnFixture) {
+	wk, sdb := fx.wk, fx.sdb
+	ctx := context.Background()
+	for range 50 {
+		wytd, dytd := count(t, sdb, "SELECT SUM(w_ytd) FROM warehouse"), count(t, sdb, "SELECT SUM(d_ytd) FROM district")
+		bal, ytdPay, cnt := count(t, sdb, "SELECT SUM(c_balance) FROM customer"), count(t, sdb, "SELECT SUM(c_ytd_payment) FROM customer"), count(t, sdb, "SELECT SUM(c_payment_cnt) FROM customer")
+		hist, hsum := count(t, sdb, "SELECT COUNT(*) FROM history"), count(t, sdb, "SELECT SUM(h_amount) FROM history")
+		var c workload.Counts
+		if err := wk.transact(ctx, payment, &c); err != nil {
+			t.Fatal(err)
+		}
+		amount := count(t, sdb, "SELECT SUM(h_amount) FROM history") - hsum
+		if amount < 100 || amount > 500000 {
+			t.Fatalf("the history row's amount is %d cents, want 1.00..5000.00", amount)
+		}
+		if d := count(t, sdb, "SELECT COUNT(*) FROM history") - hist; d != 100 {
+			t.Fatalf("history grew by %d rows", d/100)
+		}
+		checks := map[string]int64{
+			"w_ytd":         count(t, sdb, "SELECT SUM(w_ytd) FROM warehouse") - wytd,
+			"d_ytd":         count(t, sdb, "SELECT SUM(d_ytd) FROM district") - dytd,
+			"-c_balance":    bal - count(t, sdb, "SELECT SUM(c_balance) FROM customer"),
+			"c_ytd_payment": count(t, sdb, "SELECT SUM(c_ytd_payment) FROM customer") - ytdPay,
+		}
+		for what, d := range checks {
+			if d != amount {
+				t.Fatalf("%s moved by %d cents, the payment was %d", what, d, amount)
+			}
+		}
+		if d := count(t, sdb, "SELECT SUM(c_payment_cnt) FROM customer") - cnt; d != 100 {
+			t.Fatalf("c_payment_cnt moved by %d", d/100)
+		}
+	}
+}
+
+func deliveryEffects(t *testing.T, fx txnFixture) {
+	wk, sdb := fx.wk, fx.sdb
+	ctx := context.Background()
+	newOrders, bal := count(t, sdb, "SELECT COUNT(*) FROM new_order"), count(t, sdb, "SELECT SUM(c_balance) FROM customer")
+	undelivered := count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL")
+	var c workload.Counts
+	if err := wk.transact(ctx, delivery, &c); err != nil {
+		t.Fatal(err)
+	}
+	if d := newOrders - count(t, sdb, "SELECT COUNT(*) FROM new_order"); d != 1000 {
+		t.Errorf("delivery removed %d new orders, want one per district (10)", d/100)
+	}
+	if d := undelivered - count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL"); d != 1000 {
+		t.Errorf("delivery gave %d orders a carrier, want 10", d/100)
+	}
+	// The balances grew by the delivered orders' amounts.
+	delivered := count(t, sdb, `SELECT SUM(ol_amount) FROM order_line JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id
+		WHERE ol_delivery_d IS NOT NULL AND o_id >= 2101`)
+	if d := count(t, sdb, "SELECT SUM(c_balance) FROM customer") - bal; d != delivered {
+		t.Errorf("balances grew by %d cents, the delivered lines amount to %d", d, delivered)
+	}
+}
+
+func readOnlyChangesNothing(t *testing.T, fx txnFixture) {
+	wk, sdb, procs := fx.wk, fx.sdb, fx.procs
+	ctx := context.Background()
+	sums := "SELECT (SELECT SUM(d_next_o_id) FROM district) + (SELECT SUM(c_balance) FROM customer) + (SELECT COUNT(*) FROM new_order)"
+	before := count(t, sdb, sums)
+	for range 20 {
+		for _, tt := range []txnType{orderStatus, stockLevel} {
+			var c workload.Counts
+			if err := wk.transact(ctx, tt, &c); err != nil {
+				t.Fatal(err)
+			}
+			if !procs && (c.Writes != 0 || c.Reads == 0) || procs && c != (workload.Counts{Other: 1}) {
+				t.Fatalf("%s: counts %+v", typeNames[tt], c)
+			}
+		}
+	}
+	if after := count(t, sdb, sums); after != before {
+		t.Errorf("Order-Status and Stock-Level changed the data")
 	}
 }
