@@ -91,6 +91,11 @@ func TestNativeVsContainerJSON(t *testing.T) {
 		c.Described.Datadir == nil || c.Described.Datadir.Kind != "volume" || c.Described.MemoryLimitBytes != 1<<30 {
 		t.Fatalf("container not read back: %+v", c)
 	}
+	// Where each ran and where its client ran: this machine, dbduel's process.
+	if n := r.Targets[0].Described; c.Described.Engine != "docker" || c.Described.Host != "local" || c.Described.ClientPlacement != "here" ||
+		n.Engine != "" || n.Host != "local" || n.ClientPlacement != "here" {
+		t.Fatalf("engine, host, client placement: container %+v, native %+v", c.Described, n)
+	}
 	// Telemetry: each interval has the server's CPU (the process, or the
 	// container's cgroup) and, behind a published port, the docker-proxy's.
 	for _, run := range r.Runs {

@@ -76,6 +76,23 @@ type Diagnoser interface {
 	Diagnose(ctx context.Context) string
 }
 
+// HostOf is "local" for a loopback or unix-socket address (a server or an
+// engine on this machine), else the address's host.
+func HostOf(addr string) string {
+	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "tcp://"), "unix://")
+	if strings.HasPrefix(addr, "/") || addr == "" {
+		return "local"
+	}
+	h := addr
+	if hp, _, err := net.SplitHostPort(addr); err == nil {
+		h = hp
+	}
+	if ip := net.ParseIP(h); (ip != nil && ip.IsLoopback()) || h == "localhost" {
+		return "local"
+	}
+	return h
+}
+
 // HealthChecker is a target whose host can lose it during a run (a
 // container whose engine stops answering): Health says so.
 type HealthChecker interface {

@@ -118,6 +118,16 @@ type Described struct {
 	// group" (its processes summed, where no cgroup could be made).
 	CPUScope string `json:"cpu_scope,omitempty"`
 	Address  string `json:"address,omitempty"`
+	// Engine is what runs a container: "docker" ("" for a process).
+	Engine string `json:"engine,omitempty"`
+	// Host is the machine the server runs on: "local" for this one, or
+	// the address of a remote server or engine.
+	Host string `json:"host,omitempty"`
+	// ClientPlacement is where the benchmark client ran: "here" (dbduel's
+	// own process), "netns" (an agent in the server container's network
+	// namespace) or "inside" (the system workloads' agent, in the
+	// container it measures).
+	ClientPlacement string `json:"client_placement,omitempty"`
 	// System is what explains a system micro-benchmark's figure, as the
 	// benchmark's process saw it: cpus_allowed, cpu_quota, memory_max,
 	// cpu_governor, cpu_mhz, fs_type, mount_options, o_direct.

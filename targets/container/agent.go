@@ -204,6 +204,7 @@ func (a *Agent) Describe(ctx context.Context) (result.Target, error) {
 	}
 	d := &t.Described
 	d.Image, d.ImageID = insp.Config.Image, insp.Image
+	d.Engine, d.Host, d.ClientPlacement = "docker", targets.HostOf(s.cli.DaemonHost()), "inside"
 	d.NetworkMode = "bridge"
 	if string(insp.HostConfig.NetworkMode) == "host" {
 		d.NetworkMode = "host"
@@ -288,6 +289,7 @@ func (n *NetnsClient) Open(ctx context.Context, maxConns int) (driver.DB, error)
 func (n *NetnsClient) Describe(ctx context.Context) (result.Target, error) {
 	t, err := n.Server.Describe(ctx)
 	t.Described.NetworkPath = "bridge-direct"
+	t.Described.ClientPlacement = "netns"
 	return t, err
 }
 

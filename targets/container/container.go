@@ -404,6 +404,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	d.Image = insp.Config.Image
 	d.ImageID = insp.Image
 	d.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
+	d.Engine, d.Host, d.ClientPlacement = "docker", targets.HostOf(s.cli.DaemonHost()), "here"
 	switch mode := string(insp.HostConfig.NetworkMode); mode {
 	case "host", "none":
 		d.NetworkMode = mode

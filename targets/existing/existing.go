@@ -62,6 +62,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t.ServerVersion = v
 	t.Described.NetworkPath = "direct"
 	t.Described.Address = net.JoinHostPort(s.ep.Host, fmt.Sprint(s.ep.Port))
+	t.Described.Host, t.Described.ClientPlacement = targets.HostOf(t.Described.Address), "here"
 	t.Described.Datadir = &result.Datadir{Kind: "dir", Path: datadir}
 	return t, nil
 }

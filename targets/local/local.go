@@ -346,6 +346,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t.Described.NetworkMode = "host"
 	t.Described.NetworkPath = "direct"
 	t.Described.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
+	t.Described.Host, t.Described.ClientPlacement = "local", "here"
 	t.Described.Datadir = &result.Datadir{Kind: "dir", Path: strings.TrimSuffix(datadir, "/"), FSType: FSType(datadir)}
 	if s.o.Cpuset != "" {
 		t.Described.Cpuset = readCpuset(s.pid())
