@@ -19,6 +19,9 @@ type Fake struct {
 	TargetName string
 	Ep         Endpoint          // the protocol the workload checks
 	Version    string            // the server version Describe reads back
+	// Host and ClientPlacement are what Describe reads back of where the
+	// server and its client run ("" for neither).
+	Host, ClientPlacement string
 	Vars       map[string]string // the server's settings, for parity
 	// Opener is the engine's pool (nil: Open fails).
 	Opener driver.Opener
@@ -55,7 +58,9 @@ func (f *Fake) Start(ctx context.Context) error {
 
 // Describe reads back the name, kind and version.
 func (f *Fake) Describe(context.Context) (result.Target, error) {
-	return result.Target{Name: f.TargetName, Kind: f.Kind(), SpecRedacted: f.SpecRedacted(), ServerVersion: f.Version}, f.DescribeErr
+	t := result.Target{Name: f.TargetName, Kind: f.Kind(), SpecRedacted: f.SpecRedacted(), ServerVersion: f.Version}
+	t.Described.Host, t.Described.ClientPlacement = f.Host, f.ClientPlacement
+	return t, f.DescribeErr
 }
 
 // Variables are the server's settings (VariablesReader).

@@ -61,6 +61,7 @@ type runOptions struct {
 	calibrate       bool
 	cpuProfile      string
 	strictParity    bool
+	allowMixedHosts bool
 }
 
 // openOptionFlag is a protocol's flag and where its value lands.
@@ -118,6 +119,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run (and fileio's files)")
 	fs.StringVar(&o.fileDir, "file-dir", "", "fileio on host targets: the directory of the test files (default: dbduel's state directory)")
 	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI vs the baseline lies past `METRIC<PCT%`, e.g. 'tps<-5%' or 'p95>+10%', and 5 when the CI straddles it (inconclusive; repeatable; needs --runs 2 or more)")
+	fs.BoolVar(&o.allowMixedHosts, "allow-mixed-hosts", false, "compare targets that run on different machines (refused by default: it measures the machines, not the container)")
 	fs.BoolVar(&o.strictParity, "strict-parity", false, "refuse to run (exit 4) when targets differ in server version or any configuration variable")
 	fs.StringVarP(&o.file, "file", "f", "", "read targets, workload, options and plan from a scenario `FILE.yaml` (flags given here override it; examples/)")
 	fs.StringVar(&o.compose, "compose", "", "turn the services of a compose `FILE` into container targets (with --target: added after those)")

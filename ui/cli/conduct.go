@@ -63,6 +63,9 @@ func conduct(ctx context.Context, state *State, verb string, rc *runConfig, o *r
 		return err
 	}
 	st.ladder = o.ladder
+	if hosts := st.hosts(); len(hosts) > 1 && !o.allowMixedHosts {
+		return usageErr("the targets run on different machines (%s): the comparison would measure two machines, not where the server runs; --allow-mixed-hosts runs it anyway", strings.Join(hosts, ", "))
+	}
 	if o.strictParity && st.differ() {
 		return &exitError{code: exitParity, err: errors.New("--strict-parity: the targets differ in version or configuration (see above); nothing was run")}
 	}

@@ -136,3 +136,33 @@ func TestCompletePlanStopsTargetsUnlessKept(t *testing.T) {
 		}
 	}
 }
+
+// Targets on two machines measure the machines: refused with exit 2 and
+// both named, unless --allow-mixed-hosts; clients in different places are
+// said in a warning.
+func TestMixedHostsAndClientPlacements(t *testing.T) {
+	a, b := mysqlFake("a", nil), mysqlFake("b", nil)
+	a.Host, b.Host = "local", "10.254.77.2"
+	_, err := fakeRun(t, "oltp_read_only", []*targets.Fake{a, b}, "--no-tui")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "a on local, b on 10.254.77.2") {
+		t.Fatalf("err %v", err)
+	}
+	for _, f := range []*targets.Fake{a, b} {
+		if _, stops := f.Counts(); stops != 1 {
+			t.Errorf("%s stopped %d times", f.TargetName, stops)
+		}
+	}
+	if _, err := fakeRun(t, "oltp_read_only", []*targets.Fake{a, b}, "--no-tui", "--allow-mixed-hosts"); err != nil && strings.Contains(err.Error(), "different machines") {
+		t.Fatalf("--allow-mixed-hosts still refused: %v", err)
+	}
+	st := &startedTargets{described: []result.Target{{Name: "native"}, {Name: "c"}}}
+	st.described[0].Described.ClientPlacement, st.described[1].Described.ClientPlacement = "here", "netns"
+	if w := placementWarnings(st.described); len(w) != 1 || !strings.Contains(w[0], "native's in dbduel's process, c's in the container's network namespace") {
+		t.Fatalf("placement warnings %q", w)
+	}
+	st.described[1].Described.ClientPlacement = "here"
+	if w := placementWarnings(st.described); len(w) != 0 || st.hosts() != nil {
+		t.Fatalf("one place, one host: %q %q", w, st.hosts())
+	}
+}

@@ -75,7 +75,7 @@ func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stder
 	if err := checkProtocols(ts, rc.workload); err != nil {
 		return st, err
 	}
-	st.warnings = versionWarnings(st.described)
+	st.warnings = append(versionWarnings(st.described), placementWarnings(st.described)...)
 	if p := protocols(ts); len(p) > 1 {
 		st.warnings = append(st.warnings, fmt.Sprintf("the targets run different database engines (%s): the comparison measures the engines too, not only where they run; their settings are not compared", strings.Join(p, " and ")))
 	}
@@ -251,6 +251,53 @@ func versionWarnings(ts []result.Target) []string {
 		}
 	}
 	return out
+}
+
+// placementWarnings says when the targets' benchmark clients ran in
+// different places (dbduel's process, the container's network namespace):
+// the comparison then includes where the load was generated.
+func placementWarnings(ts []result.Target) []string {
+	var out []string
+	for _, t := range ts[min(1, len(ts)):] {
+		b, p := ts[0].Described.ClientPlacement, t.Described.ClientPlacement
+		if b != "" && p != "" && b != p {
+			out = append(out, fmt.Sprintf("the clients ran in different places: %s's %s, %s's %s; the comparison includes where the load was generated",
+				ts[0].Name, placementWords(b), t.Name, placementWords(p)))
+		}
+	}
+	return out
+}
+
+func placementWords(p string) string {
+	switch p {
+	case "here":
+		return "in dbduel's process"
+	case "netns":
+		return "in the container's network namespace"
+	case "inside":
+		return "inside its container"
+	}
+	return p
+}
+
+// hosts names each target's machine ("native on local", "c on
+// 10.254.77.2") when they are not all on one; nil when they are.
+func (st *startedTargets) hosts() []string {
+	var distinct, named []string
+	for _, t := range st.described {
+		h := t.Described.Host
+		if h == "" {
+			continue
+		}
+		if !slices.Contains(distinct, h) {
+			distinct = append(distinct, h)
+		}
+		named = append(named, t.Name+" on "+h)
+	}
+	if len(distinct) < 2 {
+		return nil
+	}
+	return named
 }
 
 // protocols lists the targets' protocols, in order of appearance.
