@@ -17,12 +17,12 @@ import (
 // tested without a server or Docker.
 type Fake struct {
 	TargetName string
-	Ep         Endpoint          // the protocol the workload checks
-	Version    string            // the server version Describe reads back
+	Ep         Endpoint // the protocol the workload checks
+	Version    string   // the server version Describe reads back
 	// Host and ClientPlacement are what Describe reads back of where the
 	// server and its client run ("" for neither).
 	Host, ClientPlacement string
-	Vars       map[string]string // the server's settings, for parity
+	Vars                  map[string]string // the server's settings, for parity
 	// Opener is the engine's pool (nil: Open fails).
 	Opener driver.Opener
 	// StartErr and DescribeErr, if set, are what Start and Describe fail with.
