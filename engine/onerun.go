@@ -410,11 +410,11 @@ func (r *oneRun) finish(ctx context.Context) {
 	// A failed run's counters are not needed (and a stalled or dead
 	// server's cannot be read), nor a stopped one's: a stop never waits on
 	// the server.
-	stalled := r.s.failErr != nil || ctx.Err() != nil
-	if r.cfg.AtEnd != nil && !stalled {
+	cut := r.s.failErr != nil || ctx.Err() != nil
+	if r.cfg.AtEnd != nil && !cut {
 		r.cfg.AtEnd() // every statement done, bulk_insert's last flush too
 	}
-	if r.counts != nil && !r.inWarmup && !stalled {
+	if r.counts != nil && !r.inWarmup && !cut {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CounterReadTimeout)
 		r.counts.read(rctx, r.db, &r.counts.after)
 		cancel()

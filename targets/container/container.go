@@ -68,11 +68,7 @@ func checkDockerHost(h string) error {
 	case strings.HasPrefix(h, "ssh://"):
 		return &targets.UsageError{Msg: "DOCKER_HOST=ssh://... is not supported: run dbduel on that host, or expose the engine as tcp:// on this machine"}
 	case strings.HasPrefix(h, "tcp://"):
-		host := strings.TrimPrefix(h, "tcp://")
-		if hp, _, err := net.SplitHostPort(host); err == nil {
-			host = hp
-		}
-		if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+		if targets.HostOf(h) == "local" {
 			return nil
 		}
 		return &targets.UsageError{Msg: fmt.Sprintf("DOCKER_HOST=%s is a remote engine: dbduel publishes container ports on 127.0.0.1 of the engine's host, which is not reachable from here; run dbduel on that host", h)}
@@ -199,11 +195,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := cli.ContainerStart(ctx, s.id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container: %v (%s)", err, s.lastLogs(5))
 	}
-	if err := s.waitReady(ctx, readyTimeout); err != nil {
-		return err
-	}
-	s.recordStart(ctx)
-	return nil
+	return s.waitReady(ctx, readyTimeout)
 }
 
 // mountDatadir mounts the SPEC's datadir kind at path: a labelled named
@@ -319,6 +311,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline, nextNote := start.Add(timeout), start.Add(startNoteEvery)
 	for {
 		if targets.Ping(ctx, s.ep, 2*time.Second) == nil {
+			s.recordStart(ctx) // a later restart is told from this start
 			return targets.Ready(ctx, s.ep)
 		}
 		insp, ierr := s.cli.ContainerInspect(ctx, s.id)
@@ -520,11 +513,7 @@ func (s *Server) Restart(ctx context.Context) error {
 		return err
 	}
 	s.pid, s.proxyPID = 0, 0
-	if err := s.waitReady(ctx, readyTimeout); err != nil {
-		return err
-	}
-	s.recordStart(ctx)
-	return nil
+	return s.waitReady(ctx, readyTimeout)
 }
 
 // Stop removes the container, its volume(s) and the host files.

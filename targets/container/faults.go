@@ -43,7 +43,7 @@ func (s *Server) Health(ctx context.Context) error {
 	case err == nil:
 		return nil
 	case client.IsErrNotFound(err):
-		return fmt.Errorf("the container was removed (by someone else: dbduel removes it only after the run)")
+		return errors.New("the container was removed (by someone else: dbduel removes it only after the run)")
 	}
 	return fmt.Errorf("%s: dbduel can no longer watch or remove the container", s.engineUnreachable(err))
 }
@@ -70,7 +70,7 @@ func (s *Server) Diagnose(ctx context.Context) string {
 			return s.engineUnreachable(err)
 		}
 		d := describeState(insp.State)
-		cleanExit := d != "" && !insp.State.Running && insp.State.ExitCode == 0 && !insp.State.OOMKilled
+		cleanExit := d != "" && !insp.State.Running && !failedExit(insp.State)
 		if d == "" {
 			d = s.describeRunning(insp)
 		}

@@ -19,13 +19,20 @@ func ProcCPU(pid int) uint64 {
 	return StatTicks(string(data)) * uint64(time.Second/100) // USER_HZ is 100 on Linux
 }
 
-// StatTicks is user+system time in clock ticks from a /proc/PID/stat line.
-func StatTicks(stat string) uint64 {
+// StatFields are a /proc/PID/stat line's fields after the command name
+// (which may hold spaces and parentheses): state first (nil when
+// unreadable).
+func StatFields(stat string) []string {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0
+		return nil
 	}
-	f := strings.Fields(stat[i+1:])
+	return strings.Fields(stat[i+1:])
+}
+
+// StatTicks is user+system time in clock ticks from a /proc/PID/stat line.
+func StatTicks(stat string) uint64 {
+	f := StatFields(stat)
 	if len(f) < 13 {
 		return 0
 	}

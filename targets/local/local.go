@@ -590,9 +590,8 @@ func (s *Server) Diagnose(context.Context) string {
 // processStopped says whether pid is stopped by a signal (state T in
 // /proc/PID/stat; t is a tracer's stop, left alone).
 func processStopped(pid int) bool {
-	stat := readFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	i := strings.LastIndexByte(stat, ')')
-	return pid > 0 && i > 0 && len(stat) > i+2 && stat[i+2] == 'T'
+	f := hostinfo.StatFields(readFile("/proc/" + strconv.Itoa(pid) + "/stat"))
+	return pid > 0 && len(f) > 0 && f[0] == "T"
 }
 
 // groupCPU is the CPU time of a process and its children (PostgreSQL's
@@ -629,12 +628,7 @@ func familyOf(parent int) []proc {
 		if err != nil {
 			continue
 		}
-		stat := readFile("/proc/" + e.Name() + "/stat")
-		i := strings.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(stat[i+1:])
+		f := hostinfo.StatFields(readFile("/proc/" + e.Name() + "/stat"))
 		if len(f) < 15 || (pid != parent && f[1] != strconv.Itoa(parent)) {
 			continue
 		}

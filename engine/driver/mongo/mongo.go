@@ -278,13 +278,11 @@ func DatabaseOf(x any, workload string) (*mdb.Database, error) {
 	return nil, fmt.Errorf("workload %s speaks MongoDB's protocol; this target does not", workload)
 }
 
-// Unblock cancels the workers' operations and disconnects the client with a short deadline: operations stuck
-// on a server that stopped answering (a paused container) fail at once
-// instead of waiting for ever.
+// Unblock cancels the workers' operations and disconnects the client with
+// a short deadline: operations stuck on a server that stopped answering (a
+// paused container) fail at once instead of waiting for ever.
 func (d *DB) Unblock() {
-	if d.unlive != nil {
-		d.unlive()
-	}
+	d.unlive()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_ = d.client.Disconnect(ctx)
