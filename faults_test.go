@@ -70,22 +70,36 @@ func ends(names string, bound time.Duration) outcome {
 	return outcome{exit: 1, names: names, bound: bound}
 }
 
+// containersAndAgent are the subjects a container fault applies to.
+var containersAndAgent = []string{"mysql", "postgres", "mongodb", "agent"}
+
+// each gives every named subject the outcome o.
+func each(o outcome, subjects ...string) map[string]outcome {
+	m := make(map[string]outcome, len(subjects))
+	for _, s := range subjects {
+		m[s] = o
+	}
+	return m
+}
+
+// plus adds subject's own outcome to m.
+func plus(m map[string]outcome, subject string, o outcome) map[string]outcome {
+	m[subject] = o
+	return m
+}
+
 func goesOn(rule string) outcome { return outcome{exit: 0, rule: rule, bound: 40 * time.Second} }
 
 var faults = []fault{
 	{name: "killed", how: "`docker kill` (SIGKILL) of the container; `kill -KILL` of a local server",
 		inject: func(t *testing.T, r *faultRun) { r.signal(t, "KILL") },
-		want: map[string]outcome{
-			"mysql": ends("the container exited with code 137 (killed by SIGKILL)", 10*time.Second), "postgres": ends("the container exited with code 137 (killed by SIGKILL)", 10*time.Second),
-			"mongodb": ends("the container exited with code 137 (killed by SIGKILL)", 10*time.Second), "agent": ends("the container exited with code 137 (killed by SIGKILL)", 10*time.Second),
-			"local-mariadbd": ends("the server process ended (killed by SIGKILL", 10*time.Second)}},
+		want: plus(each(ends("the container exited with code 137 (killed by SIGKILL)", 10*time.Second), containersAndAgent...),
+			"local-mariadbd", ends("the server process ended (killed by SIGKILL", 10*time.Second))},
 	{name: "paused", how: "`docker pause` (the cgroup freezer); SIGSTOP of a local server; `--stall-timeout 2`",
 		flags:  []string{"--stall-timeout", "2"},
 		inject: func(t *testing.T, r *faultRun) { r.pause(t) },
-		want: map[string]outcome{
-			"mysql": ends("the container is paused", 10*time.Second), "postgres": ends("the container is paused", 10*time.Second),
-			"mongodb": ends("the container is paused", 10*time.Second), "agent": ends("the container is paused", 10*time.Second),
-			"local-mariadbd": ends("the server process is stopped (SIGSTOP", 10*time.Second)}},
+		want: plus(each(ends("the container is paused", 10*time.Second), containersAndAgent...),
+			"local-mariadbd", ends("the server process is stopped (SIGSTOP", 10*time.Second))},
 	{name: "paused, resumed", how: "paused for 1 s, then resumed; `--stall-timeout 5`",
 		flags: []string{"--stall-timeout", "5", "--time", "6"},
 		inject: func(t *testing.T, r *faultRun) {
@@ -93,16 +107,13 @@ var faults = []fault{
 			time.Sleep(time.Second)
 			r.resume(t)
 		},
-		want: map[string]outcome{
-			"mysql": goesOn("goes on: a pause shorter than --stall-timeout is a slow interval"), "postgres": goesOn("goes on"),
-			"mongodb": goesOn("goes on"), "agent": goesOn("goes on"), "local-mariadbd": goesOn("goes on")}},
+		want: plus(each(goesOn("goes on"), "postgres", "mongodb", "agent", "local-mariadbd"),
+			"mysql", goesOn("goes on: a pause shorter than --stall-timeout is a slow interval"))},
 	{name: "OOM-killed", how: "a memory hog `docker exec`ed into a container with `memory=384m`, the server made the OOM killer's first choice",
 		flags:  []string{"--spec-suffix", ",memory=384m", "--time", "40"},
 		inject: func(t *testing.T, r *faultRun) { r.oom(t) },
-		want: map[string]outcome{
-			"mysql": ends("the container was OOM-killed", 30*time.Second), "postgres": ends("the container was OOM-killed", 30*time.Second),
-			"mongodb": ends("the container was OOM-killed", 30*time.Second), "agent": ends("the container was OOM-killed", 30*time.Second)},
-		na: "a local server has no memory limit of dbduel's"},
+		want:   each(ends("the container was OOM-killed", 30*time.Second), containersAndAgent...),
+		na:     "a local server has no memory limit of dbduel's"},
 	{name: "restarted", how: "`docker restart` (same published port: dbduel fixes it at create)",
 		inject: func(t *testing.T, r *faultRun) { r.restart(t) },
 		want: map[string]outcome{
@@ -120,10 +131,8 @@ var faults = []fault{
 	{name: "network disconnected", how: "`docker network disconnect -f bridge`; `--stall-timeout 2`",
 		flags:  []string{"--stall-timeout", "2"},
 		inject: func(t *testing.T, r *faultRun) { r.disconnect(t) },
-		want: map[string]outcome{
-			"mysql": ends("network disconnected", 10*time.Second), "postgres": ends("network disconnected", 10*time.Second),
-			"mongodb": ends("network disconnected", 10*time.Second)},
-		na: "the agent talks through the engine's attach stream, not the network; a local server has no container network"},
+		want:   each(ends("network disconnected", 10*time.Second), "mysql", "postgres", "mongodb"),
+		na:     "the agent talks through the engine's attach stream, not the network; a local server has no container network"},
 	{name: "disk full", how: "the datadir on a 512 MiB tmpfs (a test-only hook), filled from the host until no block is free; a write workload",
 		flags:  []string{"--stall-timeout", "5"},
 		inject: func(t *testing.T, r *faultRun) { r.fillDatadir(t) },
@@ -133,14 +142,11 @@ var faults = []fault{
 		na: "the agent's fileio prepares its files before the run (a full disk fails the prepare, with ENOSPC); a local server's datadir is on the host's disk"},
 	{name: "engine unreachable", how: "`DOCKER_HOST` through a proxy the test closes",
 		inject: func(t *testing.T, r *faultRun) { r.proxy.Close() },
-		want: map[string]outcome{
-			"mysql": ends("engine unreachable", 10*time.Second), "postgres": ends("engine unreachable", 10*time.Second),
-			"mongodb": ends("engine unreachable", 10*time.Second), "agent": ends("engine unreachable", 10*time.Second)},
-		na: "a local server needs no engine"},
+		want:   each(ends("engine unreachable", 10*time.Second), containersAndAgent...),
+		na:     "a local server needs no engine"},
 	{name: "dbduel SIGKILLed", how: "`kill -KILL` of dbduel mid-run, then `dbduel clean`",
-		run: killDbduelThenClean,
-		want: map[string]outcome{
-			"mysql": cleaned(), "postgres": cleaned(), "mongodb": cleaned(), "agent": cleaned(), "local-mariadbd": cleaned()}},
+		run:  killDbduelThenClean,
+		want: each(cleaned(), "mysql", "postgres", "mongodb", "agent", "local-mariadbd")},
 }
 
 // cleaned is the outcome of a SIGKILLed dbduel: `dbduel clean` exits 0
