@@ -62,6 +62,17 @@ type execer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// procedureExists says whether dbduel's procedure name is in the current
+// database.
+func procedureExists(ctx context.Context, db execer, name string) (bool, error) {
+	var n int
+	err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = ?", name).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look for procedure %s: %w", name, err)
+	}
+	return n > 0, nil
+}
+
 // createProcedures creates dbduel's procedures in the current database;
 // replace drops and creates them again (prepare: a newer dbduel's
 // definitions win), otherwise only missing ones are created.
@@ -70,11 +81,11 @@ func createProcedures(ctx context.Context, db execer, replace bool) error {
 	defer createMu.Unlock()
 	for _, p := range procedures {
 		if !replace {
-			var n int
-			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = ?", p.name).Scan(&n); err != nil {
-				return fmt.Errorf("look for procedure %s: %w", p.name, err)
+			exists, err := procedureExists(ctx, db, p.name)
+			if err != nil {
+				return err
 			}
-			if n > 0 {
+			if exists {
 				continue
 			}
 		}
@@ -92,14 +103,14 @@ func createProcedures(ctx context.Context, db execer, replace bool) error {
 func dropProcedures(ctx context.Context, db *sql.DB) ([]string, error) {
 	var dropped []string
 	for _, p := range procedures {
-		var n int
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = ?", p.name).Scan(&n); err != nil {
+		exists, err := procedureExists(ctx, db, p.name)
+		if err != nil {
 			return dropped, err
 		}
-		if n == 0 {
+		if !exists {
 			continue
 		}
-		if _, err := db.ExecContext(ctx, "DROP PROCEDURE IF EXISTS "+p.name); err != nil {
+		if _, err := db.ExecContext(ctx, "DROP PROCEDURE "+p.name); err != nil {
 			return dropped, fmt.Errorf("drop procedure %s: %w", p.name, err)
 		}
 		dropped = append(dropped, "procedure "+p.name)
@@ -111,19 +122,8 @@ func dropProcedures(ctx context.Context, db *sql.DB) ([]string, error) {
 // creating what is missing (tables prepared by an older dbduel; a CALL of a
 // missing procedure prepares fine and fails only when run).
 func (wk *worker) prepareCalls(ctx context.Context) error {
-	var n int
-	names := make([]any, len(procedures))
-	for i, p := range procedures {
-		names[i] = p.name
-	}
-	q := "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME IN (?, ?, ?, ?, ?)"
-	if err := wk.conn.QueryRowContext(ctx, q, names...).Scan(&n); err != nil {
-		return fmt.Errorf("look for dbduel's procedures: %w", err)
-	}
-	if n < len(procedures) {
-		if err := createProcedures(ctx, wk.conn, false); err != nil {
-			return err
-		}
+	if err := createProcedures(ctx, wk.conn, false); err != nil {
+		return err
 	}
 	for t := range numTypes {
 		s, err := wk.conn.PrepareContext(ctx, callSQL(t))
@@ -138,7 +138,7 @@ func (wk *worker) prepareCalls(ctx context.Context) error {
 // call runs transaction t as one CALL; rolledBack is New-Order's 1%
 // rolled back inside the procedure. The CALL is the thread's one query.
 func (wk *worker) call(ctx context.Context, t txnType, c *workload.Counts) (rolledBack bool, err error) {
-	args := wk.callArgs(ctx, t)
+	args := wk.callArgs(t)
 	var rb int
 	c.Other++
 	if err := wk.calls[t].QueryRowContext(ctx, args...).Scan(&rb); err != nil {
@@ -148,7 +148,7 @@ func (wk *worker) call(ctx context.Context, t txnType, c *workload.Counts) (roll
 }
 
 // callArgs draws transaction t's inputs, as the statements mode draws them.
-func (wk *worker) callArgs(_ context.Context, t txnType) []any {
+func (wk *worker) callArgs(t txnType) []any {
 	W := wk.w.o.Warehouses
 	switch t {
 	case newOrder:

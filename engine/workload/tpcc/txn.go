@@ -212,18 +212,26 @@ func (wk *worker) transact(ctx context.Context, t txnType, c *workload.Counts) e
 	var err error
 	if wk.w.o.Mode == modeProcedures {
 		rolledBack, err = wk.call(ctx, t, c)
-		if err != nil {
-			// A lock-wait timeout rolls back one statement, not the
-			// procedure's transaction: end it here.
-			_ = wk.exec(ctx, -1, c, "ROLLBACK")
+	} else {
+		if err := wk.exec(ctx, -1, c, "BEGIN"); err != nil {
 			return wk.failed(t, err)
 		}
-		wk.record(t, rolledBack, time.Since(start))
-		return nil
+		rolledBack, err = wk.statements(ctx, t, c)
 	}
-	if err := wk.exec(ctx, -1, c, "BEGIN"); err != nil {
+	if err != nil {
+		// A lock-wait timeout rolls back one statement, not the
+		// transaction: end it here, or the next one would commit its
+		// first half.
+		_ = wk.exec(ctx, -1, c, "ROLLBACK")
 		return wk.failed(t, err)
 	}
+	wk.record(t, rolledBack, time.Since(start))
+	return nil
+}
+
+// statements runs transaction t's statements after BEGIN, and COMMIT
+// unless New-Order rolled back.
+func (wk *worker) statements(ctx context.Context, t txnType, c *workload.Counts) (rolledBack bool, err error) {
 	switch t {
 	case newOrder:
 		rolledBack, err = wk.newOrder(ctx, c)
@@ -239,14 +247,7 @@ func (wk *worker) transact(ctx context.Context, t txnType, c *workload.Counts) e
 	if err == nil && !rolledBack {
 		err = wk.exec(ctx, -1, c, "COMMIT")
 	}
-	if err != nil {
-		// A lock-wait timeout leaves the transaction open: end it here,
-		// or the next BEGIN would commit its first half.
-		_ = wk.exec(ctx, -1, c, "ROLLBACK")
-		return wk.failed(t, err)
-	}
-	wk.record(t, rolledBack, time.Since(start))
-	return nil
+	return rolledBack, err
 }
 
 // record counts a finished transaction of type t and its latency.
