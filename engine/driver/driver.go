@@ -111,6 +111,25 @@ type BulkLoader interface {
 	CopyRows(ctx context.Context, table string, columns []string, rows RowSource) (int64, error)
 }
 
+// TxnCounter is a DB whose server counts the database's transactions
+// (commits and rollbacks) but publishes a connection's counts late
+// (PostgreSQL's pg_stat_database): Transactions publishes every
+// connection's counts before it reads, and leaves dbduel's own reads out.
+type TxnCounter interface {
+	Transactions(ctx context.Context) (uint64, error)
+	// OwnRead runs one query of dbduel's own (a reading, not the
+	// workload's) and scans its row into dest; its transactions are left
+	// out of Transactions.
+	OwnRead(ctx context.Context, query string, dest ...any) error
+}
+
+// StatsPublisher is a Conn whose server publishes its counts late:
+// PublishStats makes them visible at once (a thread does it before the
+// first reading and after its last event).
+type StatsPublisher interface {
+	PublishStats(ctx context.Context) error
+}
+
 // Opener opens a pool of at most maxConns connections to one target.
 type Opener func(ctx context.Context, maxConns int) (DB, error)
 

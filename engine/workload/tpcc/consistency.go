@@ -13,11 +13,11 @@ import (
 // (clauses 3.3.2.1-3.3.2.4) on a quiet database: each holds after the
 // load and after any run of correct transactions.
 func (w *tpccWorkload) Consistency(ctx context.Context, db enginedriver.DB) ([]workload.Condition, error) {
-	sdb, err := w.sqlDB(db)
+	sdb, d, err := w.sqlDB(db)
 	if err != nil {
 		return nil, err
 	}
-	if st, err := w.check(ctx, sdb); err != nil {
+	if st, err := w.check(ctx, sdb, d); err != nil {
 		return nil, err
 	} else if st.Missing {
 		return nil, fmt.Errorf("no TPC-C tables here: run dbduel prepare tpcc first")

@@ -67,10 +67,12 @@ func (w *tpccWorkload) units(now string) []loadUnit {
 }
 
 // prepare creates the nine tables and loads them with loaders in parallel.
-func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedriver.BulkLoader, threads int, progress func(workload.Progress)) error {
+func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, d *dialect, bulk enginedriver.BulkLoader, threads int, progress func(workload.Progress)) error {
 	for _, t := range tables {
-		if _, err := db.ExecContext(ctx, t.createSQL("InnoDB")); err != nil {
-			return fmt.Errorf("create %s: %w", t.name, err)
+		for _, q := range d.createTable(t) {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("create %s: %w", t.name, err)
+			}
 		}
 	}
 	units := w.units(time.Now().UTC().Format(time.DateTime))
@@ -85,7 +87,7 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 	var done atomic.Uint64
 	var mu sync.Mutex
 	var reported uint64 // the last count reported (the 100% line once)
-	s := &sink{db: db, bulk: bulk, done: &done, report: func(table string) {
+	s := &sink{db: db, d: d, bulk: bulk, done: &done, report: func(table string) {
 		if progress == nil {
 			return
 		}
@@ -120,15 +122,27 @@ func (w *tpccWorkload) prepare(ctx context.Context, db *sql.DB, bulk enginedrive
 	if done.Load() != total {
 		return fmt.Errorf("loaded %d rows of the %d counted before the load", done.Load(), total)
 	}
+	if d.dollar {
+		// PostgreSQL plans with statistics autovacuum would gather only
+		// later: gather them now, as a loader should.
+		names := make([]string, len(tables))
+		for i, t := range tables {
+			names[i] = t.name
+		}
+		if _, err := db.ExecContext(ctx, "ANALYZE "+strings.Join(names, ", ")); err != nil {
+			return fmt.Errorf("analyze the loaded tables: %w", err)
+		}
+	}
 	// Both modes' prepare makes the procedures: a later run in either
 	// mode finds what it needs.
-	return createProcedures(ctx, db, true)
+	return createProcedures(ctx, db, d, true)
 }
 
 // sink writes generated rows through the driver's bulk path (LOAD DATA
 // LOCAL INFILE) or, where the server refuses it, multi-row INSERTs.
 type sink struct {
 	db     *sql.DB
+	d      *dialect
 	bulk   enginedriver.BulkLoader
 	noBulk atomic.Bool
 	done   *atomic.Uint64
@@ -174,7 +188,7 @@ func (s *sink) rows(ctx context.Context, table string, n int, row func(i int, ou
 			row(i, out)
 			args = append(args, out...)
 		}
-		q := head + strings.TrimSuffix(strings.Repeat(one+", ", m), ", ")
+		q := s.d.bind(head + strings.TrimSuffix(strings.Repeat(one+", ", m), ", "))
 		if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}

@@ -3,9 +3,7 @@ package tpcc
 import (
 	"context"
 	"database/sql"
-	_ "embed"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,37 +20,6 @@ const (
 	modeStatements = "statements"
 )
 
-//go:embed procedures_mysql.sql
-var proceduresMySQL string
-
-// procedure is one stored procedure: its name and CREATE statement.
-type procedure struct{ name, create string }
-
-var procedures = parseProcedures(proceduresMySQL)
-
-var procNameRE = regexp.MustCompile(`CREATE PROCEDURE (\w+)\(`)
-
-func parseProcedures(src string) []procedure {
-	var out []procedure
-	for _, part := range strings.Split(src, "\n-- next procedure\n") {
-		m := procNameRE.FindStringSubmatch(part)
-		if m == nil {
-			panic("tpcc: a procedure without CREATE PROCEDURE in procedures_mysql.sql")
-		}
-		out = append(out, procedure{name: m[1], create: strings.TrimSpace(part[strings.Index(part, "CREATE PROCEDURE"):])})
-	}
-	if len(out) != int(numTypes) {
-		panic("tpcc: procedures_mysql.sql must hold the five transactions")
-	}
-	return out
-}
-
-// callSQL is the CALL of transaction t's procedure with its parameters.
-func callSQL(t txnType) string {
-	n := [numTypes]int{newOrder: 9, payment: 9, orderStatus: 5, delivery: 3, stockLevel: 3}[t]
-	return "CALL " + procedures[t].name + "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
-}
-
 // createMu serialises the creation of missing procedures by the threads
 // of one dbduel (a CREATE races another's otherwise).
 var createMu sync.Mutex
@@ -63,10 +30,10 @@ type execer interface {
 }
 
 // procedureExists says whether dbduel's procedure name is in the current
-// database.
-func procedureExists(ctx context.Context, db execer, name string) (bool, error) {
+// database (schema, on PostgreSQL).
+func procedureExists(ctx context.Context, db execer, d *dialect, name string) (bool, error) {
 	var n int
-	err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME = ?", name).Scan(&n)
+	err := db.QueryRowContext(ctx, d.routineSQL, name).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("look for procedure %s: %w", name, err)
 	}
@@ -76,12 +43,12 @@ func procedureExists(ctx context.Context, db execer, name string) (bool, error) 
 // createProcedures creates dbduel's procedures in the current database;
 // replace drops and creates them again (prepare: a newer dbduel's
 // definitions win), otherwise only missing ones are created.
-func createProcedures(ctx context.Context, db execer, replace bool) error {
+func createProcedures(ctx context.Context, db execer, d *dialect, replace bool) error {
 	createMu.Lock()
 	defer createMu.Unlock()
-	for _, p := range procedures {
+	for _, p := range d.procedures {
 		if !replace {
-			exists, err := procedureExists(ctx, db, p.name)
+			exists, err := procedureExists(ctx, db, d, p.name)
 			if err != nil {
 				return err
 			}
@@ -89,7 +56,7 @@ func createProcedures(ctx context.Context, db execer, replace bool) error {
 				continue
 			}
 		}
-		if _, err := db.ExecContext(ctx, "DROP PROCEDURE IF EXISTS "+p.name); err != nil {
+		if _, err := db.ExecContext(ctx, d.dropVerb+" IF EXISTS "+p.name); err != nil {
 			return fmt.Errorf("drop procedure %s: %w", p.name, err)
 		}
 		if _, err := db.ExecContext(ctx, p.create); err != nil {
@@ -100,17 +67,17 @@ func createProcedures(ctx context.Context, db execer, replace bool) error {
 }
 
 // dropProcedures drops dbduel's own procedures (and no other).
-func dropProcedures(ctx context.Context, db *sql.DB) ([]string, error) {
+func dropProcedures(ctx context.Context, db *sql.DB, d *dialect) ([]string, error) {
 	var dropped []string
-	for _, p := range procedures {
-		exists, err := procedureExists(ctx, db, p.name)
+	for _, p := range d.procedures {
+		exists, err := procedureExists(ctx, db, d, p.name)
 		if err != nil {
 			return dropped, err
 		}
 		if !exists {
 			continue
 		}
-		if _, err := db.ExecContext(ctx, "DROP PROCEDURE "+p.name); err != nil {
+		if _, err := db.ExecContext(ctx, d.dropVerb+" "+p.name); err != nil {
 			return dropped, fmt.Errorf("drop procedure %s: %w", p.name, err)
 		}
 		dropped = append(dropped, "procedure "+p.name)
@@ -122,13 +89,13 @@ func dropProcedures(ctx context.Context, db *sql.DB) ([]string, error) {
 // creating what is missing (tables prepared by an older dbduel; a CALL of a
 // missing procedure prepares fine and fails only when run).
 func (wk *worker) prepareCalls(ctx context.Context) error {
-	if err := createProcedures(ctx, wk.conn, false); err != nil {
+	if err := createProcedures(ctx, wk.conn, wk.d, false); err != nil {
 		return err
 	}
 	for t := range numTypes {
-		s, err := wk.conn.PrepareContext(ctx, callSQL(t))
+		s, err := wk.conn.PrepareContext(ctx, wk.d.callSQL(t))
 		if err != nil {
-			return fmt.Errorf("prepare %s: %w", callSQL(t), err)
+			return fmt.Errorf("prepare %s: %w", wk.d.callSQL(t), err)
 		}
 		wk.calls[t] = s
 	}

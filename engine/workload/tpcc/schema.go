@@ -10,7 +10,8 @@ import (
 )
 
 // table is one of the nine TPC-C tables with the specification's names
-// (clause 1.3) and the keys and indexes HammerDB's MySQL schema has.
+// (clause 1.3) and the keys and indexes HammerDB's MySQL schema has; the
+// types are MySQL's, mapped for PostgreSQL by its dialect.
 type table struct {
 	name    string
 	columns [][2]string // name, MySQL type
@@ -52,25 +53,6 @@ var tables = []table{
 		{"s_remote_cnt", "INT"}, {"s_data", "VARCHAR(50)"}}, "s_w_id, s_i_id", nil},
 }
 
-func (t table) createSQL(engine string) string {
-	var b strings.Builder
-	b.WriteString("CREATE TABLE " + t.name + " (\n")
-	for i, c := range t.columns {
-		if i > 0 {
-			b.WriteString(",\n")
-		}
-		b.WriteString("  " + c[0] + " " + c[1])
-	}
-	if t.primary != "" {
-		b.WriteString(",\n  PRIMARY KEY (" + t.primary + ")")
-	}
-	for _, idx := range t.indexes {
-		b.WriteString(",\n  KEY " + idx)
-	}
-	b.WriteString("\n) ENGINE = " + engine)
-	return b.String()
-}
-
 func (t table) columnNames() []string {
 	out := make([]string, len(t.columns))
 	for i, c := range t.columns {
@@ -80,9 +62,8 @@ func (t table) columnNames() []string {
 }
 
 // columnsOf reads a table's column names in order (none: it does not exist).
-func columnsOf(ctx context.Context, db *sql.DB, name string) ([]string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME FROM information_schema.COLUMNS
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, name)
+func columnsOf(ctx context.Context, db *sql.DB, d *dialect, name string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, d.columnsSQL, name)
 	if err != nil {
 		return nil, err
 	}
@@ -109,10 +90,10 @@ func (t table) shapeProblem(cols []string) string {
 
 // check says whether the nine tables exist with TPC-C's columns and the
 // configured number of warehouses.
-func (w *tpccWorkload) check(ctx context.Context, db *sql.DB) (workload.TableState, error) {
+func (w *tpccWorkload) check(ctx context.Context, db *sql.DB, d *dialect) (workload.TableState, error) {
 	present, missing := 0, []string{}
 	for _, t := range tables {
-		cols, err := columnsOf(ctx, db, t.name)
+		cols, err := columnsOf(ctx, db, d, t.name)
 		if err != nil {
 			return workload.TableState{}, fmt.Errorf("inspect %s: %w", t.name, err)
 		}
@@ -147,10 +128,10 @@ func (w *tpccWorkload) check(ctx context.Context, db *sql.DB) (workload.TableSta
 
 // cleanup drops the nine tables that have TPC-C's columns (leaving any
 // other table of the same name alone, naming it) and dbduel's procedures.
-func (w *tpccWorkload) cleanup(ctx context.Context, db *sql.DB) ([]string, error) {
+func (w *tpccWorkload) cleanup(ctx context.Context, db *sql.DB, d *dialect) ([]string, error) {
 	var dropped, refused []string
 	for _, t := range tables {
-		cols, err := columnsOf(ctx, db, t.name)
+		cols, err := columnsOf(ctx, db, d, t.name)
 		if err != nil {
 			return dropped, fmt.Errorf("inspect %s: %w", t.name, err)
 		}
@@ -166,7 +147,7 @@ func (w *tpccWorkload) cleanup(ctx context.Context, db *sql.DB) ([]string, error
 		}
 		dropped = append(dropped, t.name)
 	}
-	procs, err := dropProcedures(ctx, db)
+	procs, err := dropProcedures(ctx, db, d)
 	dropped = append(dropped, procs...)
 	if err != nil {
 		return dropped, err

@@ -1,8 +1,10 @@
 // Package tpcc is the TPC-C workload as HammerDB's TPROC-C runs it on
-// MySQL and MariaDB: the specification's nine tables, its loader, and its
-// five transactions in the standard mix with no keying or thinking time.
-// Throughput is read from the server as HammerDB reads it: NOPM from the
-// district table's d_next_o_id, TPM from the commit and rollback counters.
+// MySQL, MariaDB and PostgreSQL: the specification's nine tables, its
+// loader, and its five transactions in the standard mix with no keying or
+// thinking time, each one call of a stored procedure (or the profile's
+// statements from the client). Throughput is read from the server as
+// HammerDB reads it: NOPM from the district table's d_next_o_id, TPM from
+// the commit and rollback counters.
 package tpcc
 
 import (
@@ -65,8 +67,8 @@ type tpccWorkload struct {
 
 func (w *tpccWorkload) Name() string { return "tpcc" }
 
-// Protocols: TPC-C on MySQL and MariaDB; PostgreSQL's is later work.
-func (w *tpccWorkload) Protocols() []string { return []string{"mysql"} }
+// Protocols: TPC-C on MySQL, MariaDB and PostgreSQL.
+func (w *tpccWorkload) Protocols() []string { return []string{"mysql", "postgres"} }
 
 // Shape: the warehouses are the scale (the nine tables are fixed).
 func (w *tpccWorkload) Shape() workload.Shape {
@@ -85,40 +87,44 @@ func (w *tpccWorkload) Validate(threads int) error {
 	return nil
 }
 
-// UsesTransactions: every transaction ends with COMMIT (read-only ones too).
-func (w *tpccWorkload) UsesTransactions() bool { return true }
+// UsesTransactions is false for the honesty check: the statements mode's
+// BEGIN and COMMIT are plain statements (not prepared) that the server's
+// statement counters count, as dbduel counts them, and the procedures mode
+// sends none (one statement a transaction).
+func (w *tpccWorkload) UsesTransactions() bool { return false }
 
-func (w *tpccWorkload) sqlDB(db enginedriver.DB) (*sql.DB, error) {
+func (w *tpccWorkload) sqlDB(db enginedriver.DB) (*sql.DB, *dialect, error) {
 	sdb, ok := db.(enginedriver.SQLDB)
-	if !ok || sdb.Dialect() != "mysql" {
-		return nil, fmt.Errorf("workload tpcc runs on MySQL and MariaDB targets only (PostgreSQL's TPC-C is not built yet)")
+	if !ok {
+		return nil, nil, fmt.Errorf("workload tpcc runs on MySQL, MariaDB and PostgreSQL targets only")
 	}
-	return sdb.SQL(), nil
+	d, err := dialectOf(sdb.Dialect())
+	return sdb.SQL(), d, err
 }
 
 func (w *tpccWorkload) Check(ctx context.Context, db enginedriver.DB, threads int) (workload.TableState, error) {
-	sdb, err := w.sqlDB(db)
+	sdb, d, err := w.sqlDB(db)
 	if err != nil {
 		return workload.TableState{}, err
 	}
-	return w.check(ctx, sdb)
+	return w.check(ctx, sdb, d)
 }
 
 func (w *tpccWorkload) Prepare(ctx context.Context, db enginedriver.DB, threads int, progress func(workload.Progress)) error {
-	sdb, err := w.sqlDB(db)
+	sdb, d, err := w.sqlDB(db)
 	if err != nil {
 		return err
 	}
 	bulk, _ := db.(enginedriver.BulkLoader)
-	return w.prepare(ctx, sdb, bulk, threads, progress)
+	return w.prepare(ctx, sdb, d, bulk, threads, progress)
 }
 
 func (w *tpccWorkload) Cleanup(ctx context.Context, db enginedriver.DB, threads int) ([]string, error) {
-	sdb, err := w.sqlDB(db)
+	sdb, d, err := w.sqlDB(db)
 	if err != nil {
 		return nil, err
 	}
-	return w.cleanup(ctx, sdb)
+	return w.cleanup(ctx, sdb, d)
 }
 
 // TypeNames are the five transactions, in the order of the mix.
@@ -128,29 +134,11 @@ func (w *tpccWorkload) TypeNames() []string { return typeNames[:] }
 func (w *tpccWorkload) HeadlineType() int { return int(newOrder) }
 
 // ServerCounters reads what HammerDB reads: the sum of d_next_o_id (each
-// committed New-Order adds one) and Com_commit + Com_rollback.
+// committed New-Order adds one) and the server's commits and rollbacks.
 func (w *tpccWorkload) ServerCounters(ctx context.Context, db enginedriver.DB) (workload.ServerCounters, error) {
-	sdb, err := w.sqlDB(db)
+	sdb, d, err := w.sqlDB(db)
 	if err != nil {
 		return workload.ServerCounters{}, err
 	}
-	var c workload.ServerCounters
-	c.Source = "sum(district.d_next_o_id); Com_commit + Com_rollback"
-	if err := sdb.QueryRowContext(ctx, "SELECT COALESCE(SUM(d_next_o_id), 0) FROM district").Scan(&c.Headline); err != nil {
-		return c, fmt.Errorf("read district.d_next_o_id: %w", err)
-	}
-	rows, err := sdb.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")
-	if err != nil {
-		return c, fmt.Errorf("read the commit counters: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		var v uint64
-		if err := rows.Scan(&name, &v); err != nil {
-			return c, err
-		}
-		c.Transactions += v
-	}
-	return c, rows.Err()
+	return d.serverCounters(ctx, db, sdb)
 }

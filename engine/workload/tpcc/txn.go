@@ -111,7 +111,9 @@ var stmtSQL = [numStmts]string{
 // worker runs one virtual user's transactions on its connection.
 type worker struct {
 	w         *tpccWorkload
+	d         *dialect
 	conn      *sql.Conn
+	publisher enginedriver.StatsPublisher // PostgreSQL's late counters, nil elsewhere
 	g         *rng
 	st        [numStmts]*sql.Stmt
 	calls     [numTypes]*sql.Stmt // the procedures mode's CALLs
@@ -123,32 +125,49 @@ type worker struct {
 	types          [numTypes]workload.TypeCounts
 }
 
-// NewWorker prepares the statements on the thread's connection.
+// NewWorker prepares the statements (or the CALLs) on the thread's
+// connection; where the server publishes its counters late, the thread's
+// are published before the first reading.
 func (w *tpccWorkload) NewWorker(ctx context.Context, dc enginedriver.Conn, thread, threads int, seed uint64) (workload.Worker, error) {
 	sc, ok := dc.(enginedriver.SQLConn)
-	if !ok || sc.Dialect() != "mysql" {
-		return nil, fmt.Errorf("workload tpcc runs on MySQL and MariaDB targets only")
+	if !ok {
+		return nil, fmt.Errorf("workload tpcc runs on MySQL, MariaDB and PostgreSQL targets only")
 	}
-	wk := &worker{w: w, conn: sc.SQL(), g: newRNG(seed)}
+	d, err := dialectOf(sc.Dialect())
+	if err != nil {
+		return nil, err
+	}
+	wk := &worker{w: w, d: d, conn: sc.SQL(), g: newRNG(seed)}
+	wk.publisher, _ = dc.(enginedriver.StatsPublisher)
 	for i := range wk.types {
 		wk.types[i].Hist = stats.NewHistogram()
 	}
-	if w.o.Mode == modeProcedures {
-		if err := wk.prepareCalls(ctx); err != nil {
+	if err := wk.prepare(ctx); err != nil {
+		wk.closeStmts()
+		return nil, err
+	}
+	if wk.publisher != nil {
+		if err := wk.publisher.PublishStats(ctx); err != nil {
 			wk.closeStmts()
 			return nil, err
 		}
-		return wk, nil
+	}
+	return wk, nil
+}
+
+// prepare prepares the mode's statements.
+func (wk *worker) prepare(ctx context.Context) error {
+	if wk.w.o.Mode == modeProcedures {
+		return wk.prepareCalls(ctx)
 	}
 	for i, q := range stmtSQL {
-		s, err := wk.conn.PrepareContext(ctx, q)
+		s, err := wk.conn.PrepareContext(ctx, wk.d.bind(q))
 		if err != nil {
-			wk.closeStmts()
-			return nil, fmt.Errorf("prepare %q: %w", q, err)
+			return fmt.Errorf("prepare %q: %w", q, err)
 		}
 		wk.st[i] = s
 	}
-	return wk, nil
+	return nil
 }
 
 func (wk *worker) closeStmts() {
@@ -159,9 +178,17 @@ func (wk *worker) closeStmts() {
 	}
 }
 
-func (wk *worker) Close(context.Context, *workload.Counts) error {
+// Close publishes the thread's counters where the server publishes them
+// late (one statement, counted), before the reading after the run.
+func (wk *worker) Close(ctx context.Context, c *workload.Counts) error {
 	wk.closeStmts()
-	return nil
+	if wk.publisher == nil {
+		return nil
+	}
+	if c != nil {
+		c.Other++
+	}
+	return wk.publisher.PublishStats(ctx)
 }
 
 // SwapTypes hands the counts since the last swap to the engine.
@@ -505,11 +532,13 @@ func (wk *worker) payment(ctx context.Context, c *workload.Counts) error {
 	if err != nil {
 		return err
 	}
-	var cf [14][]byte
-	dest := make([]any, len(cf))
+	var cf [13][]byte
+	var since any // a time.Time on PostgreSQL
+	dest := make([]any, len(cf), len(cf)+1)
 	for i := range cf {
 		dest[i] = &cf[i]
 	}
+	dest = append(dest, &since)
 	if _, err := wk.row(ctx, payCust, c, dest, cw, cd, cid); err != nil {
 		return err
 	}
@@ -544,7 +573,8 @@ func (wk *worker) orderStatus(ctx context.Context, c *workload.Counts) error {
 		return err
 	}
 	var oid int64
-	var carrier, entry []byte
+	var carrier []byte
+	var entry any // a time.Time on PostgreSQL
 	found, err := wk.row(ctx, osOrder, c, []any{&oid, &carrier, &entry}, w, d, cid)
 	if err != nil || !found {
 		return err
