@@ -97,7 +97,10 @@ func Open(ep driver.Endpoint, maxConns int) (*DB, error) {
 		}
 		return d.conns.track(c), nil
 	}
-	db := stdlib.OpenDB(*cfg)
+	// No liveness ping when a pooled connection is taken again: a ping is
+	// an empty query, a transaction the commit counter would count at a
+	// time nobody knows (xact.go).
+	db := stdlib.OpenDB(*cfg, stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false }))
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxLifetime(0)

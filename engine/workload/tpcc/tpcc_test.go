@@ -3,6 +3,7 @@ package tpcc
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -497,5 +498,78 @@ func readOnlyChangesNothing(t *testing.T, fx txnFixture) {
 	}
 	if after := count(t, sdb, sums); after != before {
 		t.Errorf("Order-Status and Stock-Level changed the data")
+	}
+}
+
+// TestServerCountersAreExact: over a stretch of transactions, the server's
+// transaction count moves by exactly the transactions the thread ran
+// (PostgreSQL's late counters published, dbduel's own reads left out) and
+// sum(d_next_o_id) by the committed New-Orders, in both modes.
+func TestServerCountersAreExact(t *testing.T) {
+	onEachServer(t, func(t *testing.T, srv server) {
+		for _, mode := range []string{modeStatements, modeProcedures} {
+			t.Run(mode, func(t *testing.T) { serverCountersAreExact(t, srv, mode) })
+		}
+	})
+}
+
+func serverCountersAreExact(t *testing.T, srv server, mode string) {
+	ctx := context.Background()
+	db := srv.open(t, "tpcc_counters_"+mode)
+	w, err := New(Options{Warehouses: 1, RandSeed: 9, Mode: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Prepare(ctx, db, 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc := w.(workload.ServerCounted)
+	for round := range 2 { // the second round's readings follow the first's
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ww, err := w.NewWorker(ctx, conn, 0, 1, uint64(round+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Readings of dbduel's own between the two (the honesty check's).
+		if _, err := db.OpCount(ctx); err != nil && !errors.Is(err, driver.ErrNoOpCount) {
+			t.Fatal(err)
+		}
+		before, err := sc.ServerCounters(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c workload.Counts
+		const n = 300
+		for range n {
+			if err := ww.Event(ctx, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ww.Close(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+		if _, err := db.OpCount(ctx); err != nil && !errors.Is(err, driver.ErrNoOpCount) {
+			t.Fatal(err)
+		}
+		after, err := sc.ServerCounters(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		types := make([]workload.TypeCounts, numTypes)
+		for i := range types {
+			types[i].Hist = mustHist()
+		}
+		ww.(*worker).SwapTypes(types)
+		committed := types[newOrder].Done - types[newOrder].Rollbacks
+		if got := after.Transactions - before.Transactions; got != n {
+			t.Errorf("round %d: the server counted %d transactions (%s), the thread ran %d", round, got, after.Source, n)
+		}
+		if got := after.Headline - before.Headline; got != committed {
+			t.Errorf("round %d: sum(d_next_o_id) moved by %d, the thread committed %d New-Orders", round, got, committed)
+		}
 	}
 }
