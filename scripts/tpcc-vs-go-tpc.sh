@@ -14,6 +14,9 @@
 #     for each of dbduel's modes: procedures (one CALL a transaction, as
 #     HammerDB) and statements (the profile's statements from the client);
 #     each round runs go-tpc and both modes, in an order that rotates.
+# MySQL and MariaDB only: go-tpc v1.0.7 has no PostgreSQL driver (its -d
+# takes mysql), so PostgreSQL's TPC-C is compared across targets by dbduel
+# itself (docs/tpcc.md).
 # Usage: scripts/tpcc-vs-go-tpc.sh [pairs] [seconds] [threads] [warehouses]
 set -euo pipefail
 cd "$(dirname "$0")/.."
