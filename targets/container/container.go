@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -81,6 +82,7 @@ type Server struct {
 	name, spec, runID string
 	o                 Options
 	cli               *client.Client
+	eng               *engine // cli's engine (and its private service)
 	id                string
 	volumeName        string
 	hostDir           string
@@ -100,7 +102,25 @@ func New(name, spec, runID string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Engine == enginePodman && !o.pullGiven {
+		o.Pull = "missing" // copied from Docker's store when there
+	}
 	return &Server{name: name, spec: "docker:" + spec, runID: runID, o: o}, nil
+}
+
+// NewPodman returns an unstarted container target for a podman: SPEC
+// (without "podman:"): docker:'s keys, on a private Podman service.
+func NewPodman(name, spec, runID string) (*Server, error) {
+	head, _, _ := strings.Cut(spec, ",")
+	if strings.Contains(spec, ",engine=") {
+		return nil, &targets.UsageError{Msg: fmt.Sprintf("podman:%s: engine= belongs to docker: SPECs (docker:%s,engine=unix:///run/podman/podman.sock)", head, head)}
+	}
+	s, err := New(name, spec+",engine=podman", runID)
+	if err != nil {
+		return nil, err
+	}
+	s.spec = "podman:" + spec
+	return s, nil
 }
 
 func (s *Server) Name() string               { return s.name }
@@ -135,14 +155,12 @@ func (s *Server) labels() map[string]string {
 
 // Start creates and starts the container and waits until the server answers.
 func (s *Server) Start(ctx context.Context) error {
-	cli, err := NewClient()
+	eng, err := connectEngine(ctx, s.o.Engine, s.name, s.runID)
 	if err != nil {
 		return err
 	}
-	s.cli = cli
-	if _, err := cli.Ping(ctx); err != nil {
-		return fmt.Errorf("Docker engine not reachable (%s): %v", cli.DaemonHost(), err)
-	}
+	s.eng, s.cli = eng, eng.cli
+	cli := s.cli
 	if err := s.ensureImage(ctx); err != nil {
 		return err
 	}
@@ -185,6 +203,9 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	s.o.applyLimits(hc)
+	if s.eng.kind == enginePodman {
+		podmanLimits(hc, s.eng.service.pid())
+	}
 	cc.Cmd = append(cmd, s.o.Args...)
 
 	created, err := cli.ContainerCreate(ctx, cc, hc, nil, nil, "dbduel-"+s.runID+"-"+s.name)
@@ -257,6 +278,11 @@ func (s *Server) ensureImage(ctx context.Context) error {
 		return nil
 	} else if !client.IsErrNotFound(err) && !strings.Contains(err.Error(), "No such image") {
 		return fmt.Errorf("inspect image %s: %w", s.o.Image, err)
+	}
+	if s.eng.kind == enginePodman {
+		if copied, err := s.copyFromDocker(ctx); err != nil || copied {
+			return err
+		}
 	}
 	if s.o.Pull != "missing" {
 		return fmt.Errorf("image %s is not present and pull=never: build the test image with scripts/build-test-image.sh, or add pull=missing", s.o.Image)
@@ -397,7 +423,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	d.Image = insp.Config.Image
 	d.ImageID = insp.Image
 	d.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
-	d.Engine, d.Host, d.ClientPlacement = "docker", targets.HostOf(s.cli.DaemonHost()), "here"
+	d.Engine, d.Host, d.ClientPlacement = s.eng.kind, targets.HostOf(s.cli.DaemonHost()), "here"
 	switch mode := string(insp.HostConfig.NetworkMode); mode {
 	case "host", "none":
 		d.NetworkMode = mode
@@ -535,6 +561,10 @@ func (s *Server) Stop(ctx context.Context) error {
 		os.RemoveAll(s.hostDir)
 		s.hostDir = ""
 	}
+	if s.eng != nil {
+		s.eng.close() // the private Podman service, if any, with it
+		s.eng = nil
+	}
 	return errors.Join(errs...)
 }
 
@@ -542,9 +572,10 @@ func (s *Server) Stop(ctx context.Context) error {
 type Leftover struct{ Kind, ID, RunID string }
 
 // Clean removes every container and volume carrying dbduel's label (of one
-// run id when runID is set) and returns what it removed.
-// With inProgress set, objects whose dbduel still runs are left alone and
-// their runs recorded there (run id -> pid).
+// run id when runID is set), in the Docker engine and, where Podman is
+// installed, in Podman's store (through a private service), and returns
+// what it removed. With inProgress set, objects whose dbduel still runs
+// are left alone and their runs recorded there (run id -> pid).
 func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Leftover, error) {
 	skip := func(labels map[string]string) bool {
 		if inProgress == nil {
@@ -560,7 +591,33 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 	if err != nil {
 		return nil, err
 	}
-	defer cli.Close()
+	out, err := cleanEngine(ctx, cli, "Docker engine", runID, skip)
+	cli.Close()
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if _, lookErr := exec.LookPath("podman"); lookErr == nil {
+		pm, err := connectEngine(ctx, enginePodman, "clean", runID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("Podman: %w", err))
+		} else {
+			left, err := cleanEngine(ctx, pm.cli, "Podman", runID, skip)
+			pm.close()
+			out = append(out, left...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	dirs, err := removeHostDirs(runID, func(id string) bool { _, busy := inProgress[id]; return busy })
+	out = append(out, dirs...)
+	return out, errors.Join(append(errs, err)...)
+}
+
+// cleanEngine removes dbduel's labelled containers and volumes from one
+// engine (what names it in errors).
+func cleanEngine(ctx context.Context, cli *client.Client, what, runID string, skip func(map[string]string) bool) ([]Leftover, error) {
 	f := filters.NewArgs()
 	if runID != "" {
 		f.Add("label", state.Label+"="+runID)
@@ -571,7 +628,7 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 	var errs []error
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
-		return nil, fmt.Errorf("Docker engine: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	for _, c := range cs {
 		if skip(c.Labels) {
@@ -585,7 +642,7 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 	}
 	vs, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
 	if err != nil {
-		return out, err
+		return out, fmt.Errorf("%s: %w", what, err)
 	}
 	for _, v := range vs.Volumes {
 		if skip(v.Labels) {
@@ -597,9 +654,7 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 		}
 		out = append(out, Leftover{Kind: "volume", ID: v.Name, RunID: v.Labels[state.Label]})
 	}
-	dirs, err := removeHostDirs(runID, func(id string) bool { _, busy := inProgress[id]; return busy })
-	out = append(out, dirs...)
-	return out, errors.Join(append(errs, err)...)
+	return out, errors.Join(errs...)
 }
 
 // hostDirPrefix starts the name of every container's host directory (its

@@ -30,6 +30,10 @@ type Options struct {
 	Client   string
 	ShmBytes int64    // shm=64m: /dev/shm's size
 	Ulimits  []Ulimit // ulimit=nofile=65536[:65536], repeatable
+	// Engine is the engine= key: "" (the Docker engine of the
+	// environment), podman, or an endpoint (unix:///..., tcp://...).
+	Engine    string
+	pullGiven bool // the SPEC has pull= (Podman's default is missing)
 }
 
 // Ulimit is one ulimit= key: a resource's soft and hard limits.
@@ -40,7 +44,7 @@ type Ulimit struct {
 
 var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
 	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true, "client": true,
-	"shm": true, "ulimit": true}
+	"shm": true, "ulimit": true, "engine": true}
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
@@ -95,7 +99,12 @@ func ParseSpec(spec string) (Options, error) {
 			if v != "never" && v != "missing" {
 				return bad("pull=%q: want never or missing", v)
 			}
-			o.Pull = v
+			o.Pull, o.pullGiven = v, true
+		case "engine":
+			if err := checkEngineKey(v); err != nil {
+				return Options{}, &targets.UsageError{Msg: "docker: " + err.Error()}
+			}
+			o.Engine = v
 		case "args":
 			if !strings.HasPrefix(v, "-") {
 				return bad("args=%q: want one server flag such as --innodb-buffer-pool-size=1G", v)

@@ -72,8 +72,14 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		}
 		n.SetNotices(stderr)
 		return n, nil
-	case strings.HasPrefix(spec, "docker:"):
-		c, err := container.New(name, strings.TrimPrefix(spec, "docker:"), runID)
+	case strings.HasPrefix(spec, "docker:"), strings.HasPrefix(spec, "podman:"):
+		var c *container.Server
+		var err error
+		if rest, ok := strings.CutPrefix(spec, "podman:"); ok {
+			c, err = container.NewPodman(name, rest, runID)
+		} else {
+			c, err = container.New(name, strings.TrimPrefix(spec, "docker:"), runID)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +120,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		n.SetNotices(stderr)
 		return n, nil
 	}
-	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v], docker:IMAGE[,k=v] or kept:RUNID/NAME", name, targets.RedactSpec(spec))
+	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v], docker:IMAGE[,k=v], podman:IMAGE[,k=v] or kept:RUNID/NAME", name, targets.RedactSpec(spec))
 }
 
 // newHostTarget is a target of the system micro-benchmarks: this machine,

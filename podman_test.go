@@ -1,0 +1,142 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// podmanLeftovers counts Podman's containers and volumes of one run id
+// and the private API services still serving it.
+func podmanLeftovers(t *testing.T, runID string) int {
+	t.Helper()
+	n := 0
+	for _, args := range [][]string{
+		{"ps", "-a", "-q", "--filter", "label=" + state.Label + "=" + runID},
+		{"volume", "ls", "-q", "--filter", "label=" + state.Label + "=" + runID},
+	} {
+		out, err := exec.Command("podman", args...).Output()
+		if err != nil {
+			t.Fatalf("podman %v: %v", args, err)
+		}
+		n += len(strings.Fields(string(out)))
+	}
+	out, _ := exec.Command("pgrep", "-f", "podman.*system service.*"+runID).Output()
+	return n + len(strings.Fields(string(out)))
+}
+
+// TestPodmanTarget: a podman: target next to a native one, through
+// Podman's Docker-compatible API on a service dbduel starts for the run.
+// The image is copied from Docker's store (Podman has its own), the
+// container gets ulimits the machine allows (Podman's defaults do not),
+// everything is read back with Podman's network path (no docker-proxy),
+// the server's counter agrees, and nothing is left: not after the run,
+// not after a SIGKILLed dbduel and `dbduel clean`.
+func TestPodmanTarget(t *testing.T) {
+	integration.Require(t, "Podman, Docker and the test image")
+	if _, err := exec.LookPath("podman"); err != nil {
+		t.Fatal("podman is not installed (apt-get install podman): .ci/run installs it")
+	}
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	privateStateDir(t)
+	// A tag of the test image that only Docker has: the run copies it.
+	img := "dbduel-test/podman-copy:" + strings.TrimPrefix(runID, "test-")
+	if out, err := exec.Command("docker", "tag", testImage(t), img).CombinedOutput(); err != nil {
+		t.Fatalf("docker tag: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		exec.Command("docker", "rmi", img).Run()
+		exec.Command("podman", "rmi", "-f", img).Run()
+	})
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "p=podman:"+img,
+		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "p: copied image "+img+" from Docker's store into Podman's") {
+		t.Errorf("no word of the image copied into Podman's store:\n%s", stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p, native result.Target
+	for _, tg := range r.Targets {
+		if tg.Name == "p" {
+			p = tg
+		} else {
+			native = tg
+		}
+	}
+	d := p.Described
+	if d.Engine != "podman" || d.Host != "local" || d.ClientPlacement != "here" || d.NetworkPath != "bridge-direct" || d.NetworkMode != "bridge" {
+		t.Errorf("podman target read back as engine %q host %q client %q network %s/%s", d.Engine, d.Host, d.ClientPlacement, d.NetworkMode, d.NetworkPath)
+	}
+	if p.ServerVersion == "" || p.ServerVersion != native.ServerVersion {
+		t.Errorf("server versions: podman %q, native %q", p.ServerVersion, native.ServerVersion)
+	}
+	for _, run := range r.Runs {
+		if run.Honesty == nil || run.Honesty.DiffPct != 0 || run.Summary.Events == 0 {
+			t.Errorf("%s: %d events, honesty %+v", run.Target, run.Summary.Events, run.Honesty)
+		}
+		if run.Target != "p" || len(run.Intervals) == 0 {
+			continue
+		}
+		if c, _ := run.Intervals[0].Telemetry["server_cpu_cores"].(float64); c <= 0 {
+			t.Errorf("no server CPU read from the Podman container's cgroup: %v", run.Intervals[0].Telemetry)
+		}
+	}
+	if n := podmanLeftovers(t, runID) + leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left behind", n, runID)
+	}
+	if files := stateFiles(t); len(files) != 0 {
+		t.Fatalf("files left in the state directory: %v", files)
+	}
+	podmanKilledThenClean(t, img)
+}
+
+// podmanKilledThenClean SIGKILLs a dbduel running a Podman target: the
+// private service dies with it, the container stays in Podman's store,
+// and `dbduel clean --run` removes it.
+func podmanKilledThenClean(t *testing.T, img string) {
+	runID := "test-" + state.NewRunID()
+	cmd := exec.Command(staticBinary(t), "run", "oltp_point_select", "--target", "c=podman:"+img, "--time", "60",
+		"--table-size", "300", "--threads", "2", "--format", "text")
+	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(120 * time.Second)
+	for !strings.Contains(stdout.String(), "tps") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not start: %s", stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if n := podmanLeftovers(t, runID); n == 0 {
+		t.Fatal("a killed dbduel left no Podman container: the test shows nothing")
+	}
+	if out, errOut, code := dbduel(t, "clean", "--run", runID); code != 0 {
+		t.Fatalf("clean: exit %d: %s %s", code, out, errOut)
+	}
+	if n := podmanLeftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left in Podman after dbduel clean", n, runID)
+	}
+	if files := stateFiles(t); len(files) != 0 {
+		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
+	}
+}

@@ -1,0 +1,256 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"golang.org/x/sys/unix"
+
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// A container target's engine is any Docker-API endpoint on this machine:
+// the Docker engine (DOCKER_HOST or its default socket), or Podman's
+// compatible API: a service dbduel starts on a private socket for the
+// run (engine=podman, podman:IMAGE), or one the user runs
+// (engine=unix:///run/podman/podman.sock).
+
+const (
+	engineDocker = "docker"
+	enginePodman = "podman"
+)
+
+// engine is a connected engine: its client, its kind, and the private
+// service dbduel started for it (nil: none).
+type engine struct {
+	cli     *client.Client
+	kind    string // docker, podman
+	service *podmanService
+}
+
+// close closes the client and stops the private service, if any.
+func (e *engine) close() {
+	if e == nil {
+		return
+	}
+	if e.cli != nil {
+		e.cli.Close()
+	}
+	e.service.stop()
+}
+
+// checkEngineKey validates engine=: podman, or a unix:// socket.
+func checkEngineKey(v string) error {
+	switch {
+	case v == enginePodman || v == engineDocker:
+		return nil
+	case strings.HasPrefix(v, "unix:///"):
+		return nil
+	case strings.HasPrefix(v, "ssh://"):
+		return fmt.Errorf("engine=%s: ssh:// is not supported (the Docker Go client has no ssh transport without the docker CLI's helper): expose the engine as tcp://", v)
+	case strings.HasPrefix(v, "tcp://"):
+		if targets.HostOf(v) == "local" {
+			return nil
+		}
+		return fmt.Errorf("engine=%s: engines on other hosts are not supported yet: run dbduel on that host", v)
+	}
+	return fmt.Errorf("engine=%q: want podman, docker, unix:///PATH or tcp://127.0.0.1:PORT", v)
+}
+
+// connectEngine connects to the SPEC's engine: "" is the Docker engine of
+// the environment, podman a private Podman service (for target name of
+// run runID), unix:// and tcp:// an endpoint (Docker or Podman, as its
+// version says).
+func connectEngine(ctx context.Context, spec, name, runID string) (*engine, error) {
+	e := &engine{kind: engineDocker}
+	var err error
+	switch {
+	case spec == "" || spec == engineDocker:
+		e.cli, err = NewClient()
+	case spec == enginePodman:
+		if e.service, err = startPodmanService(ctx, name, runID); err != nil {
+			return nil, err
+		}
+		e.cli, err = client.NewClientWithOpts(client.WithHost(e.service.host()), client.WithAPIVersionNegotiation())
+	default:
+		e.cli, err = client.NewClientWithOpts(client.WithHost(spec), client.WithAPIVersionNegotiation())
+	}
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	v, err := e.cli.ServerVersion(ctx)
+	if err != nil {
+		e.close()
+		return nil, fmt.Errorf("container engine not reachable (%s): %v", e.cli.DaemonHost(), targets.OneLine(err.Error()))
+	}
+	for _, c := range v.Components {
+		if strings.Contains(c.Name, "Podman") {
+			e.kind = enginePodman
+		}
+	}
+	return e, nil
+}
+
+// podmanService is `podman system service` on a private socket, started
+// for one target and stopped with it.
+type podmanService struct {
+	dir    string
+	cmd    *exec.Cmd
+	exited chan error // the service's exit, once
+}
+
+// pid is the service's process id (0 when there is none).
+func (p *podmanService) pid() int {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+func (p *podmanService) host() string { return "unix://" + filepath.Join(p.dir, "podman.sock") }
+
+// startPodmanService starts Podman's API service and waits until it
+// answers. It runs containers with runc where runc is installed (the
+// runtime Docker uses here, and crun cannot run on a hybrid cgroup
+// hierarchy), and dies with dbduel (SIGTERM when its parent exits). Its
+// socket is in a directory of the run's in the state directory, which
+// `dbduel clean` removes after a killed run.
+func startPodmanService(ctx context.Context, name, runID string) (*podmanService, error) {
+	bin, err := exec.LookPath("podman")
+	if err != nil {
+		return nil, &targets.UsageError{Msg: "engine podman: podman is not installed (apt-get install podman)"}
+	}
+	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(state.Dir(), hostDirPrefix+runID+"-"+name+"-podman-")
+	if err != nil {
+		return nil, err
+	}
+	p := &podmanService{dir: dir}
+	args := []string{"system", "service", "--time=0", p.host()}
+	if _, err := exec.LookPath("runc"); err == nil {
+		args = append([]string{"--runtime", "runc"}, args...)
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	logFile, err := os.Create(filepath.Join(dir, "service.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer logFile.Close()
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start podman system service: %w", err)
+	}
+	p.exited = make(chan error, 1)
+	go func() { p.exited <- p.cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "podman.sock")); err == nil {
+			return p, nil
+		}
+		select {
+		case err := <-p.exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "service.log"))
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("podman system service exited (%v): %s", err, targets.OneLine(string(log)))
+		case <-ctx.Done():
+			p.stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, errors.New("podman system service did not open its socket within 20 s")
+		}
+	}
+}
+
+// stop ends the service and removes its socket directory.
+func (p *podmanService) stop() {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	}
+	os.RemoveAll(p.dir)
+	p.cmd = nil
+}
+
+// copyFromDocker copies the image from the local Docker engine's store
+// into Podman's, as docker save | podman load would, when the SPEC allows
+// fetching a missing image (pull=missing, Podman's default); copied is
+// false when Docker does not have it either.
+func (s *Server) copyFromDocker(ctx context.Context) (copied bool, err error) {
+	if s.o.Pull != "missing" {
+		return false, fmt.Errorf("image %s is not in Podman's store and pull=never: copy it with docker save %s | podman load, or drop pull=never", s.o.Image, s.o.Image)
+	}
+	dcli, err := NewClient()
+	if err != nil {
+		return false, nil
+	}
+	defer dcli.Close()
+	if _, err := dcli.ImageInspect(ctx, s.o.Image); err != nil {
+		return false, nil
+	}
+	rc, err := dcli.ImageSave(ctx, []string{s.o.Image})
+	if err != nil {
+		return false, fmt.Errorf("docker save %s: %w", s.o.Image, err)
+	}
+	defer rc.Close()
+	resp, err := s.cli.ImageLoad(ctx, rc, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return false, fmt.Errorf("podman load %s: %v", s.o.Image, targets.OneLine(err.Error()))
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err != nil {
+		return false, fmt.Errorf("podman load %s: the image is still missing after the load: %v", s.o.Image, targets.OneLine(err.Error()))
+	}
+	if s.progress != nil {
+		fmt.Fprintf(s.progress, "%s: copied image %s from Docker's store into Podman's (docker save | podman load)\n", s.name, s.o.Image)
+	}
+	return true, nil
+}
+
+// podmanLimits sets what Podman's defaults get wrong for this machine,
+// unless the SPEC set them: Podman asks for RLIMIT_NOFILE 1048576 and
+// RLIMIT_NPROC 4194304, more than the service's hard limits may allow
+// ("error setting rlimit type 7: operation not permitted"; the service
+// lowers its own RLIMIT_NPROC to 32768 here). dbduel asks for the hard
+// limits of the service itself, read from it (pid; 0: a service dbduel did
+// not start, whose limits are taken to be dbduel's own).
+func podmanLimits(hc *container.HostConfig, pid int) {
+	have := map[string]bool{}
+	for _, u := range hc.Ulimits {
+		have[u.Name] = true
+	}
+	for name, res := range map[string]int{"nofile": unix.RLIMIT_NOFILE, "nproc": unix.RLIMIT_NPROC} {
+		var rl unix.Rlimit
+		if have[name] || unix.Prlimit(pid, res, nil, &rl) != nil {
+			continue
+		}
+		n := int64(min(rl.Max, 1<<20))
+		hc.Ulimits = append(hc.Ulimits, &container.Ulimit{Name: name, Soft: n, Hard: n})
+	}
+}
