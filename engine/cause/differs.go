@@ -39,6 +39,9 @@ func differences(r *result.Result, t, b result.Target) []string {
 		out = append(out, s)
 	}
 	out = append(out, configuration(r, t.Name, b.Name)...)
+	if pt, pb := pathOf(dt), pathOf(db); pt != pb {
+		out = append(out, fmt.Sprintf("network path %s → %s", pb, pt))
+	}
 	if dt.Datadir != nil && db.Datadir != nil && dt.Datadir.Kind != db.Datadir.Kind {
 		out = append(out, fmt.Sprintf("datadir %s → %s", db.Datadir.Kind, dt.Datadir.Kind))
 	}
@@ -95,6 +98,25 @@ func variable(r *result.Result, target, name string) string {
 		}
 	}
 	return ""
+}
+
+// pathOf names how the client reaches a target's server: the host's
+// network directly (a native server, a container on the host network), a
+// published port through docker-proxy, a published port by the kernel's
+// NAT alone (Podman's netavark/CNI, Docker without its proxy), or the
+// container's own loopback (the client in its network namespace).
+func pathOf(d result.Described) string {
+	switch {
+	case d.ClientPlacement == "netns":
+		return "the container's own loopback"
+	case d.NetworkPath == "docker-proxy":
+		return "docker-proxy"
+	case d.NetworkPath == "bridge-direct" && d.Engine == "podman":
+		return "Podman's published port (NAT, no proxy)"
+	case d.NetworkPath == "bridge-direct":
+		return "published port (NAT, no proxy)"
+	}
+	return "direct" // the host network, or a server outside any container
 }
 
 // shared is what both sides have in common that a reader might take for

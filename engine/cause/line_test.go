@@ -277,3 +277,27 @@ func TestCpusetOfEveryCPUIsNoDifference(t *testing.T) {
 		t.Fatalf("differences %q", d)
 	}
 }
+
+// The cause names each network path it differs by: Podman's published
+// port (no proxy), docker-proxy, the container's own loopback.
+func TestCauseNamesTheNetworkPath(t *testing.T) {
+	for _, c := range []struct {
+		d    result.Described
+		want string
+	}{
+		{result.Described{NetworkPath: "bridge-direct", NetworkMode: "bridge", Engine: "podman"}, "network path direct → Podman's published port (NAT, no proxy)"},
+		{result.Described{NetworkPath: "docker-proxy", NetworkMode: "bridge", Engine: "docker"}, "network path direct → docker-proxy"},
+		{result.Described{NetworkPath: "bridge-direct", NetworkMode: "bridge", Engine: "docker", ClientPlacement: "netns"}, "network path direct → the container's own loopback"},
+	} {
+		r := threeTargets()
+		r.Targets[1].Described = c.d
+		stats.Analyze(r)
+		Annotate(r)
+		if got := For(r, "bridge", 0); !strings.Contains(got, "differs: "+c.want) {
+			t.Errorf("%+v: cause %q, want it to name %q", c.d, got, c.want)
+		}
+		if got := For(r, "host", 0); strings.Contains(got, "network path") {
+			t.Errorf("host network vs native: %q names a path difference", got)
+		}
+	}
+}
