@@ -28,6 +28,9 @@ type Sample struct {
 	CPUNS      uint64 // cumulative CPU time of the server (its process or its container's cgroup)
 	MemBytes   uint64
 	ProxyCPUNS uint64 // cumulative CPU time of the docker-proxy serving its port (0: none)
+	// ProxyUnmeasured says a proxy may serve the port where dbduel cannot
+	// read it (an engine on another host): not measured, never zero.
+	ProxyUnmeasured bool
 	// ThrottledNS is the cumulative time a CPU quota held the server back
 	// (summed over its CPUs: it can exceed wall time); Periods and
 	// ThrottledPeriods are the quota's enforcement periods and how many

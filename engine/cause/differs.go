@@ -115,6 +115,8 @@ func pathOf(d result.Described) string {
 		return "Podman's published port (NAT, no proxy)"
 	case d.NetworkPath == "bridge-direct":
 		return "published port (NAT, no proxy)"
+	case d.NetworkPath == "remote-published":
+		return "the engine host's published port"
 	}
 	return "direct" // the host network, or a server outside any container
 }

@@ -104,7 +104,7 @@ type Described struct {
 	ImageID          string   `json:"image_id,omitempty"`
 	Binary           string   `json:"binary,omitempty"`
 	NetworkMode      string   `json:"network_mode,omitempty"` // host|bridge|none
-	NetworkPath      string   `json:"network_path,omitempty"` // direct|docker-proxy|bridge-direct
+	NetworkPath      string   `json:"network_path,omitempty"` // direct|docker-proxy|bridge-direct|remote-published
 	Datadir          *Datadir `json:"datadir,omitempty"`
 	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`
 	CPUs             float64  `json:"cpus,omitempty"`

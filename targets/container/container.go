@@ -60,19 +60,14 @@ func NewClient() (*client.Client, error) {
 }
 
 // checkDockerHost refuses engines dbduel cannot use: ssh:// (not
-// supported by the client here) and remote tcp:// engines, whose ports are
-// published on the remote host's 127.0.0.1, out of this machine's reach.
+// supported by the client here). A remote tcp:// engine publishes the
+// server's port on its host's address (publishAddr).
 func checkDockerHost(h string) error {
 	switch {
 	case h == "" || strings.HasPrefix(h, "unix://"):
 		return nil
 	case strings.HasPrefix(h, "ssh://"):
 		return &targets.UsageError{Msg: "DOCKER_HOST=ssh://... is not supported: run dbduel on that host, or expose the engine as tcp:// on this machine"}
-	case strings.HasPrefix(h, "tcp://"):
-		if targets.HostOf(h) == "local" {
-			return nil
-		}
-		return &targets.UsageError{Msg: fmt.Sprintf("DOCKER_HOST=%s is a remote engine: dbduel publishes container ports on 127.0.0.1 of the engine's host, which is not reachable from here; run dbduel on that host", h)}
 	}
 	return nil
 }
@@ -197,8 +192,13 @@ func (s *Server) Start(ctx context.Context) error {
 		hc.NetworkMode = "bridge"
 		p := nat.Port(strconv.Itoa(s.protocol().Image.Port) + "/tcp")
 		cc.ExposedPorts = nat.PortSet{p: {}}
-		hc.PortBindings = nat.PortMap{p: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}
+		hostPort := strconv.Itoa(port)
+		if s.remote() {
+			hostPort = "" // free there, not here: the engine picks it
+		}
+		hc.PortBindings = nat.PortMap{p: {{HostIP: s.publishAddr(), HostPort: hostPort}}}
 	}
+	s.ep.Host = s.publishAddr()
 	if err := s.mountDatadir(ctx, hc, s.protocol().Image.Datadir); err != nil {
 		return err
 	}
@@ -215,6 +215,11 @@ func (s *Server) Start(ctx context.Context) error {
 	s.id = created.ID
 	if err := cli.ContainerStart(ctx, s.id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container: %v (%s)", err, s.lastLogs(5))
+	}
+	if s.remote() && s.o.Network != "host" {
+		if err := s.readPublishedPort(ctx); err != nil {
+			return err
+		}
 	}
 	return s.waitReady(ctx, readyTimeout)
 }
@@ -431,6 +436,11 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 		d.NetworkMode = "bridge"
 	}
 	d.NetworkPath = networkPath(d.NetworkMode, s.ep.Port)
+	if s.remote() && d.NetworkMode == "bridge" {
+		// The engine's host has its own (docker-proxy or NAT alone): not
+		// readable from here.
+		d.NetworkPath = "remote-published"
+	}
 	if datadir == "" {
 		// The server does not say (FerretDB): the path dbduel gave it; the
 		// mount on it is still read back below.
@@ -452,7 +462,11 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 			d.Datadir.Kind = "bind"
 		}
 	}
-	d.Datadir.FSType = s.fstypeInside(ctx, datadir)
+	if s.remote() {
+		insp.State.Pid = 0 // its /proc and cgroups are the other host's: what the engine says stands
+	} else {
+		d.Datadir.FSType = s.fstypeInside(ctx, datadir)
+	}
 	readLimits(d, insp)
 	d.Seccomp = "default"
 	for _, o := range insp.HostConfig.SecurityOpt {
@@ -516,6 +530,9 @@ func dockerProxyPID(port int) int {
 // of the docker-proxy in front of it (the userland port forwarder's cost is
 // part of what a published port costs).
 func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
+	if s.remote() {
+		return s.remoteSample(ctx)
+	}
 	if s.pid == 0 {
 		insp, err := s.cli.ContainerInspect(ctx, s.id)
 		if err != nil {

@@ -2,18 +2,21 @@ package container
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
+	"github.com/docker/go-connections/nat"
 	"golang.org/x/sys/unix"
 
 	"github.com/dbduel/dbduel/targets"
@@ -60,10 +63,7 @@ func checkEngineKey(v string) error {
 	case strings.HasPrefix(v, "ssh://"):
 		return fmt.Errorf("engine=%s: ssh:// is not supported (the Docker Go client has no ssh transport without the docker CLI's helper): expose the engine as tcp://", v)
 	case strings.HasPrefix(v, "tcp://"):
-		if targets.HostOf(v) == "local" {
-			return nil
-		}
-		return fmt.Errorf("engine=%s: engines on other hosts are not supported yet: run dbduel on that host", v)
+		return nil
 	}
 	return fmt.Errorf("engine=%q: want podman, docker, unix:///PATH or tcp://127.0.0.1:PORT", v)
 }
@@ -253,4 +253,58 @@ func podmanLimits(hc *container.HostConfig, pid int) {
 		n := int64(min(rl.Max, 1<<20))
 		hc.Ulimits = append(hc.Ulimits, &container.Ulimit{Name: name, Soft: n, Hard: n})
 	}
+}
+
+// remote says the engine runs on another host: its containers' /proc and
+// cgroups are not this machine's, so they are read through its API.
+func (s *Server) remote() bool {
+	return s.cli != nil && targets.HostOf(s.cli.DaemonHost()) != "local"
+}
+
+// publishAddr is the address the server's port is published on: the
+// SPEC's publish=, else the engine host's address for a remote engine,
+// else 127.0.0.1 (a local engine's ports stay on loopback).
+func (s *Server) publishAddr() string {
+	switch {
+	case s.o.Publish != "":
+		return s.o.Publish
+	case s.remote():
+		return targets.HostOf(s.cli.DaemonHost())
+	}
+	return "127.0.0.1"
+}
+
+// remoteSample reads a remote container's CPU, memory and throttling from
+// the engine's stats API (one shot: the cgroup's own counters). The
+// docker-proxy in front of it runs on the engine's host, out of reach.
+func (s *Server) remoteSample(ctx context.Context) (targets.Sample, error) {
+	resp, err := s.cli.ContainerStatsOneShot(ctx, s.id)
+	if err != nil {
+		return targets.Sample{}, err
+	}
+	defer resp.Body.Close()
+	var st container.StatsResponse
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return targets.Sample{}, fmt.Errorf("the engine's stats: %w", err)
+	}
+	th := st.CPUStats.ThrottlingData
+	return targets.Sample{At: time.Now(), CPUNS: st.CPUStats.CPUUsage.TotalUsage, MemBytes: st.MemoryStats.Usage,
+		ThrottledNS: th.ThrottledTime, Periods: th.Periods, ThrottledPeriods: th.ThrottledPeriods, ProxyUnmeasured: true}, nil
+}
+
+// readPublishedPort reads the host port the engine picked.
+func (s *Server) readPublishedPort(ctx context.Context) error {
+	insp, err := s.cli.ContainerInspect(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	if insp.NetworkSettings != nil {
+		for _, b := range insp.NetworkSettings.Ports[nat.Port(fmt.Sprintf("%d/tcp", s.protocol().Image.Port))] {
+			if n, err := strconv.Atoi(b.HostPort); err == nil && n > 0 {
+				s.ep.Port = n
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the engine published no port for the server")
 }

@@ -12,7 +12,9 @@ func TestEngineKey(t *testing.T) {
 		"img,engine=unix:///run/podman/podman.sock": "",
 		"img,engine=tcp://127.0.0.1:2375":           "",
 		"img,engine=ssh://me@db1":                   "no ssh transport",
-		"img,engine=tcp://10.254.77.2:2375":         "not supported yet",
+		"img,engine=tcp://10.254.77.2:2375":         "",
+		"img,publish=10.254.77.2":                   "",
+		"img,publish=db1":                           "want an IP address",
 		"img,engine=kubernetes":                     "want podman, docker",
 	} {
 		_, err := ParseSpec(spec)

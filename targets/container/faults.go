@@ -134,6 +134,9 @@ func (s *Server) describeRunning(insp container.InspectResponse) string {
 	if networkDisconnected(insp) {
 		return "network disconnected: the container has no network left (docker network disconnect); its published port leads nowhere"
 	}
+	if s.remote() {
+		return "" // its filesystem is on another host
+	}
 	return diskFull(insp.State.Pid, s.dataPath)
 }
 

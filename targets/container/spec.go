@@ -2,6 +2,7 @@ package container
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 
@@ -32,7 +33,9 @@ type Options struct {
 	Ulimits  []Ulimit // ulimit=nofile=65536[:65536], repeatable
 	// Engine is the engine= key: "" (the Docker engine of the
 	// environment), podman, or an endpoint (unix:///..., tcp://...).
-	Engine    string
+	Engine string
+	// Publish is the address the port is published on (publish=ADDR).
+	Publish   string
 	pullGiven bool // the SPEC has pull= (Podman's default is missing)
 }
 
@@ -44,7 +47,7 @@ type Ulimit struct {
 
 var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
 	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true, "client": true,
-	"shm": true, "ulimit": true, "engine": true}
+	"shm": true, "ulimit": true, "engine": true, "publish": true}
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
@@ -105,6 +108,11 @@ func ParseSpec(spec string) (Options, error) {
 				return Options{}, &targets.UsageError{Msg: "docker: " + err.Error()}
 			}
 			o.Engine = v
+		case "publish":
+			if net.ParseIP(v) == nil {
+				return bad("publish=%q: want an IP address of the engine's host", v)
+			}
+			o.Publish = v
 		case "args":
 			if !strings.HasPrefix(v, "-") {
 				return bad("args=%q: want one server flag such as --innodb-buffer-pool-size=1G", v)

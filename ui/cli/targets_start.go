@@ -175,6 +175,9 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 		if dt > 0 && cur.CPUNS >= prev.CPUNS {
 			m["server_cpu_cores"] = math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000) / 1000
 		}
+		if cur.ProxyUnmeasured {
+			m["proxy_cpu_cores_note"] = "not measured: a proxy on the engine's host is out of reach"
+		}
 		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
 			m["proxy_cpu_cores"] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
 		}
