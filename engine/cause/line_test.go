@@ -279,14 +279,15 @@ func TestCpusetOfEveryCPUIsNoDifference(t *testing.T) {
 }
 
 // The cause names each network path it differs by: Podman's published
-// port (no proxy), docker-proxy, the container's own loopback.
+// port (no proxy), the container's own loopback, a remote engine's port
+// (docker-proxy is named with its cost, measured alongside).
 func TestCauseNamesTheNetworkPath(t *testing.T) {
 	for _, c := range []struct {
 		d    result.Described
 		want string
 	}{
 		{result.Described{NetworkPath: "bridge-direct", NetworkMode: "bridge", Engine: "podman"}, "network path direct → Podman's published port (NAT, no proxy)"},
-		{result.Described{NetworkPath: "docker-proxy", NetworkMode: "bridge", Engine: "docker"}, "network path direct → docker-proxy"},
+		{result.Described{NetworkPath: "remote-published", NetworkMode: "bridge", Engine: "docker", Host: "10.254.77.2"}, "network path direct → the engine host's published port"},
 		{result.Described{NetworkPath: "bridge-direct", NetworkMode: "bridge", Engine: "docker", ClientPlacement: "netns"}, "network path direct → the container's own loopback"},
 	} {
 		r := threeTargets()

@@ -87,14 +87,12 @@ func (a *Agent) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: 
 // stdin and stdout, starts it and waits for the agent's hello.
 func (a *Agent) Start(ctx context.Context) error {
 	s := a.Server
-	cli, err := NewClient()
+	eng, err := connectEngine(ctx, s.o.Engine, s.name, s.runID)
 	if err != nil {
 		return err
 	}
-	s.cli = cli
-	if _, err := cli.Ping(ctx); err != nil {
-		return fmt.Errorf("Docker engine not reachable (%s): %v", cli.DaemonHost(), err)
-	}
+	s.eng, s.cli = eng, eng.cli
+	cli := s.cli
 	if err := s.ensureImage(ctx); err != nil {
 		return err
 	}
@@ -121,7 +119,7 @@ func (a *Agent) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	s.o.applyLimits(hc)
+	s.limits(hc)
 	cc := &container.Config{Image: s.o.Image, Labels: s.labels(), Env: s.o.Env,
 		Entrypoint: []string{agentBinary, "agent", "--dir", AgentDataDir}, Cmd: []string{},
 		// root: the volume's directory belongs to root, whatever the image's user.
@@ -261,7 +259,7 @@ type NetnsClient struct {
 // dial makes its client.
 func NewNetnsClient(s *Server, binary string, args []string, dial AgentDialer) *NetnsClient {
 	return &NetnsClient{Server: s, args: args,
-		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never"}},
+		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never", Engine: s.o.Engine}},
 			binary: binary, dial: dial, stderr: &targets.TailBuffer{Max: 4096}}}
 }
 

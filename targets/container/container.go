@@ -202,10 +202,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.mountDatadir(ctx, hc, s.protocol().Image.Datadir); err != nil {
 		return err
 	}
-	s.o.applyLimits(hc)
-	if s.eng.kind == enginePodman {
-		podmanLimits(hc, s.eng.service.pid())
-	}
+	s.limits(hc)
 	cc.Cmd = append(cmd, s.o.Args...)
 
 	created, err := cli.ContainerCreate(ctx, cc, hc, nil, nil, "dbduel-"+s.runID+"-"+s.name)
@@ -255,6 +252,15 @@ func (s *Server) mountDatadir(ctx context.Context, hc *container.HostConfig, pat
 	return nil
 }
 
+// limits sets the SPEC's limits, and the ulimits Podman's defaults get
+// wrong.
+func (s *Server) limits(hc *container.HostConfig) {
+	s.o.applyLimits(hc)
+	if s.eng != nil && s.eng.kind == enginePodman {
+		podmanLimits(hc, s.eng.service.pid())
+	}
+}
+
 // applyLimits sets the SPEC's memory, cpus, cpuset, seccomp, shm and ulimits.
 func (o Options) applyLimits(hc *container.HostConfig) {
 	if o.ShmBytes > 0 {
@@ -284,7 +290,7 @@ func (s *Server) ensureImage(ctx context.Context) error {
 	} else if !client.IsErrNotFound(err) && !strings.Contains(err.Error(), "No such image") {
 		return fmt.Errorf("inspect image %s: %w", s.o.Image, err)
 	}
-	if s.eng.kind == enginePodman {
+	if s.eng != nil && s.eng.kind == enginePodman {
 		if copied, err := s.copyFromDocker(ctx); err != nil || copied {
 			return err
 		}

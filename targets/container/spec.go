@@ -67,27 +67,12 @@ func ParseSpec(spec string) (Options, error) {
 	o := Options{Image: head, Network: "bridge", Datadir: "volume", Pull: "never"}
 	for _, kv := range kvs {
 		v := kv.Value
+		if limit, err := o.parseLimit(kv.Key, v); err != nil {
+			return bad("%v", err)
+		} else if limit {
+			continue
+		}
 		switch kv.Key {
-		case "memory":
-			n, err := units.RAMInBytes(v)
-			if err != nil || n <= 0 {
-				return bad("memory=%q: want a size such as 512m or 2g", v)
-			}
-			if n < 6*1024*1024 {
-				return bad("memory=%q: Docker needs at least 6m", v)
-			}
-			o.MemoryBytes = n
-		case "cpus":
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f <= 0 {
-				return bad("cpus=%q: want a positive number such as 1.5", v)
-			}
-			o.CPUs = f
-		case "cpuset":
-			if err := targets.CheckCpuset(v); err != nil {
-				return bad("%v", err)
-			}
-			o.Cpuset = v
 		case "network":
 			if v != "bridge" && v != "host" {
 				return bad("network=%q: want bridge or host", v)
@@ -138,18 +123,6 @@ func ParseSpec(spec string) (Options, error) {
 				return bad("seccomp=%q: want unconfined (Docker's default profile applies without the key)", v)
 			}
 			o.Seccomp = v
-		case "shm":
-			n, err := units.RAMInBytes(v)
-			if err != nil || n <= 0 {
-				return bad("shm=%q: want a size such as 64m or 1g", v)
-			}
-			o.ShmBytes = n
-		case "ulimit":
-			u, err := parseUlimit(v)
-			if err != nil {
-				return bad("%v", err)
-			}
-			o.Ulimits = append(o.Ulimits, u)
 		case "cnf":
 			abs, err := targets.CheckCnf(v)
 			if err != nil {
@@ -159,6 +132,48 @@ func ParseSpec(spec string) (Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// parseLimit reads the resource keys (memory, cpus, cpuset, shm, ulimit)
+// into o; limit is false for any other key.
+func (o *Options) parseLimit(key, v string) (limit bool, err error) {
+	switch key {
+	case "memory":
+		n, err := units.RAMInBytes(v)
+		if err != nil || n <= 0 {
+			return true, fmt.Errorf("memory=%q: want a size such as 512m or 2g", v)
+		}
+		if n < 6*1024*1024 {
+			return true, fmt.Errorf("memory=%q: Docker needs at least 6m", v)
+		}
+		o.MemoryBytes = n
+	case "cpus":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			return true, fmt.Errorf("cpus=%q: want a positive number such as 1.5", v)
+		}
+		o.CPUs = f
+	case "cpuset":
+		if err := targets.CheckCpuset(v); err != nil {
+			return true, err
+		}
+		o.Cpuset = v
+	case "shm":
+		n, err := units.RAMInBytes(v)
+		if err != nil || n <= 0 {
+			return true, fmt.Errorf("shm=%q: want a size such as 64m or 1g", v)
+		}
+		o.ShmBytes = n
+	case "ulimit":
+		u, err := parseUlimit(v)
+		if err != nil {
+			return true, err
+		}
+		o.Ulimits = append(o.Ulimits, u)
+	default:
+		return false, nil
+	}
+	return true, nil
 }
 
 // imageProtocols are the registered protocols whose images dbduel can run.
