@@ -46,6 +46,19 @@ func leftovers(t *testing.T, runID string) int {
 		t.Fatal(err)
 	}
 	defer dc.Close()
+	procs, _ := state.Processes(runID)
+	alive := 0
+	for _, p := range procs {
+		if state.Alive(p.PID, p.Binary) {
+			alive++
+		}
+	}
+	return engineLeftovers(t, dc, runID) + alive
+}
+
+// engineLeftovers counts one engine's containers and volumes of a run.
+func engineLeftovers(t *testing.T, dc *client.Client, runID string) int {
+	t.Helper()
 	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
 	cs, err := dc.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
 	if err != nil {
@@ -55,14 +68,7 @@ func leftovers(t *testing.T, runID string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	procs, _ := state.Processes(runID)
-	alive := 0
-	for _, p := range procs {
-		if state.Alive(p.PID, p.Binary) {
-			alive++
-		}
-	}
-	return len(cs) + len(vs.Volumes) + alive
+	return len(cs) + len(vs.Volumes)
 }
 
 func TestNativeVsContainerJSON(t *testing.T) {

@@ -563,7 +563,27 @@ func staticBinary(t *testing.T) string {
 func killDbduelThenClean(t *testing.T, s subject) time.Duration {
 	runID := "test-" + state.NewRunID()
 	privateStateDir(t)
-	cmd := exec.Command(staticBinary(t), "run", s.workload, "--target", "c="+s.spec(t), "--time", "60",
+	killOnceRunning(t, runID, s.workload, "c="+s.spec(t))
+	killed := time.Now()
+	if out, errOut, code := dbduel(t, "clean", "--run", runID); code != 0 {
+		t.Fatalf("clean: exit %d: %s %s", code, out, errOut)
+	}
+	took := time.Since(killed)
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left after dbduel clean", n, runID)
+	}
+	if files := stateFiles(t); len(files) != 0 {
+		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
+	}
+	return took
+}
+
+// killOnceRunning starts a dbduel (the static binary) running workload on
+// target under run id runID, and SIGKILLs it once its first interval line
+// is out.
+func killOnceRunning(t *testing.T, runID, workload, target string) {
+	t.Helper()
+	cmd := exec.Command(staticBinary(t), "run", workload, "--target", target, "--time", "60",
 		"--table-size", "300", "--threads", "2", "--format", "text")
 	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
 	var stdout, stderr syncBuffer
@@ -581,18 +601,6 @@ func killDbduelThenClean(t *testing.T, s subject) time.Duration {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	killed := time.Now()
-	if out, errOut, code := dbduel(t, "clean", "--run", runID); code != 0 {
-		t.Fatalf("clean: exit %d: %s %s", code, out, errOut)
-	}
-	took := time.Since(killed)
-	if n := leftovers(t, runID); n != 0 {
-		t.Fatalf("%d things of run %s left after dbduel clean", n, runID)
-	}
-	if files := stateFiles(t); len(files) != 0 {
-		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
-	}
-	return took
 }
 
 func lastLines(s string, n int) string {

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
@@ -109,24 +107,7 @@ func TestPodmanTarget(t *testing.T) {
 // and `dbduel clean --run` removes it.
 func podmanKilledThenClean(t *testing.T, img string) {
 	runID := "test-" + state.NewRunID()
-	cmd := exec.Command(staticBinary(t), "run", "oltp_point_select", "--target", "c=podman:"+img, "--time", "60",
-		"--table-size", "300", "--threads", "2", "--format", "text")
-	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
-	var stdout, stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	deadline := time.Now().Add(120 * time.Second)
-	for !strings.Contains(stdout.String(), "tps") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not start: %s", stderr.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
+	killOnceRunning(t, runID, "oltp_point_select", "c=podman:"+img)
 	if n := podmanLeftovers(t, runID); n == 0 {
 		t.Fatal("a killed dbduel left no Podman container: the test shows nothing")
 	}

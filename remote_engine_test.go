@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
 	"github.com/dbduel/dbduel/engine/result"
@@ -85,6 +81,46 @@ func TestRemoteEngine(t *testing.T) {
 	if n := remoteLeftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left on the remote engine", n, runID)
 	}
+	clientHereAndBeside(t, img)
+}
+
+// clientHereAndBeside runs the same container on host B twice: with the
+// client here (queries cross the network) and beside it (dbduel's agent
+// in a container of its own on that host's network: only results cross).
+func clientHereAndBeside(t *testing.T, img string) {
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	out := filepath.Join(t.TempDir(), "r.json")
+	spec := "docker:" + img + ",engine=" + remoteEngine
+	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "here="+spec, "--target", "beside="+spec+",client=beside",
+		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "the clients ran in different places: here's in dbduel's process, beside's beside the server, on its host") {
+		t.Errorf("no word of the clients' places:\n%s", stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range r.Targets {
+		want := map[string]string{"here": "here", "beside": "beside"}[tg.Name]
+		if d := tg.Described; d.ClientPlacement != want || d.Host != "10.254.77.2" {
+			t.Errorf("%s: client %q host %q", tg.Name, d.ClientPlacement, d.Host)
+		}
+	}
+	for _, run := range r.Runs {
+		if run.Honesty == nil || run.Honesty.DiffPct != 0 || run.Summary.Events == 0 {
+			t.Errorf("%s: %d events, honesty %+v", run.Target, run.Summary.Events, run.Honesty)
+		}
+		if c, _ := run.Intervals[0].Telemetry["client_cpu_cores"].(float64); run.Target == "beside" && c <= 0 {
+			t.Errorf("the client beside the server: no CPU read from its container: %v", run.Intervals[0].Telemetry)
+		}
+	}
+	if n := remoteLeftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left on the remote engine", n, runID)
+	}
 }
 
 // remoteLeftovers counts the remote engine's containers and volumes of a run.
@@ -95,14 +131,5 @@ func remoteLeftovers(t *testing.T, runID string) int {
 		t.Fatal(err)
 	}
 	defer dc.Close()
-	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
-	cs, err := dc.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vs, err := dc.VolumeList(context.Background(), volume.ListOptions{Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(cs) + len(vs.Volumes)
+	return engineLeftovers(t, dc, runID)
 }

@@ -142,3 +142,19 @@ func LookupUint64(fs *pflag.FlagSet, name string) uint64 {
 	}
 	return 0
 }
+
+// NumberedPlaceholders turns ? placeholders into PostgreSQL's $1, $2, ...
+// (for statements that hold no ? inside a literal).
+func NumberedPlaceholders(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

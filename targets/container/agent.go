@@ -244,10 +244,14 @@ func (a *Agent) Stop(ctx context.Context) error {
 }
 
 // NetnsClient is a database container whose benchmark client is dbduel's
-// agent in the container's own network namespace: the queries go over
-// that namespace's loopback, neither through docker-proxy nor through the
-// host's network stack (explain's bridge-direct rung). The server's port
-// is still published on 127.0.0.1, for reading it back only.
+// agent in a container of its own on the same engine: in the server's
+// network namespace (client=netns), where the queries go over that
+// namespace's loopback, neither through docker-proxy nor through the
+// host's network stack (explain's bridge-direct rung); or beside it
+// (client=beside), on the engine host's network, reaching the server's
+// published port there: the load is generated on the database's host and
+// only results cross the network to dbduel. The agent talks to dbduel
+// over the engine's attach stream, local or remote.
 type NetnsClient struct {
 	*Server
 	agent *Agent
@@ -259,7 +263,7 @@ type NetnsClient struct {
 // dial makes its client.
 func NewNetnsClient(s *Server, binary string, args []string, dial AgentDialer) *NetnsClient {
 	return &NetnsClient{Server: s, args: args,
-		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never", Engine: s.o.Engine}},
+		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never", Engine: s.o.Engine, Network: agentNetwork(s.o.Client)}},
 			binary: binary, dial: dial, stderr: &targets.TailBuffer{Max: 4096}}}
 }
 
@@ -268,12 +272,14 @@ func (n *NetnsClient) Start(ctx context.Context) error {
 	if err := n.Server.Start(ctx); err != nil {
 		return err
 	}
-	n.agent.netOf = n.Server.id
-	if err := n.agent.Start(ctx); err != nil {
-		return fmt.Errorf("client in the container's network namespace: %w", err)
+	ep := n.Server.ep // beside: the published port, on the engine's host
+	if n.o.Client == "netns" {
+		n.agent.netOf = n.Server.id
+		ep.Host, ep.Port = "127.0.0.1", n.protocol().Image.Port
 	}
-	ep := n.Server.ep
-	ep.Host, ep.Port = "127.0.0.1", n.protocol().Image.Port
+	if err := n.agent.Start(ctx); err != nil {
+		return fmt.Errorf("the client %s: %w", placementWords(n.o.Client), err)
+	}
 	n.agent.client.Reach(ep, n.args)
 	return nil
 }
@@ -283,12 +289,30 @@ func (n *NetnsClient) Open(ctx context.Context, maxConns int) (driver.DB, error)
 	return n.agent.Open(ctx, maxConns)
 }
 
-// Describe reads the server back; the path is the namespace's own loopback.
+// Describe reads the server back; in the namespace the path is its own
+// loopback, beside it the published port's.
 func (n *NetnsClient) Describe(ctx context.Context) (result.Target, error) {
 	t, err := n.Server.Describe(ctx)
-	t.Described.NetworkPath = "bridge-direct"
-	t.Described.ClientPlacement = "netns"
+	if n.o.Client == "netns" {
+		t.Described.NetworkPath = "bridge-direct"
+	}
+	t.Described.ClientPlacement = n.o.Client
 	return t, err
+}
+
+// agentNetwork is the agent container's network for a client placement.
+func agentNetwork(client string) string {
+	if client == "beside" {
+		return "host"
+	}
+	return "bridge" // netns: joined to the server's (Agent.netOf)
+}
+
+func placementWords(client string) string {
+	if client == "beside" {
+		return "beside the server (on its engine's host network)"
+	}
+	return "in the container's network namespace"
 }
 
 // Sample adds the client's CPU (its container's cgroup) to the server's.
@@ -308,5 +332,6 @@ func (n *NetnsClient) Stop(ctx context.Context) error {
 	return errors.Join(n.agent.Stop(ctx), n.Server.Stop(ctx))
 }
 
-// ClientInNetns says the SPEC asks for the client in the namespace.
-func (s *Server) ClientInNetns() bool { return s.o.Client == "netns" }
+// ClientInNetns says the SPEC asks for the client in a container of its
+// own (client=netns or client=beside), not in dbduel's process.
+func (s *Server) ClientInNetns() bool { return s.o.Client != "" }

@@ -190,7 +190,17 @@ func (s *Server) leftBehind(what string, err error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, perr := s.cli.Ping(ctx); perr != nil {
-		return fmt.Errorf("%s is left behind: %s; `dbduel clean --run %s` removes it once the engine answers", what, s.engineUnreachable(perr), s.runID)
+		return fmt.Errorf("%s is left behind: %s; `%s` removes it once the engine answers", what, s.engineUnreachable(perr), s.cleanCommand())
 	}
 	return fmt.Errorf("remove %s: %w", what, err)
+}
+
+// cleanCommand is the command that removes this run's leftovers from the
+// target's engine (`dbduel clean` reaches the engine DOCKER_HOST names,
+// and Podman).
+func (s *Server) cleanCommand() string {
+	if s.remote() {
+		return fmt.Sprintf("DOCKER_HOST=%s dbduel clean --run %s", s.cli.DaemonHost(), s.runID)
+	}
+	return "dbduel clean --run " + s.runID
 }

@@ -26,8 +26,9 @@ type Options struct {
 	Cnf         string
 	Protocol    string // protocol=mysql|postgres|mongodb; "" until read from the image's exposed port
 	Seccomp     string // seccomp=unconfined: no syscall filter ("" : Docker's default profile)
-	// Client is "netns" when the benchmark client runs in the server's
-	// network namespace (dbduel's agent), not on the host.
+	// Client is where dbduel's agent, the benchmark client, runs instead
+	// of dbduel's process: "netns" (the server's network namespace) or
+	// "beside" (a container of its own on the engine's host network).
 	Client   string
 	ShmBytes int64    // shm=64m: /dev/shm's size
 	Ulimits  []Ulimit // ulimit=nofile=65536[:65536], repeatable
@@ -114,8 +115,8 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Protocol = v
 		case "client":
-			if v != "netns" {
-				return bad("client=%q: want netns (the client in the container's network namespace)", v)
+			if v != "netns" && v != "beside" {
+				return bad("client=%q: want netns (the client in the container's network namespace) or beside (in a container of its own on the engine's host network)", v)
 			}
 			o.Client = v
 		case "seccomp":

@@ -279,6 +279,8 @@ func placementWords(p string) string {
 		return "in the container's network namespace"
 	case "inside":
 		return "inside its container"
+	case "beside":
+		return "beside the server, on its host"
 	}
 	return p
 }

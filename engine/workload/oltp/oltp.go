@@ -226,7 +226,7 @@ func (w *oltpWorkload) prepared() bool { return strings.EqualFold(w.o.PSMode, "a
 
 func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, error) {
 	if wk.pg {
-		query = numberedPlaceholders(query)
+		query = workload.NumberedPlaceholders(query)
 	}
 	s := &stmt{query: query, read: read}
 	if wk.w.prepared() {
@@ -534,18 +534,3 @@ func (wk *worker) text(b []byte) any {
 	return b
 }
 
-// numberedPlaceholders turns sysbench's ? placeholders into PostgreSQL's
-// $1, $2, ... (the statements hold no ? inside literals).
-func numberedPlaceholders(q string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}

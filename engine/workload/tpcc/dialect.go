@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	enginedriver "github.com/dbduel/dbduel/engine/driver"
@@ -82,17 +81,7 @@ func (d *dialect) bind(q string) string {
 	if !d.dollar {
 		return q
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return workload.NumberedPlaceholders(q)
 }
 
 // createTable is table t's CREATE TABLE and, on PostgreSQL, its CREATE
