@@ -533,4 +533,3 @@ func (wk *worker) text(b []byte) any {
 	}
 	return b
 }
-
