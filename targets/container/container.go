@@ -693,6 +693,11 @@ func removeHostDirs(runID string, skip func(string) bool) ([]Leftover, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A private Podman service's socket directory, where the state
+	// directory's path is too long for a socket (socketDir).
+	if tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), hostDirPrefix+runID+"*-podman-*")); state.Dir() != os.TempDir() {
+		dirs = append(dirs, tmp...)
+	}
 	var out []Leftover
 	var errs []error
 	for _, d := range dirs {

@@ -132,10 +132,7 @@ func startPodmanService(ctx context.Context, name, runID string) (*podmanService
 	if err != nil {
 		return nil, &targets.UsageError{Msg: "engine podman: podman is not installed (apt-get install podman)"}
 	}
-	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp(state.Dir(), hostDirPrefix+runID+"-"+name+"-podman-")
+	dir, err := socketDir(hostDirPrefix + runID + "-" + name[:min(len(name), 16)] + "-podman-")
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +176,20 @@ func startPodmanService(ctx context.Context, name, runID string) (*podmanService
 			return nil, errors.New("podman system service did not open its socket within 20 s")
 		}
 	}
+}
+
+// socketDir makes the service's directory in the state directory, or in
+// the temporary one when the socket's path would be too long there (a
+// unix socket's path has at most 107 bytes).
+func socketDir(prefix string) (string, error) {
+	base := state.Dir()
+	if len(filepath.Join(base, prefix+"0123456789", "podman.sock")) > 100 {
+		base = os.TempDir()
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(base, prefix)
 }
 
 // stop ends the service and removes its socket directory.

@@ -1,6 +1,8 @@
 package container
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,25 @@ func TestPodmanSpec(t *testing.T) {
 	}
 	if _, err := NewPodman("p", "img:1,engine=unix:///x.sock", "r"); err == nil {
 		t.Error("podman: with engine= accepted")
+	}
+}
+
+// A unix socket's path holds at most 107 bytes: under a long state
+// directory the service's socket goes to the temporary directory.
+func TestSocketDirFitsASocketPath(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 80))
+	t.Setenv("DBDUEL_STATE_DIR", long)
+	dir, err := socketDir(hostDirPrefix + "run-x-podman-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if p := filepath.Join(dir, "podman.sock"); len(p) > 107 || filepath.Dir(dir) != os.TempDir() {
+		t.Errorf("socket path %s (%d bytes)", p, len(p))
+	}
+	// And killed runs' directories there are found by clean.
+	left, err := removeHostDirs("run-x", nil)
+	if err != nil || len(left) != 1 {
+		t.Errorf("clean found %v (%v)", left, err)
 	}
 }
