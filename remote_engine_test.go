@@ -90,6 +90,7 @@ func TestRemoteEngine(t *testing.T) {
 func clientHereAndBeside(t *testing.T, img string) {
 	runID := "test-" + state.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
+	t.Setenv("DBDUEL_AGENT_BINARY", staticBinary(t)) // the client beside the server
 	out := filepath.Join(t.TempDir(), "r.json")
 	spec := "docker:" + img + ",engine=" + remoteEngine
 	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "here="+spec, "--target", "beside="+spec+",client=beside",
