@@ -278,7 +278,7 @@ func (n *NetnsClient) Start(ctx context.Context) error {
 		ep.Host, ep.Port = "127.0.0.1", n.protocol().Image.Port
 	}
 	if err := n.agent.Start(ctx); err != nil {
-		return fmt.Errorf("the client %s: %w", placementWords(n.o.Client), err)
+		return fmt.Errorf("the client (client=%s): %w", n.o.Client, err)
 	}
 	n.agent.client.Reach(ep, n.args)
 	return nil
@@ -306,13 +306,6 @@ func agentNetwork(client string) string {
 		return "host"
 	}
 	return "bridge" // netns: joined to the server's (Agent.netOf)
-}
-
-func placementWords(client string) string {
-	if client == "beside" {
-		return "beside the server (on its engine's host network)"
-	}
-	return "in the container's network namespace"
 }
 
 // Sample adds the client's CPU (its container's cgroup) to the server's.

@@ -97,25 +97,35 @@ func New(name, spec, runID string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Engine == enginePodman && !o.pullGiven {
-		o.Pull = "missing" // copied from Docker's store when there
+	s := &Server{name: name, spec: "docker:" + spec, runID: runID, o: o}
+	if o.Engine == enginePodman {
+		s.onPodman()
 	}
-	return &Server{name: name, spec: "docker:" + spec, runID: runID, o: o}, nil
+	return s, nil
 }
 
 // NewPodman returns an unstarted container target for a podman: SPEC
 // (without "podman:"): docker:'s keys, on a private Podman service.
 func NewPodman(name, spec, runID string) (*Server, error) {
-	head, _, _ := strings.Cut(spec, ",")
-	if strings.Contains(spec, ",engine=") {
-		return nil, &targets.UsageError{Msg: fmt.Sprintf("podman:%s: engine= belongs to docker: SPECs (docker:%s,engine=unix:///run/podman/podman.sock)", head, head)}
-	}
-	s, err := New(name, spec+",engine=podman", runID)
+	s, err := New(name, spec, runID)
 	if err != nil {
 		return nil, err
 	}
+	if s.o.Engine != "" {
+		return nil, &targets.UsageError{Msg: fmt.Sprintf("podman:%s: engine= belongs to docker: SPECs (docker:%s,engine=unix:///run/podman/podman.sock)", s.o.Image, s.o.Image)}
+	}
+	s.onPodman()
 	s.spec = "podman:" + spec
 	return s, nil
+}
+
+// onPodman puts the target on a private Podman service, where a missing
+// image is copied from Docker's store unless the SPEC says pull=never.
+func (s *Server) onPodman() {
+	s.o.Engine = enginePodman
+	if !s.o.pullGiven {
+		s.o.Pull = "missing"
+	}
 }
 
 func (s *Server) Name() string               { return s.name }

@@ -319,9 +319,7 @@ func ParseURL(spec string) (driver.Endpoint, error) {
 // EnsureDatabase creates ep.DB if missing (through the maintenance
 // database); created says it did.
 func EnsureDatabase(ctx context.Context, ep driver.Endpoint) (created bool, err error) {
-	side := ep
-	side.DB = "postgres"
-	db, err := SQLOpen(side)
+	db, err := SQLOpen(maintenance(ep))
 	if err != nil {
 		return false, err
 	}
@@ -337,6 +335,13 @@ func EnsureDatabase(ctx context.Context, ep driver.Endpoint) (created bool, err 
 		return false, fmt.Errorf("create database %s: %w", ep.DB, err)
 	}
 	return true, nil
+}
+
+// maintenance is ep on the maintenance database (postgres), which every
+// cluster has and dbduel may connect to.
+func maintenance(ep driver.Endpoint) driver.Endpoint {
+	ep.DB = "postgres"
+	return ep
 }
 
 // InstallStatementCounts creates pg_stat_statements in ep's database (the

@@ -39,9 +39,10 @@ type ownTxns struct {
 	tooOld atomic.Bool
 }
 
-// publish runs publishSQL on c; published is false on a server without
-// it (the error is then nil).
-func (o *ownTxns) publish(ctx context.Context, c *sql.Conn) (published bool, err error) {
+// publish runs publishSQL on c and counts own transactions of dbduel's
+// (those the publication made visible, itself included) as left out;
+// published is false on a server without it (the error is then nil).
+func (o *ownTxns) publish(ctx context.Context, c *sql.Conn, own uint64) (published bool, err error) {
 	if o.tooOld.Load() {
 		return false, nil
 	}
@@ -53,6 +54,7 @@ func (o *ownTxns) publish(ctx context.Context, c *sql.Conn) (published bool, err
 		}
 		return false, fmt.Errorf("publish the connection's counts: %w", err)
 	}
+	o.n.Add(own)
 	return true, nil
 }
 
@@ -75,10 +77,7 @@ func (d *DB) ownRead(ctx context.Context, query string, dest ...any) (published 
 	defer c.Close()
 	readErr := c.QueryRowContext(ctx, query, pgx.QueryExecModeSimpleProtocol).Scan(dest...)
 	// A failed read is a rolled-back transaction: published the same way.
-	published, err = d.own.publish(ctx, c)
-	if published {
-		d.own.n.Add(2)
-	}
+	published, err = d.own.publish(ctx, c, 2)
 	if readErr != nil {
 		return published, readErr
 	}
@@ -88,10 +87,7 @@ func (d *DB) ownRead(ctx context.Context, query string, dest ...any) (published 
 // PublishStats publishes the thread's pending counts: its one statement
 // is a transaction of dbduel's own.
 func (c *conn) PublishStats(ctx context.Context) error {
-	published, err := c.own.publish(ctx, c.SQL())
-	if published {
-		c.own.n.Add(1)
-	}
+	_, err := c.own.publish(ctx, c.SQL(), 1)
 	return err
 }
 
@@ -107,9 +103,8 @@ func (d *DB) Transactions(ctx context.Context) (uint64, error) {
 	if d.own.tooOld.Load() {
 		return 0, fmt.Errorf("PostgreSQL before 15 publishes its transaction counts up to 10 s late and has no pg_stat_force_next_flush to publish them at once")
 	}
-	side := d.ep
-	side.DB = "postgres"
-	if d.ep.DB == side.DB {
+	side := maintenance(d.ep)
+	if side.DB == d.ep.DB {
 		side.DB = "template1"
 	}
 	db, err := SQLOpen(side)
@@ -143,11 +138,9 @@ func (d *DB) publishIdle(ctx context.Context) error {
 			return err
 		}
 		held = append(held, c)
-		published, err := d.own.publish(ctx, c)
-		if err != nil || !published {
+		if published, err := d.own.publish(ctx, c, 1); err != nil || !published {
 			return err
 		}
-		d.own.n.Add(1)
 	}
 	return nil
 }
