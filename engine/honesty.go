@@ -32,11 +32,9 @@ func honesty(before, after driver.OpCount, counted uint64) *result.Honesty {
 // clientCount is what dbduel counted of what the server's counter counts:
 // statements, or transactions (one per event in explicit transactions plus
 // one rolled back per ignored error; otherwise every statement is its own).
-// Where the counter leaves out transaction control (pg_stat_statements and
-// prepared BEGIN/COMMIT), each event's BEGIN and COMMIT come off, and the
-// ROLLBACK sent after an ignored error (as sysbench's pgsql driver does)
-// goes on: it replaces the failed attempt's BEGIN inside a transaction,
-// and adds to the statements outside one.
+// Where the counter counts the ROLLBACK sent after an ignored error (as
+// sysbench's pgsql driver sends it; pg_stat_statements), it goes on: the
+// failed statement itself is counted on neither side.
 func clientCount(c driver.OpCount, wl workload.Workload, run result.Run) uint64 {
 	queries := run.Summary.Queries + run.WarmupQueries
 	t, ok := wl.(workload.Transactional)
@@ -47,9 +45,7 @@ func clientCount(c driver.OpCount, wl workload.Workload, run result.Run) uint64 
 		return events + run.Summary.Errors
 	case c.Unit == driver.Transactions:
 		return queries
-	case c.NoTxnControl && inTxn:
-		return queries - min(2*events, queries)
-	case c.NoTxnControl:
+	case c.RollbackCounted:
 		return queries + run.Summary.Errors
 	}
 	return queries

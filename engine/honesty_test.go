@@ -25,8 +25,8 @@ func TestClientCountPerCounterKind(t *testing.T) {
 		want  uint64
 	}{
 		{"MySQL Questions", driver.OpCount{Unit: driver.Statements}, inTxn, 1980},
-		{"pg_stat_statements, in transactions", driver.OpCount{Unit: driver.Statements, NoTxnControl: true}, inTxn, 1980 - 2*110},
-		{"pg_stat_statements, autocommit", driver.OpCount{Unit: driver.Statements, NoTxnControl: true}, auto, 1980 + 3},
+		{"pg_stat_statements, in transactions", driver.OpCount{Unit: driver.Statements, RollbackCounted: true}, inTxn, 1980 + 3},
+		{"pg_stat_statements, autocommit", driver.OpCount{Unit: driver.Statements, RollbackCounted: true}, auto, 1980 + 3},
 		{"transactions, in transactions", driver.OpCount{Unit: driver.Transactions}, inTxn, 110 + 3},
 		{"transactions, autocommit", driver.OpCount{Unit: driver.Transactions}, auto, 1980},
 	}

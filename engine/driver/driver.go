@@ -51,10 +51,11 @@ type OpCount struct {
 	Unit    Unit
 	// Self is how many operations each reading adds to the counter itself.
 	Self uint64
-	// NoTxnControl says prepared BEGIN and COMMIT are not counted
-	// (pg_stat_statements leaves them out).
-	NoTxnControl bool
-	Note         string // what else the counter includes
+	// RollbackCounted says the counter counts the ROLLBACK dbduel sends
+	// after an ignored error (PostgreSQL's; the client does not count it)
+	// and not the failed statement (neither side counts that).
+	RollbackCounted bool
+	Note            string // what else the counter includes
 }
 
 // ServerTime is the server's own cumulative count of statements and the

@@ -154,7 +154,8 @@ func isConnectionLost(err error) bool {
 
 // OpCount reads the calls of every statement the database ran from
 // pg_stat_statements: executions are counted there at once, prepares not
-// (as MySQL's Questions), and neither are prepared BEGIN and COMMIT.
+// (as MySQL's Questions). (A prepared BEGIN or COMMIT would be counted at
+// its first execution only: the workloads send them as text, as sysbench.)
 // (PostgreSQL's transaction counters serve TPC-C's TPM, made exact there:
 // xact.go.) Without the extension the check is unavailable, and the result
 // says why. The reading publishes itself (xact.go): the second reading
@@ -174,7 +175,7 @@ func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
 	if published {
 		self = 2
 	}
-	return driver.OpCount{Counter: "pg_stat_statements calls", N: uint64(n.Int64), Self: self, Unit: driver.Statements, NoTxnControl: true,
+	return driver.OpCount{Counter: "pg_stat_statements calls", N: uint64(n.Int64), Self: self, Unit: driver.Statements, RollbackCounted: true,
 		Note: "the server counter includes any other client of this database"}, nil
 }
 
