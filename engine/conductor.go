@@ -36,6 +36,12 @@ type conductor struct {
 	wl           workload.Workload
 	settled      map[int]bool // --runs auto: points whose CIs are narrow enough
 	rules        map[int]*stats.SteinRule
+
+	// dbduel live: each target's threads kept between slices, when the
+	// last slice ended (zero: no switch to time) and the switches timed.
+	kept     map[string]*Threads
+	lastEnd  time.Time
+	switches []time.Duration
 }
 
 func newConductor(ctx context.Context, s Session, targets []Target, events chan<- Event, res *result.Result) *conductor {
@@ -63,6 +69,9 @@ func newConductor(ctx context.Context, s Session, targets []Target, events chan<
 	}
 	for _, t := range targets {
 		c.byName[t.Name] = t
+	}
+	if s.Live != nil {
+		c.maxThreads = MaxLiveThreads // the keys may raise the threads
 	}
 	return c
 }
@@ -220,11 +229,18 @@ func (c *conductor) measure(ctx context.Context, b plan.Block, name string) (res
 		defer cancel()
 		read(rctx)
 	}
+	rc.Kept = c.kept[name]
 	rc.AtReady = func() {
 		bounded(ctx, func(c context.Context) { timing.start(c, db); before, beforeErr = db.OpCount(c) })
 		ready = true
+		if c.kept != nil && !c.lastEnd.IsZero() {
+			// The idle time between two slices: no statement of the
+			// workload ran since the last one's.
+			c.switches = append(c.switches, time.Since(c.lastEnd))
+		}
 	}
 	rc.AtEnd = func() {
+		c.lastEnd = time.Now()
 		bounded(context.WithoutCancel(ctx), func(c context.Context) { after, afterErr = db.OpCount(c) })
 		ended = true
 		bounded(context.WithoutCancel(ctx), func(c context.Context) { timing.end(c, db) })

@@ -60,6 +60,9 @@ type Config struct {
 	// Noise, if set, is read at every interval after Telemetry, with it:
 	// what else took the machine (steal, other processes' CPU).
 	Noise func(telemetry map[string]any) map[string]any
+	// Kept, if set, keeps the run's threads for the next run with the same
+	// count and workload (dbduel live); its owner closes them.
+	Kept *Threads
 	// AtReady and AtEnd, if set, bracket the events exactly: after every
 	// thread has connected and prepared its statements, and after the last
 	// statement (bulk_insert's final flush included). The honesty check

@@ -24,6 +24,7 @@ type scripted struct {
 	// fail returns the error for attempt n (1-based, over all threads) or nil.
 	fail     func(n int64) error
 	attempts atomic.Int64
+	workers  atomic.Int64 // NewWorker calls (threads connected and prepared)
 }
 
 func (s *scripted) Name() string            { return "scripted" }
@@ -39,6 +40,7 @@ func (s *scripted) Check(context.Context, driver.DB, int) (workload.TableState, 
 }
 func (s *scripted) Cleanup(context.Context, driver.DB, int) ([]string, error) { return nil, nil }
 func (s *scripted) NewWorker(context.Context, driver.Conn, int, int, uint64) (workload.Worker, error) {
+	s.workers.Add(1)
 	return scriptedWorker{s}, nil
 }
 

@@ -50,8 +50,22 @@ type oneRun struct {
 // starts (sysbench's thread_init).
 func (r *oneRun) connectThreads(ctx context.Context) error {
 	cfg := r.cfg
+	if k := cfg.Kept; k != nil && k.fits(cfg.Threads, cfg.Workload) {
+		r.conns, r.workers = k.conns, k.workers
+		for range r.conns {
+			rec := stats.NewRecorder(r.openLoop)
+			rec.SetMeasuring(cfg.Warmup <= 0)
+			r.s.recs = append(r.s.recs, rec)
+		}
+		return nil
+	}
 	r.conns = make([]driver.Conn, cfg.Threads)
 	r.workers = make([]workload.Worker, cfg.Threads)
+	if k := cfg.Kept; k != nil {
+		k.Close()
+		// A reconnect replaces a thread in these slices: the kept ones too.
+		k.conns, k.workers, k.wl = r.conns, r.workers, cfg.Workload
+	}
 	for i := range r.conns {
 		c, err := r.db.Conn(ctx)
 		if err != nil {
@@ -71,6 +85,9 @@ func (r *oneRun) connectThreads(ctx context.Context) error {
 }
 
 func (r *oneRun) closeConns() {
+	if r.cfg.Kept != nil {
+		return // its owner's
+	}
 	for _, c := range r.conns {
 		if c != nil {
 			c.Close()
@@ -399,6 +416,9 @@ func (r *oneRun) finish(ctx context.Context) {
 		rec.Swap(&tail, tailHist, tailSvc)
 	}
 	for i, w := range r.workers {
+		if r.cfg.Kept != nil {
+			break // parked, not finished: the owner closes them
+		}
 		var c workload.Counts
 		if err := w.Close(context.WithoutCancel(ctx), &c); err != nil && ctx.Err() == nil {
 			r.s.fail(fmt.Errorf("thread %d finishing: %w", i, err))

@@ -23,6 +23,7 @@ const (
 	EventRunDone                   // Run finished (Run)
 	EventNotice                    // Message for the user (a warning)
 	EventFinished                  // the plan ended: Result is the final result, Err why it ended early
+	EventSnapshot                  // Snapshot is the result so far (dbduel live, after each round)
 )
 
 // Event is one thing that happened, in order, for the UI or a printer.
@@ -99,6 +100,8 @@ type Session struct {
 	Annotate func(*result.Result)
 	// OnSnapshot receives each snapshot (e.g. to rewrite --out); may be nil.
 	OnSnapshot func(*result.Result)
+	// Live, if set, replaces the plan's blocks with dbduel live's rounds.
+	Live *Live
 }
 
 // Run executes the session against targets. It is the result's one owner:
@@ -138,6 +141,9 @@ func execute(ctx context.Context, s Session, targets []Target, events chan<- Eve
 	defer c.closeAll()
 	if err := c.openAll(ctx); err != nil {
 		return res, err
+	}
+	if s.Live != nil {
+		return executeLive(ctx, c, *s.Live)
 	}
 	for _, b := range s.Plan.Blocks {
 		if c.skip(b) {

@@ -39,6 +39,39 @@ type Result struct {
 	Error       string            `json:"error,omitempty"`
 	// Explain is dbduel explain's ablation ladder (absent for other runs).
 	Explain *Explain `json:"explain,omitempty"`
+	// Live is dbduel live's session: its slices and what a switch cost;
+	// Segments its stretches of unchanged load (absent for other runs).
+	Live     *Live     `json:"live,omitempty"`
+	Segments []Segment `json:"segments,omitempty"`
+}
+
+// Live is how dbduel live ran: every round, each target one slice (in a
+// shuffled order) whose first SettleS seconds are run but not counted.
+type Live struct {
+	SliceS  float64 `json:"slice_s"`
+	SettleS float64 `json:"settle_s"`
+	// SwitchMs is the idle time between one slice's last statement and
+	// the next slice's first (mean and worst over the switches measured).
+	SwitchMs     float64 `json:"switch_ms"`
+	SwitchMaxMs  float64 `json:"switch_max_ms"`
+	Switches     int     `json:"switches"`
+	Interrupted  bool    `json:"interrupted,omitempty"` // the round under way at the quit was left out
+	ReplayedFrom string  `json:"replayed_from,omitempty"`
+}
+
+// Segment is a stretch of dbduel live with the load unchanged: its rounds
+// are blocks of one plan point (Point), paired only with each other.
+type Segment struct {
+	Point       int     `json:"point"`
+	WhatChanged string  `json:"what_changed"`
+	Threads     int     `json:"threads"`
+	Rate        float64 `json:"rate"`
+	Workload    string  `json:"workload"`
+	FirstBlock  int     `json:"first_block"`
+	Rounds      int     `json:"rounds"` // complete rounds
+	// Comparisons are the segment's (its point's) comparisons, as in the
+	// result's comparisons[].
+	Comparisons []Comparison `json:"comparisons"`
 }
 
 // Workload names the script and its effective options.

@@ -67,6 +67,15 @@ func Analyze(r *result.Result) {
 	checkAA(r)
 	noteNoisyIntervals(r)
 	steinShortfall(r)
+	for i := range r.Segments {
+		seg := &r.Segments[i]
+		seg.Comparisons = []result.Comparison{}
+		for _, c := range r.Comparisons {
+			if c.Point == seg.Point {
+				seg.Comparisons = append(seg.Comparisons, c)
+			}
+		}
+	}
 }
 
 // noteNoisyIntervals says, in each primary verdict, how many of the

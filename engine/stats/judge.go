@@ -36,7 +36,8 @@ func role(metric, primary string) string {
 // --margin equivalence reading.
 func judge(r *result.Result, c *result.Comparison, p Paired, primary string) {
 	c.Primary = c.Metric == primary
-	c.Interim = !r.Complete
+	// dbduel live's comparisons stay interim: the user stopped when they chose.
+	c.Interim = !r.Complete || r.Live != nil
 	if c.Interim {
 		c.Verdict = "interim: " + c.Verdict
 	}

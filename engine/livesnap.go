@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// snapshotter annotates and sends dbduel live's snapshots off the live
+// loop (a snapshot's copy and analysis must not lengthen the switch
+// between slices); only the newest pending one is made.
+type snapshotter struct {
+	c       *conductor
+	mu      sync.Mutex
+	pending *result.Result
+	wake    chan struct{}
+	done    chan struct{}
+	exited  chan struct{}
+}
+
+func newSnapshotter(c *conductor) *snapshotter {
+	s := &snapshotter{c: c, wake: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
+	go func() { defer close(s.exited); s.loop() }()
+	return s
+}
+
+// offer takes a shallow copy of the result now: the live loop only
+// appends runs, which nobody changes once appended.
+func (s *snapshotter) offer() {
+	r := *s.c.res
+	r.Runs = slices.Clone(r.Runs)
+	r.Segments = slices.Clone(r.Segments)
+	r.Plan.Points = slices.Clone(r.Plan.Points)
+	r.Plan.Blocks = slices.Clone(r.Plan.Blocks)
+	live := *r.Live
+	r.Live = &live
+	r.Complete = true // what it holds are complete rounds
+	s.mu.Lock()
+	s.pending = &r
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *snapshotter) loop() {
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.wake:
+		}
+		s.mu.Lock()
+		r := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		if r == nil {
+			continue
+		}
+		snap := r.Clone()
+		if s.c.s.Annotate != nil {
+			s.c.s.Annotate(snap)
+		}
+		if s.c.s.OnSnapshot != nil {
+			s.c.s.OnSnapshot(snap)
+		}
+		s.c.send(Event{Kind: EventSnapshot, Snapshot: snap})
+	}
+}
+
+// stop waits for the snapshot being made (its event is sent before the
+// stream closes).
+func (s *snapshotter) stop() {
+	close(s.done)
+	<-s.exited
+}
