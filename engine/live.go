@@ -22,12 +22,12 @@ type Live struct {
 // liveState is what the live loop keeps beside the conductor.
 type liveState struct {
 	Live
-	rng      *rand.Rand
+	rng       *rand.Rand
 	cur       LiveSettings
 	tableSize int
-	seg      int // index into res.Segments (-1: none yet)
-	round    int // rounds begun in all
-	switches []time.Duration
+	seg       int // index into res.Segments (-1: none yet)
+	round     int // rounds begun in all
+	switches  []time.Duration
 }
 
 // executeLive runs rounds until ctx ends (the user quit): the result is
