@@ -33,6 +33,11 @@ type liveState struct {
 // executeLive runs rounds until ctx ends (the user quit): the result is
 // then complete, less the round the quit cut short.
 func executeLive(ctx context.Context, c *conductor, l Live) (*result.Result, error) {
+	for name, db := range c.dbs {
+		if _, ok := db.(Remote); ok {
+			return c.res, fmt.Errorf("target %s: dbduel live drives every client from here and keeps its connections between slices; a client=netns agent runs whole runs (use dbduel run)", name)
+		}
+	}
 	ls := &liveState{Live: l, rng: rand.New(rand.NewPCG(uint64(c.s.Plan.Seed), 0x11fe)), seg: -1}
 	if len(c.s.Plan.Points) > 0 {
 		ls.tableSize = c.s.Plan.Points[0].TableSize

@@ -41,10 +41,7 @@ func Plot(series [][]float64, names []string, width, height int, color, fromZero
 		return "(no data yet)"
 	}
 	lo, hi := fitRange(minV, maxV, fromZero)
-	plotW := width - LabelWidth - 3
-	if plotW < 10 {
-		plotW = 10
-	}
+	plotW := PlotWidth(width)
 	rows := max(height-2, 2)
 	label := AxisLabels(lo, hi, rows)
 	opts := []asciigraph.Option{
@@ -58,6 +55,10 @@ func Plot(series [][]float64, names []string, width, height int, color, fromZero
 	}
 	return asciigraph.PlotMany(data, opts...)
 }
+
+// PlotWidth is the columns Plot draws its series over in width cells
+// (every series is stretched to them).
+func PlotWidth(width int) int { return max(width-LabelWidth-3, 10) }
 
 // fitRange is the Y range for data in [minV, maxV]: 5% of the span added
 // on each side (never below zero for non-negative data), or from zero.

@@ -62,6 +62,7 @@ type runOptions struct {
 	cpuProfile      string
 	strictParity    bool
 	allowMixedHosts bool
+	live            *liveOptions // dbduel live's own flags (nil for the other verbs)
 }
 
 // openOptionFlag is a protocol's flag and where its value lands.
@@ -142,23 +143,31 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 var runVerbs = map[string]struct {
 	short string
 	do    func(ctx context.Context, st *State, rc *runConfig, o *runOptions, ts *startedTargets) error
+	// bind adds the verb's own flags; check refuses what the verb cannot
+	// do before any target starts (both may be nil).
+	bind  func(*pflag.FlagSet, *runOptions)
+	check func(st *State, workload string, o *runOptions) error
 }{
 	"run": {"Run a workload against each target (prepares missing tables first)",
 		func(ctx context.Context, st *State, rc *runConfig, o *runOptions, ts *startedTargets) error {
 			return measure(ctx, st, rc, o, ts)
-		}},
+		}, nil, nil},
 	"prepare": {"Create and load the workload's tables on each target",
 		func(ctx context.Context, st *State, rc *runConfig, o *runOptions, ts *startedTargets) error {
 			return prepareAll(ctx, rc, ts.engine, o.reprepare, st.Stderr)
-		}},
+		}, nil, nil},
 	"cleanup": {"Drop the workload's sbtestN tables on each target",
 		func(ctx context.Context, st *State, rc *runConfig, _ *runOptions, ts *startedTargets) error {
 			return cleanupAll(ctx, rc, ts.engine, st.Stderr)
-		}},
+		}, nil, nil},
 	"check": {"Check the workload's consistency conditions on each target (tpcc: TPC-C's 3.3.2.1-3.3.2.4)",
 		func(ctx context.Context, st *State, rc *runConfig, _ *runOptions, ts *startedTargets) error {
 			return checkAll(ctx, rc, ts, st.Stdout)
-		}},
+		}, nil, nil},
+	"live": {"Explore at the terminal: targets take turns in short slices, keys change the load (docs/live.md)",
+		func(ctx context.Context, st *State, rc *runConfig, o *runOptions, ts *startedTargets) error {
+			return measure(ctx, st, rc, o, ts)
+		}, bindLiveFlags, checkLive},
 }
 
 // runFamily is the constructor of one verb of runVerbs.
@@ -178,6 +187,11 @@ func runFamily(verb string) func(*State) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if check := runVerbs[verb].check; check != nil {
+					if err := check(st, name, o); err != nil {
+						return err
+					}
+				}
 				if o.dryRun {
 					return dryRun(st, verb, name, o)
 				}
@@ -185,6 +199,9 @@ func runFamily(verb string) func(*State) *cobra.Command {
 			},
 		}
 		bindRunFlags(cmd.Flags(), o)
+		if bind := runVerbs[verb].bind; bind != nil {
+			bind(cmd.Flags(), o)
+		}
 		return cmd
 	}
 }

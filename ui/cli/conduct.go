@@ -79,7 +79,10 @@ func measure(ctx context.Context, state *State, rc *runConfig, o *runOptions, st
 	if o.restartBetween {
 		sess.BeforeRun = restarter(st)
 	}
-	if sess.Plan.TotalRuns() > len(st.all) {
+	if o.live != nil {
+		sess.Live = o.live.session(rc)
+	}
+	if sess.Plan.TotalRuns() > len(st.all) && sess.Live == nil {
 		fmt.Fprintf(stderr, "dbduel: plan: %d point(s) × %d block(s) of %d target(s); seed %d (repeat the order with --seed %d)\n",
 			len(sess.Plan.Points), o.runs+o.warmupRuns, len(st.all), rc.seed, rc.seed)
 	}
@@ -102,6 +105,7 @@ func measure(ctx context.Context, state *State, rc *runConfig, o *runOptions, st
 	} else {
 		out = runHeadless(ctx, rc, o, st, events, stdout, stderr)
 	}
+	writeLiveExport(o, out.res, func(f string, a ...any) { fmt.Fprintf(stderr, f, a...) })
 	out.err = explainFailure(ctx, out, st)
 	if out.res != nil && out.res.Explain != nil && o.format != "json" {
 		ex := out.res.Explain

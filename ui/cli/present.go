@@ -62,6 +62,9 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 	info := tui.Info{Workload: rc.workload.Name(), Tables: shape.Tables, TableSize: shape.TableSize,
 		Threads: rc.engine.Threads, Rate: o.rate, Runs: o.runs, RunTime: rc.engine.Time, Targets: st.described, OutPath: o.out,
 		TotalRuns: sess.Plan.TotalRuns(), Data: dataLabel(rc), Rows: nouns(rc.workload).row, Explain: st.ladder != nil}
+	if sess.Live != nil {
+		info.Live = o.live.tuiLive(sess.Live.Control, o, rc)
+	}
 	if _, ok := rc.workload.(workload.ServerCounted); ok {
 		info.TPCC = true
 		info.Data = fmt.Sprintf("%d warehouse(s)", shape.TableSize)

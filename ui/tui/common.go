@@ -32,6 +32,10 @@ type Info struct {
 	// Explain: the run is dbduel explain's ladder, its targets the rungs;
 	// a waterfall fills rung by rung in place of the comparison lines.
 	Explain bool
+	// Live is dbduel live's control (nil for other runs).
+	Live *Live
+	// Replay is when a replayed result was measured ("" when live).
+	Replay string
 }
 
 // common is what every screen shares: the run's description, the

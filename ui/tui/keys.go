@@ -25,6 +25,17 @@ const (
 	actTable
 	actUp
 	actDown
+	// dbduel live's keys (live.go)
+	actMore
+	actFewer
+	actOneMore
+	actOneFewer
+	actLoadPause
+	actOpenLoop
+	actFaster
+	actSlower
+	actWorkload
+	actScenario
 )
 
 // keyMap is the one list of keys: help is rendered from it and keyAction

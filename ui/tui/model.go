@@ -110,6 +110,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if m.info.Live != nil && !m.done && !m.stopping {
+		switch a := liveAction(k); a {
+		case actNone:
+		case actScenario:
+			return m, m.scenarioCmd()
+		default:
+			m.run.liveKey(a)
+			return m, nil
+		}
+	}
 	a := keyAction(k, m.stopping)
 	switch a {
 	case actForceQuit:
@@ -137,6 +147,24 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, nil
+}
+
+// scenarioCmd writes the explored segments as a scenario file (x).
+func (m *Model) scenarioCmd() tea.Cmd {
+	export := m.info.Live.Export
+	r := m.latest
+	if export == nil {
+		m.message = "x: no scenario file to write (--export-scenario FILE names one)"
+		return nil
+	}
+	if r == nil || len(r.Segments) == 0 {
+		m.message = "x: nothing to export until a round has finished"
+		return nil
+	}
+	return func() tea.Msg {
+		path, err := export(r)
+		return exportedMsg{path: path, err: err}
+	}
 }
 
 // exportCmd writes the final result, or the newest snapshot while the

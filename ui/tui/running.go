@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
@@ -52,6 +53,12 @@ type running struct {
 	synced    bool
 	paused    bool
 	frozen    []*card // cards as shown when paused
+	// dbduel live: the round under way, what started the segment, and
+	// where each segment began in the cards' histories (for the rules).
+	round      int
+	segWhat    string
+	marks      []int
+	markLabels []string
 }
 
 func newRunning(c *common) *running {
@@ -140,6 +147,12 @@ func (m *running) apply(e engine.Event) {
 		if e.Index > 0 {
 			m.point, m.threads = e.Point, e.Threads
 			c.running = true
+			if m.info.Live != nil {
+				// A slice goes on where the target's last one ended.
+				m.round = e.Block
+				m.phase = fmt.Sprintf("%s: slice of round %d", e.Target, e.Block)
+				break
+			}
 			c.cumEvents, c.cumQueries, c.cumSeconds, c.noisy = 0, 0, 0, 0
 			c.history = [3][]float64{}
 			m.phase = fmt.Sprintf("%s: %s (block %d)", e.Target, e.Phase, e.Block)
@@ -183,7 +196,13 @@ func (m *running) apply(e engine.Event) {
 		} else {
 			m.runsDone++
 		}
+	case engine.EventSnapshot:
+		m.latest = e.Snapshot
 	case engine.EventNotice:
+		if m.info.Live != nil && strings.HasPrefix(e.Message, "segment ") {
+			m.newSegment(e.Message)
+			break
+		}
 		m.message = e.Message
 		if e.Target != "" {
 			m.message = e.Target + ": " + e.Message
@@ -197,4 +216,19 @@ func (m *running) apply(e engine.Event) {
 			m.phase = "stopped"
 		}
 	}
+}
+
+// newSegment starts a live segment: its figures so far start again, and
+// the chart gets a rule where it began (none for the first).
+func (m *running) newSegment(what string) {
+	m.segWhat = what
+	for _, c := range m.cards {
+		c.cumEvents, c.cumQueries, c.cumSeconds, c.noisy = 0, 0, 0, 0
+	}
+	if len(m.cards) == 0 || len(m.cards[0].history[0]) == 0 {
+		return
+	}
+	_, label, _ := strings.Cut(what, ": ")
+	m.marks = append(m.marks, len(m.cards[0].history[0]))
+	m.markLabels = append(m.markLabels, label)
 }

@@ -56,6 +56,9 @@ func (m *summary) view() []string {
 		// Why it stopped comes first, above the fold.
 		why = m.wrap(m.stopReason())
 	}
+	if m.info.Live != nil && m.res != nil && m.res.Complete {
+		state = fmt.Sprintf("session ended after %d round(s), %d segment(s)", len(m.res.Plan.Blocks), len(m.res.Segments))
+	}
 	title := lipgloss.NewStyle().Bold(true).Render(chart.Fit("dbduel · "+m.info.Workload+" · "+state, m.width))
 	body := m.summaryBody()
 	footer := m.footer()
@@ -134,6 +137,9 @@ func (m *summary) comparisonSummary() []string {
 		out = append(out, m.waterfallLines(true)...)
 		out = append(out, "")
 	}
+	if len(r.Segments) > 0 {
+		out = append(out, m.segmentTable(r)...)
+	}
 	names := r.TargetNames()
 	points := max(len(r.Plan.Points), 1)
 	for pt := range points {
@@ -142,7 +148,9 @@ func (m *summary) comparisonSummary() []string {
 			continue
 		}
 		head := fmt.Sprintf("%s vs %s: Δ%% and 95%% CI (● estimate, ├─┤ CI, │ zero; log-ratio axis)", metric, names[0])
-		if points > 1 {
+		if pt < len(r.Segments) {
+			head = fmt.Sprintf("segment %d · ", pt+1) + head
+		} else if points > 1 {
 			p := r.Plan.Points[pt]
 			head = fmt.Sprintf("threads=%d table_size=%d · ", p.Threads, p.TableSize) + head
 		}

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+
+	"github.com/charmbracelet/bubbles/key"
 	"math"
 	"strings"
 	"time"
@@ -127,6 +129,9 @@ func (m *common) style(i int) lipgloss.Style {
 
 // header is two lines: what runs, then where the plan is.
 func (m *running) header() []string {
+	if m.info.Live != nil {
+		return m.liveHeader()
+	}
 	elapsed := m.now.Sub(m.started).Truncate(time.Second)
 	runs := m.plannedRuns()
 	frac := 0.0
@@ -152,6 +157,9 @@ func (m *running) header() []string {
 	data := fmt.Sprintf("%d×%d %s", m.info.Tables, m.info.TableSize, m.rows())
 	if m.info.Data != "" {
 		data = m.info.Data
+	}
+	if m.info.Replay != "" {
+		paused += " · replay of a run measured " + m.info.Replay
 	}
 	line1 := chart.Fit(fmt.Sprintf("dbduel · %s · %s · %s%s · %s%s", m.info.Workload, data, threads, rate, m.phase, paused), m.width)
 	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s",
@@ -297,7 +305,11 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 			lines = append(lines, fmt.Sprintf("! %d noisy interval(s) this run%s", c.noisy, text.Noise(iv)))
 		}
 		if c.cumSeconds > 0 {
-			lines = append(lines, fmt.Sprintf("run so far: TPS %s QPS %s", chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
+			so := "run"
+			if m.info.Live != nil {
+				so = "segment"
+			}
+			lines = append(lines, fmt.Sprintf("%s so far: TPS %s QPS %s", so, chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
 		}
 		lines = append(lines, fmt.Sprintf("err/s %.2f  reconn/s %.2f", errs, reconn))
 		if tel := strings.TrimSpace(text.Telemetry(iv)); tel != "" {
@@ -479,7 +491,9 @@ func (m *running) chartLines(cards []*card, height int) []string {
 	}
 	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit(title, m.width))}
 	rows := height - 1
-	if m.synced {
+	if m.synced && len(m.marks) > 0 {
+		out = append(out, m.ruledPlot(series, names, rows)...)
+	} else if m.synced {
 		out = append(out, plotLines(series, names, m.width, rows, m.color, m.fromZero)...)
 	} else {
 		// A scale per target: every target's plot, each with its legend,
@@ -548,6 +562,10 @@ func (m *common) footer() []string {
 	switch {
 	case m.done:
 		s = m.help.ShortHelpView(keys.SummaryHelp())
+	case m.info.Live != nil && m.fullHelp:
+		s = m.help.FullHelpView([][]key.Binding{liveHelp(), keys.FullHelp()[1]})
+	case m.info.Live != nil:
+		s = m.help.ShortHelpView(liveHelp())
 	case m.fullHelp:
 		s = m.help.FullHelpView(keys.FullHelp())
 	default:

@@ -1,0 +1,319 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/ui/chart"
+)
+
+// Live is what dbduel live adds to the screen: the control its keys
+// change (for every target at once, from the next round) and the
+// workloads w cycles through.
+type Live struct {
+	Control   *engine.LiveControl
+	Workloads []string // w's cycle; the session's first
+	Workload  func(name string) (workload.Workload, error)
+	// Export writes the explored segments as a scenario file (x); it says
+	// where, and may be nil.
+	Export func(*result.Result) (string, error)
+}
+
+// liveKeys are dbduel live's own keys (they replace the scroll keys while
+// the session runs).
+var liveKeys = struct {
+	More, Fewer, OneMore, OneFewer, Pause, OpenLoop, Faster, Slower, Workload, Scenario key.Binding
+}{
+	More:     key.NewBinding(key.WithKeys("up"), key.WithHelp("↑/↓", "threads ×2/÷2")),
+	Fewer:    key.NewBinding(key.WithKeys("down")),
+	OneMore:  key.NewBinding(key.WithKeys("shift+up"), key.WithHelp("shift+↑/↓", "threads ±1")),
+	OneFewer: key.NewBinding(key.WithKeys("shift+down")),
+	Pause:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause load")),
+	OpenLoop: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "open loop on/off")),
+	Faster:   key.NewBinding(key.WithKeys(">"), key.WithHelp(">/<", "rate ×1.25/÷1.25")),
+	Slower:   key.NewBinding(key.WithKeys("<")),
+	Workload: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next workload")),
+	Scenario: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "export scenario")),
+}
+
+// liveAction is the action of a live key, or actNone.
+func liveAction(msg tea.KeyMsg) action {
+	k := liveKeys
+	for _, b := range []struct {
+		b key.Binding
+		a action
+	}{{k.More, actMore}, {k.Fewer, actFewer}, {k.OneMore, actOneMore}, {k.OneFewer, actOneFewer}, {k.Pause, actLoadPause},
+		{k.OpenLoop, actOpenLoop}, {k.Faster, actFaster}, {k.Slower, actSlower}, {k.Workload, actWorkload}, {k.Scenario, actScenario}} {
+		if key.Matches(msg, b.b) {
+			return b.a
+		}
+	}
+	return actNone
+}
+
+// liveHelp is the running screen's short help in dbduel live.
+func liveHelp() []key.Binding {
+	k := liveKeys
+	return []key.Binding{keys.Quit, k.More, k.OneMore, k.Pause, k.OpenLoop, k.Faster, k.Workload, k.Scenario, keys.Export, keys.Help}
+}
+
+// liveKey applies a live key to the control; it says whether it used a.
+func (m *running) liveKey(a action) bool {
+	l := m.info.Live
+	ctl := l.Control
+	set := ctl.Settings()
+	switch a {
+	case actMore:
+		ctl.SetThreads(set.Threads * 2)
+	case actFewer:
+		ctl.SetThreads(set.Threads / 2)
+	case actOneMore:
+		ctl.SetThreads(set.Threads + 1)
+	case actOneFewer:
+		ctl.SetThreads(set.Threads - 1)
+	case actLoadPause:
+		ctl.SetPaused(!set.Paused)
+	case actOpenLoop:
+		if set.Rate > 0 {
+			ctl.SetRate(0)
+		} else if r := m.slowestTPS(); r > 0 {
+			ctl.SetRate(float64(int(r + 0.5)))
+		} else {
+			m.message = "r: no throughput measured yet to set the rate from"
+		}
+	case actFaster, actSlower:
+		if set.Rate == 0 {
+			m.message = "> and <: the open loop is off (r turns it on at the current throughput)"
+			break
+		}
+		f := 1.25
+		if a == actSlower {
+			f = 1 / f
+		}
+		ctl.SetRate(float64(int(set.Rate*f + 0.5)))
+	case actWorkload:
+		m.nextWorkload(set)
+	default:
+		return false
+	}
+	return true
+}
+
+// slowestTPS is the lowest TPS of the targets' last slices: a rate every
+// target can sustain.
+func (m *running) slowestTPS() float64 {
+	low := 0.0
+	for _, c := range m.cards {
+		if c.lastRun == nil {
+			continue
+		}
+		if t := c.lastRun.Summary.TPS; low == 0 || t < low {
+			low = t
+		}
+	}
+	return low
+}
+
+func (m *running) nextWorkload(set engine.LiveSettings) {
+	l := m.info.Live
+	if len(l.Workloads) < 2 || l.Workload == nil {
+		m.message = "w: no other workload to switch to"
+		return
+	}
+	cur := m.info.Workload
+	if set.Workload != nil {
+		cur = set.Workload.Name()
+	}
+	next := l.Workloads[0]
+	for i, n := range l.Workloads {
+		if n == cur {
+			next = l.Workloads[(i+1)%len(l.Workloads)]
+		}
+	}
+	wl, err := l.Workload(next)
+	if err != nil {
+		m.message = "w: " + err.Error()
+		return
+	}
+	l.Control.SetWorkload(wl)
+}
+
+// liveHeader is dbduel live's first header line: the segment, the round,
+// the load the next round runs and whether it is paused.
+func (m *running) liveHeader() []string {
+	set := m.info.Live.Control.Settings()
+	wl := m.info.Workload
+	if set.Workload != nil {
+		wl = set.Workload.Name()
+	}
+	load := fmt.Sprintf("%d threads", set.Threads)
+	if set.Rate > 0 {
+		load += fmt.Sprintf(" · rate %.0f/s", set.Rate)
+	}
+	state := ""
+	if set.Paused {
+		state = " · PAUSED (space resumes)"
+	}
+	line1 := fmt.Sprintf("dbduel live · %s · segment %d · round %d · %s%s", wl, m.point+1, max(m.round, 1), load, state)
+	what := m.segWhat
+	if what == "" {
+		what = "segment 1: start"
+	}
+	elapsed := m.now.Sub(m.started).Truncate(1e9)
+	line2 := fmt.Sprintf("elapsed %s · %s · slices of %s, rounds paired within a segment · %s", elapsed, what, m.info.RunTime, m.phase)
+	return []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit(line1, m.width)), chart.Fit(line2, m.width)}
+}
+
+// segmentTable is the live summary's table of segments: what changed,
+// rounds, each target's TPS and p95 over the segment's complete rounds,
+// and the Δ% against the baseline with its CI.
+func (m *summary) segmentTable(r *result.Result) []string {
+	names := r.TargetNames()
+	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit("segments (rounds are paired only within a segment; Δ% vs "+names[0]+", 95% CI)", m.width))}
+	for k, s := range r.Segments {
+		line := fmt.Sprintf("%d. %s · %s · %d threads", k+1, s.WhatChanged, s.Workload, s.Threads)
+		if s.Rate > 0 {
+			line += fmt.Sprintf(" · rate %.0f/s", s.Rate)
+		}
+		line += fmt.Sprintf(" · %d round(s)", s.Rounds)
+		out = append(out, m.wrap(line)...)
+		for i, n := range names {
+			runs := r.InCompleteBlocks(n, s.Point)
+			if len(runs) == 0 {
+				continue
+			}
+			var tps, p95 float64
+			for _, run := range runs {
+				tps += run.Summary.TPS
+				p95 += run.Summary.P95US
+			}
+			cell := fmt.Sprintf("   %s TPS %s  p95 %.2f ms", n, chart.Human(tps/float64(len(runs))), p95/float64(len(runs))/1000)
+			if i > 0 {
+				if c := segmentComparison(s, n, "tps"); c != nil {
+					cell += "  Δ TPS " + deltaCI(c)
+				}
+				if c := segmentComparison(s, n, "p95"); c != nil {
+					cell += "  Δ p95 " + deltaCI(c)
+				}
+			}
+			out = append(out, m.style(i).Render(chart.Fit(cell, m.width)))
+		}
+	}
+	return append(out, "")
+}
+
+func segmentComparison(s result.Segment, target, metric string) *result.Comparison {
+	for i, c := range s.Comparisons {
+		if c.Target == target && c.Metric == metric {
+			return &s.Comparisons[i]
+		}
+	}
+	return nil
+}
+
+// markRules draws the segment changes on a plot's lines: a dotted rule at
+// the column of the first interval of each segment (n intervals stretched
+// over plotW columns, as chart.Plot draws them).
+func markRules(lines []string, marks []int, n, plotW int) []string {
+	for i, l := range lines {
+		plain := []rune(stripANSI(l))
+		axis := axisColumn(plain)
+		if axis < 0 {
+			continue
+		}
+		for _, at := range marks {
+			col := axis + ruleColumn(at, n, plotW)
+			if col <= axis || col >= len(plain) || plain[col] != ' ' {
+				continue
+			}
+			lines[i] = cutCell(lines[i], col, "┆")
+			plain[col] = '┆'
+		}
+	}
+	return lines
+}
+
+// axisColumn is the column after a plot line's Y axis (-1: none).
+func axisColumn(plain []rune) int {
+	for i, r := range plain {
+		if r == '┤' || r == '┼' {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// ruleColumn is the plot column of interval at of n over plotW columns.
+func ruleColumn(at, n, plotW int) int {
+	return int(float64(at)*float64(plotW-1)/float64(max(n-1, 1)) + 0.5)
+}
+
+// ruleLabels is the line under a plot that names its rules: each label
+// starts at its rule's column, and one that would overlap the next is cut.
+func ruleLabels(axisLine string, marks []int, labels []string, n, plotW, width int) string {
+	axis := axisColumn([]rune(stripANSI(axisLine)))
+	if axis < 0 {
+		return ""
+	}
+	row := []rune(strings.Repeat(" ", width))
+	for k, at := range marks {
+		col := axis + ruleColumn(at, n, plotW)
+		end := width
+		if k+1 < len(marks) {
+			end = min(width, axis+ruleColumn(marks[k+1], n, plotW)-1)
+		}
+		label := []rune("┆" + labels[k])
+		for j := 0; j < len(label) && col+j < end; j++ {
+			row[col+j] = label[j]
+		}
+	}
+	return strings.TrimRight(string(row), " ")
+}
+
+func stripANSI(s string) string { return xansi.Strip(s) }
+
+// cutCell replaces the cell at col of a line that may hold ANSI styles.
+func cutCell(l string, col int, with string) string {
+	return xansi.Truncate(l, col, "") + with + xansi.TruncateLeft(l, col+1, "")
+}
+
+// ruledPlot is the synced plot with dbduel live's segment rules and, under
+// its X axis, their labels (rows lines in all).
+func (m *running) ruledPlot(series [][]float64, names []string, rows int) []string {
+	n, full := 0, 0
+	for _, s := range series {
+		n = max(n, len(s))
+	}
+	if len(m.cards) > 0 {
+		full = len(m.cards[0].history[m.metric])
+	}
+	var marks []int
+	var labels []string
+	for k, at := range m.marks {
+		if at -= full - n; at > 0 && at < n { // the window shows the last n intervals
+			marks, labels = append(marks, at), append(labels, m.markLabels[k])
+		}
+	}
+	lines := plotLines(series, names, m.width, rows-1, m.color, m.fromZero)
+	last := -1
+	for i, l := range lines {
+		if strings.ContainsAny(stripANSI(l), "┤┼") {
+			last = i
+		}
+	}
+	if last < 0 || len(marks) == 0 {
+		return lines
+	}
+	plotW := chart.PlotWidth(m.width)
+	lines = markRules(lines, marks, n, plotW)
+	label := ruleLabels(lines[last], marks, labels, n, plotW, m.width)
+	return append(lines[:last+1:last+1], append([]string{label}, lines[last+1:]...)...)
+}
