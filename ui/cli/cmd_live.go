@@ -45,6 +45,11 @@ func checkLive(st *State, wlName string, o *runOptions) error {
 	if o.format != "" || o.noTUI || !isTerminal(st.Stdout) {
 		return usageErr("dbduel live needs a terminal (its keys drive the load); headless, use dbduel run with --runs N and a --threads list")
 	}
+	return checkLiveOptions(wlName, o)
+}
+
+// checkLiveOptions is checkLive less the terminal.
+func checkLiveOptions(wlName string, o *runOptions) error {
 	if !slices.Contains(liveWorkloads(), wlName) {
 		return usageErr("dbduel live runs the OLTP workloads (%s), not %s; use dbduel run", strings.Join(liveWorkloads(), ", "), wlName)
 	}

@@ -231,7 +231,12 @@ func markRules(lines []string, marks []int, n, plotW int) []string {
 		}
 		for _, at := range marks {
 			col := axis + ruleColumn(at, n, plotW)
-			if col <= axis || col >= len(plain) || plain[col] != ' ' {
+			if col >= len(plain) { // the plot's lines end at their last drawn cell
+				pad := strings.Repeat(" ", col-len(plain)+1)
+				lines[i] += pad
+				plain = append(plain, []rune(pad)...)
+			}
+			if col <= axis || plain[col] != ' ' {
 				continue
 			}
 			lines[i] = cutCell(lines[i], col, "┆")

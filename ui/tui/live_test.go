@@ -1,0 +1,158 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/plan"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
+	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/internal/fakesql"
+	"github.com/dbduel/dbduel/ui/chart"
+)
+
+// counted is quick with its events and its highest thread counted.
+type counted struct {
+	quick
+	events    atomic.Int64
+	maxThread atomic.Int64
+}
+
+func (c *counted) NewWorker(_ context.Context, _ driver.Conn, thread, _ int, _ uint64) (workload.Worker, error) {
+	for {
+		m := c.maxThread.Load()
+		if int64(thread) <= m || c.maxThread.CompareAndSwap(m, int64(thread)) {
+			break
+		}
+	}
+	return countedWorker{c}, nil
+}
+
+type countedWorker struct{ c *counted }
+
+func (w countedWorker) Event(ctx context.Context, n *workload.Counts) error {
+	w.c.events.Add(1)
+	return quickWorker{}.Event(ctx, n)
+}
+func (countedWorker) Close(context.Context, *workload.Counts) error { return nil }
+
+// dbduel live's keys drive the real engine through the program: ↑ doubles
+// the threads of the next round's slices and starts a segment that lands
+// in the result, space stops the load, the first q shows the segments and
+// the second quits.
+func TestLiveKeysDriveTheEngine(t *testing.T) {
+	w := &counted{}
+	open := func(context.Context, int) (driver.DB, error) {
+		db, _ := fakesql.Open(false)
+		return &driver.SQLPool{DB: db, Protocol: "fake"}, nil
+	}
+	names := []result.Target{{Name: "a"}, {Name: "b"}}
+	ctl := engine.NewLiveControl(2, 0)
+	sess := engine.Session{
+		Config:   engine.Config{Workload: w, Threads: 2, ReportInterval: 50 * time.Millisecond, Percentile: 95},
+		Plan:     plan.New([]string{"a", "b"}, []plan.Point{{Threads: 2}}, 1, 0, 1),
+		Live:     &engine.Live{Slice: 200 * time.Millisecond, Settle: 50 * time.Millisecond, Control: ctl},
+		Annotate: func(r *result.Result) { r.Targets = names; stats.Analyze(r) },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan engine.Event, 16)
+	go engine.Run(ctx, sess, []engine.Target{{Name: "a", Open: open}, {Name: "b", Open: open}}, events)
+	m := New(Info{Workload: "quick", Threads: 2, RunTime: 200 * time.Millisecond, Targets: names, Live: &Live{Control: ctl}}, events, cancel, nil, false)
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	waitFor := func(s string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), s) }, teatest.WithDuration(10*time.Second))
+	}
+	waitFor("round 3")
+	tm.Send(tea.KeyMsg{Type: tea.KeyUp})
+	waitFor("segment 2")
+	if got := ctl.Settings().Threads; got != 4 {
+		t.Fatalf("↑: %d threads, want 4", got)
+	}
+	// A round's header is rendered anew each round (an unchanged line is
+	// not written again: wait for what must change).
+	waitFor("round 9")
+	tm.Send(tea.KeyMsg{Type: tea.KeySpace})
+	waitFor("PAUSED")
+	time.Sleep(600 * time.Millisecond) // the round under way ends (two slices of 0.2 s)
+	before := w.events.Load()
+	time.Sleep(600 * time.Millisecond)
+	if after := w.events.Load(); after != before {
+		t.Errorf("paused, yet %d events ran", after-before)
+	}
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	waitFor("session ended")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	r := tm.FinalModel(t).(*Model).Result()
+	if r == nil || len(r.Segments) != 2 {
+		t.Fatalf("segments: %+v", r)
+	}
+	s1, s2 := r.Segments[0], r.Segments[1]
+	if s1.Threads != 2 || s2.Threads != 4 || s2.WhatChanged != "threads 2→4" || s1.Rounds < 3 || s2.Rounds < 1 {
+		t.Errorf("segments %+v, %+v", s1, s2)
+	}
+	if got := w.maxThread.Load(); got != 3 {
+		t.Errorf("the highest thread is %d, want 3 (four threads from the second segment)", got)
+	}
+	if r.Plan.Points[s2.Point].Threads != 4 || len(r.InCompleteBlocks("b", s2.Point)) != s2.Rounds {
+		t.Errorf("segment 2's point %+v, %d blocks for %d rounds", r.Plan.Points[s2.Point], len(r.InCompleteBlocks("b", s2.Point)), s2.Rounds)
+	}
+}
+
+// A segment's rule lands on the column of its first interval, as the plot
+// stretches the intervals over its width, and never on a drawn line.
+func TestSegmentRulesLandOnTheirInterval(t *testing.T) {
+	series := make([]float64, 21)
+	for i := range series {
+		series[i] = 100
+		if i >= 10 {
+			series[i] = 200
+		}
+	}
+	width := 80
+	lines := strings.Split(chart.Plot([][]float64{series}, []string{"a"}, width, 10, false, false), "\n")
+	plotW := chart.PlotWidth(width)
+	marked := markRules(append([]string(nil), lines...), []int{10}, len(series), plotW)
+	want := ruleColumn(10, 21, plotW)
+	if want != (plotW-1)/2 {
+		t.Fatalf("interval 10 of 21 at column %d, want the middle %d", want, (plotW-1)/2)
+	}
+	rules := 0
+	for i, l := range marked {
+		plain := []rune(l)
+		axis := axisColumn(plain)
+		if axis < 0 {
+			continue
+		}
+		for j, r := range plain {
+			if r == '┆' {
+				rules++
+				if j != axis+want {
+					t.Errorf("line %d: rule at %d, want %d", i, j, axis+want)
+				}
+			}
+		}
+		if stripped := strings.ReplaceAll(l, "┆", " "); stripped != lines[i] && strings.TrimRight(stripped, " ") != strings.TrimRight(lines[i], " ") {
+			t.Errorf("line %d: the rule replaced a drawn cell:\n%s\n%s", i, lines[i], l)
+		}
+	}
+	if rules < 5 {
+		t.Errorf("%d rule cells:\n%s", rules, strings.Join(marked, "\n"))
+	}
+	label := ruleLabels(lines[0], []int{10}, []string{"threads 2→4"}, 21, plotW, width)
+	axis := axisColumn([]rune(lines[0]))
+	if got := strings.Index(string([]rune(label)), "┆threads 2→4"); got < 0 || len([]rune(label[:got])) != axis+want {
+		t.Errorf("label %q not at column %d", label, axis+want)
+	}
+}
