@@ -34,9 +34,15 @@ type Info struct {
 	Explain bool
 	// Live is dbduel live's control (nil for other runs).
 	Live *Live
-	// Replay is when a replayed result was measured ("" when live).
-	Replay string
+	// Replay is when a replayed result was measured ("" when live);
+	// ReplaysLive says it is a dbduel live session's.
+	Replay      string
+	ReplaysLive bool
 }
+
+// slices says the runs are dbduel live's slices: a target's cards and
+// chart go on from one slice to its next, segment by segment.
+func (i Info) slices() bool { return i.Live != nil || i.ReplaysLive }
 
 // common is what every screen shares: the run's description, the
 // terminal, the clock, the plan's state and its result, the last message.

@@ -147,7 +147,7 @@ func (m *running) apply(e engine.Event) {
 		if e.Index > 0 {
 			m.point, m.threads = e.Point, e.Threads
 			c.running = true
-			if m.info.Live != nil {
+			if m.info.slices() {
 				// A slice goes on where the target's last one ended.
 				m.round = e.Block
 				m.phase = fmt.Sprintf("%s: slice of round %d", e.Target, e.Block)
@@ -199,7 +199,7 @@ func (m *running) apply(e engine.Event) {
 	case engine.EventSnapshot:
 		m.latest = e.Snapshot
 	case engine.EventNotice:
-		if m.info.Live != nil && strings.HasPrefix(e.Message, "segment ") {
+		if m.info.slices() && strings.HasPrefix(e.Message, "segment ") {
 			m.newSegment(e.Message)
 			break
 		}

@@ -306,7 +306,7 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 		}
 		if c.cumSeconds > 0 {
 			so := "run"
-			if m.info.Live != nil {
+			if m.info.slices() {
 				so = "segment"
 			}
 			lines = append(lines, fmt.Sprintf("%s so far: TPS %s QPS %s", so, chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))

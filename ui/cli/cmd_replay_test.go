@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
+)
+
+// replay sends a saved result's runs as the engine did: each interval
+// after its own span over the speed, each run's end with the comparison as
+// it stood then (from the runs so far), a live session's segments as they
+// began, and the recorded result last.
+func TestReplayPlaysTheRunsBack(t *testing.T) {
+	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "a"}, {Name: "b"}},
+		Plan:     result.Plan{Points: []result.Point{{Threads: 2}, {Threads: 4}}},
+		Segments: []result.Segment{{Point: 0, WhatChanged: "start"}, {Point: 1, WhatChanged: "threads 2→4"}}}
+	for blk, tps := range [][2]float64{{1000, 800}, {1100, 900}, {1000, 700}} {
+		for i, name := range []string{"a", "b"} {
+			run := result.Run{Target: name, Block: blk + 1, Index: blk + 1, Point: blk / 2, Complete: true}
+			run.Summary.TPS, run.Summary.QPS = tps[i], tps[i]*10
+			for k := range 3 {
+				run.Intervals = append(run.Intervals, result.Interval{TS: float64(k + 1), SpanS: 1})
+			}
+			r.Runs = append(r.Runs, run)
+		}
+	}
+	events := make(chan engine.Event)
+	go replayEvents(context.Background(), r, 60, events, nil)
+	start := time.Now()
+	var kinds []string
+	var lastSnap *result.Result
+	var final *result.Result
+	for e := range events {
+		switch e.Kind {
+		case engine.EventPhase:
+			kinds = append(kinds, "phase")
+		case engine.EventInterval:
+			kinds = append(kinds, "iv")
+		case engine.EventNotice:
+			kinds = append(kinds, e.Message)
+		case engine.EventRunDone:
+			kinds = append(kinds, "done")
+			lastSnap = e.Snapshot
+			if e.Done == 2 { // block 1 of point 0: b/a = 0.8
+				if c := e.Snapshot.Comparison("b", "tps", 0); c == nil || c.N != 1 || c.DeltaPct > -19.9 || c.DeltaPct < -20.1 {
+					t.Errorf("after block 1: %+v", c)
+				}
+			}
+		case engine.EventFinished:
+			final = e.Result
+		}
+		if final != nil {
+			break
+		}
+	}
+	if elapsed := time.Since(start); elapsed < 18*time.Second/60 {
+		t.Errorf("18 one-second intervals at speed 60 took %v, less than 0.3 s", elapsed)
+	}
+	want := "segment 1: start phase iv iv iv done phase iv iv iv done phase iv iv iv done phase iv iv iv done segment 2: threads 2→4 phase iv iv iv done phase iv iv iv done"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("events\n%s\nwant\n%s", got, want)
+	}
+	if final != r || lastSnap == nil || len(lastSnap.Runs) != 6 || lastSnap.Comparison("b", "tps", 1) == nil {
+		t.Errorf("final %p (want %p), last snapshot %+v", final, r, lastSnap)
+	}
+	if r.Comparisons != nil {
+		t.Errorf("the snapshots changed the recorded result: %+v", r.Comparisons)
+	}
+}
+
+func TestReplayNeedsATerminal(t *testing.T) {
+	_, stderr, code := runCLI(t, "replay", "x.json")
+	if code != exitUsage || !strings.Contains(stderr, "dbduel report x.json") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
