@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
 )
@@ -17,6 +18,9 @@ import (
 type Live struct {
 	Slice, Settle time.Duration
 	Control       *LiveControl
+	// Restart restarts a target whose configuration changed (Reconfigure)
+	// and reads back the settings that differ from before; may be nil.
+	Restart func(ctx context.Context, target string) (readBack map[string]string, err error)
 }
 
 // liveState is what the live loop keeps beside the conductor.
@@ -28,6 +32,8 @@ type liveState struct {
 	seg       int // index into res.Segments (-1: none yet)
 	round     int // rounds begun in all
 	switches  []time.Duration
+	iteration int              // configuration iterations (1: as started)
+	out       map[string]error // targets that failed to restart: they sit out
 }
 
 // executeLive runs rounds until ctx ends (the user quit): the result is
@@ -38,7 +44,7 @@ func executeLive(ctx context.Context, c *conductor, l Live) (*result.Result, err
 			return c.res, fmt.Errorf("target %s: dbduel live drives every client from here and keeps its connections between slices; a client=netns agent runs whole runs (use dbduel run)", name)
 		}
 	}
-	ls := &liveState{Live: l, rng: rand.New(rand.NewPCG(uint64(c.s.Plan.Seed), 0x11fe)), seg: -1}
+	ls := &liveState{Live: l, rng: rand.New(rand.NewPCG(uint64(c.s.Plan.Seed), 0x11fe)), seg: -1, iteration: 1, out: map[string]error{}}
 	if len(c.s.Plan.Points) > 0 {
 		ls.tableSize = c.s.Plan.Points[0].TableSize
 	}
@@ -56,17 +62,19 @@ func executeLive(ctx context.Context, c *conductor, l Live) (*result.Result, err
 	snaps := newSnapshotter(c)
 	defer snaps.stop()
 	for {
-		set, change, paused, err := l.Control.next(ctx)
+		step, err := l.Control.next(ctx)
 		if err != nil {
 			break // quit (while paused, too)
 		}
-		if paused {
+		if step.paused {
 			c.lastEnd = time.Time{} // a pause is not a switch
 		}
-		if change != "" || ls.seg < 0 {
-			if err := ls.newSegment(ctx, c, set, change); err != nil {
+		readBack := ls.restart(ctx, c, step.restart)
+		if step.change != "" || ls.seg < 0 {
+			if err := ls.newSegment(ctx, c, step.set, step.change); err != nil {
 				return c.res, err
 			}
+			c.res.Segments[ls.seg].Iteration, c.res.Segments[ls.seg].ReadBack = ls.iteration, readBack
 		}
 		done, err := ls.runRound(ctx, c)
 		if err != nil {
@@ -117,7 +125,9 @@ func (ls *liveState) runRound(ctx context.Context, c *conductor) (done bool, err
 	ls.round++
 	order := make([]string, 0, len(c.targets))
 	for _, t := range c.targets {
-		order = append(order, t.Name)
+		if ls.out[t.Name] == nil {
+			order = append(order, t.Name)
+		}
 	}
 	ls.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	b := plan.Block{Seq: ls.round, Point: seg.Point, Index: seg.Rounds + 1, Order: order}
@@ -161,6 +171,43 @@ func (c *conductor) runSlice(ctx context.Context, b plan.Block, name string) err
 	c.send(Event{Kind: EventRunDone, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point,
 		Threads: pt.Threads, TableSize: pt.TableSize, Run: &run, Done: c.done})
 	return nil
+}
+
+// restart restarts the targets whose configuration changed, before the
+// round of a new iteration: their kept threads are closed, their pools
+// opened again, and what each now reads back is returned. A target that
+// fails says why and sits out the rounds from then on; the others go on.
+func (ls *liveState) restart(ctx context.Context, c *conductor, names []string) map[string]map[string]string {
+	if len(names) == 0 || ls.Restart == nil {
+		return nil
+	}
+	ls.iteration++
+	got := map[string]map[string]string{}
+	for _, name := range names {
+		if _, known := c.byName[name]; !known || ls.out[name] != nil {
+			continue
+		}
+		if k := c.kept[name]; k != nil {
+			k.Close()
+			delete(c.kept, name)
+		}
+		c.dbs[name].Close()
+		vars, err := ls.Restart(ctx, name)
+		if err == nil {
+			var db driver.DB
+			if db, err = c.byName[name].Open(ctx, c.maxThreads+2); err == nil {
+				c.dbs[name] = db
+			}
+		}
+		if err != nil {
+			ls.out[name] = err
+			c.send(Event{Kind: EventNotice, Target: name, Message: fmt.Sprintf("restart failed: %v; it sits out the rounds from now", err)})
+			continue
+		}
+		got[name] = vars
+	}
+	c.lastEnd = time.Time{} // a restart is not a switch
+	return got
 }
 
 // record puts the switches' cost into the result.

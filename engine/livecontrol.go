@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/dbduel/dbduel/engine/workload"
@@ -24,10 +25,11 @@ type LiveSettings struct {
 // once; the engine reads it before each round, so a change applies from
 // the next round and starts a segment named by what changed.
 type LiveControl struct {
-	mu      sync.Mutex
-	set     LiveSettings
-	changes []string
-	wake    chan struct{}
+	mu       sync.Mutex
+	set      LiveSettings
+	changes  []string
+	restarts []string // targets to restart before the next round
+	wake     chan struct{}
 }
 
 // NewLiveControl starts with threads and rate (the run flags').
@@ -90,33 +92,48 @@ func (l *LiveControl) SetWorkload(wl workload.Workload) {
 	l.change(fmt.Sprintf("workload %s→%s", from, wl.Name()), func(s *LiveSettings) { s.Workload = wl })
 }
 
+// Reconfigure restarts the targets named (their configuration changed:
+// an edited cnf) before the next round, which starts an iteration.
+func (l *LiveControl) Reconfigure(targets []string, what string) {
+	l.mu.Lock()
+	l.restarts = append(l.restarts, targets...)
+	l.mu.Unlock()
+	l.change(what, func(*LiveSettings) {})
+}
+
 // SetPaused stops the load after the round under way (and goes on).
 func (l *LiveControl) SetPaused(p bool) {
 	l.change("", func(s *LiveSettings) { s.Paused = p })
 }
 
-// next waits while paused and returns the settings of the next round and
-// what changed since the last (empty: nothing); paused says it waited.
-func (l *LiveControl) next(ctx context.Context) (set LiveSettings, change string, paused bool, err error) {
+// liveStep is what the next round runs: its settings, what changed since
+// the last (empty: nothing), the targets to restart first, and whether a
+// pause was waited out.
+type liveStep struct {
+	set     LiveSettings
+	change  string
+	restart []string
+	paused  bool
+}
+
+// next waits while paused and returns the next round's step.
+func (l *LiveControl) next(ctx context.Context) (liveStep, error) {
+	var st liveStep
 	for {
 		l.mu.Lock()
-		set = l.set
-		if !set.Paused {
-			for i, c := range l.changes {
-				if i > 0 {
-					change += ", "
-				}
-				change += c
-			}
-			l.changes = nil
+		st.set = l.set
+		if !st.set.Paused {
+			st.change = strings.Join(l.changes, ", ")
+			st.restart = l.restarts
+			l.changes, l.restarts = nil, nil
 			l.mu.Unlock()
-			return set, change, paused, nil
+			return st, nil
 		}
 		l.mu.Unlock()
-		paused = true
+		st.paused = true
 		select {
 		case <-ctx.Done():
-			return set, "", paused, ctx.Err()
+			return st, ctx.Err()
 		case <-l.wake:
 		}
 	}

@@ -73,6 +73,14 @@ type VariablesReader interface {
 	Variables(ctx context.Context) (map[string]string, error)
 }
 
+// Reconfigurer is a managed target whose configuration files (cnf=) a
+// user may edit while it runs (dbduel live --watch): Reconfigure restarts
+// it on its data with what the files say now.
+type Reconfigurer interface {
+	ConfigFiles() []string // absolute paths
+	Reconfigure(ctx context.Context) error
+}
+
 // Diagnoser is a target that can say what became of its server after a
 // failure (a managed container or process): "" when it looks fine.
 type Diagnoser interface {

@@ -69,6 +69,14 @@ type Segment struct {
 	Workload    string  `json:"workload"`
 	FirstBlock  int     `json:"first_block"`
 	Rounds      int     `json:"rounds"` // complete rounds
+	// Iteration counts the configurations tried (1: as started; a watched
+	// cnf edited and its targets restarted: 2, ...); ReadBack is what each
+	// restarted target's server reports for the settings that changed.
+	Iteration int                          `json:"iteration"`
+	ReadBack  map[string]map[string]string `json:"read_back,omitempty"`
+	// VsIteration1 is each restarted target's change since iteration 1,
+	// each side against the baseline of its own rounds (Stats.IterationDelta).
+	VsIteration1 []Comparison `json:"vs_iteration_1,omitempty"`
 	// Comparisons are the segment's (its point's) comparisons, as in the
 	// result's comparisons[].
 	Comparisons []Comparison `json:"comparisons"`

@@ -76,6 +76,7 @@ func Analyze(r *result.Result) {
 			}
 		}
 	}
+	iterationDeltas(r)
 }
 
 // noteNoisyIntervals says, in each primary verdict, how many of the

@@ -575,6 +575,23 @@ func (s *Server) Restart(ctx context.Context) error {
 	return s.waitReady(ctx, readyTimeout)
 }
 
+// ConfigFiles is the SPEC's cnf= file (Reconfigurer).
+func (s *Server) ConfigFiles() []string {
+	if s.o.Cnf == "" {
+		return nil
+	}
+	return []string{s.o.Cnf}
+}
+
+// Reconfigure copies the cnf= file into the container's mounted config
+// directory again and restarts the container on its data (Reconfigurer).
+func (s *Server) Reconfigure(ctx context.Context) error {
+	if _, err := s.userConfig(s.protocol().Config.UserName); err != nil {
+		return fmt.Errorf("cnf=%s: %w", s.o.Cnf, err)
+	}
+	return s.Restart(ctx)
+}
+
 // Stop removes the container, its volume(s) and the host files.
 func (s *Server) Stop(ctx context.Context) error {
 	var errs []error

@@ -418,6 +418,18 @@ func (s *Server) Restart(ctx context.Context) error {
 	return nil
 }
 
+// ConfigFiles is the SPEC's cnf= file (Reconfigurer).
+func (s *Server) ConfigFiles() []string {
+	if s.o.Cnf == "" {
+		return nil
+	}
+	return []string{s.o.Cnf}
+}
+
+// Reconfigure restarts the server: its generated defaults file includes
+// the cnf= file, which it reads again (Reconfigurer).
+func (s *Server) Reconfigure(ctx context.Context) error { return s.Restart(ctx) }
+
 // SetNotices says where to tell the user what dbduel decided (running
 // PostgreSQL as another user).
 func (s *Server) SetNotices(w io.Writer) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -19,12 +20,14 @@ import (
 type liveOptions struct {
 	slice, settle  float64 // seconds
 	exportScenario string
+	watch          []string
 }
 
 func bindLiveFlags(fs *pflag.FlagSet, o *runOptions) {
 	o.live = &liveOptions{}
 	fs.Float64Var(&o.live.slice, "slice", 3, "`SECONDS` each target runs per round before the next takes its turn")
 	fs.Float64Var(&o.live.settle, "settle", 1, "`SECONDS` at the start of each slice run but not counted")
+	fs.StringArrayVar(&o.live.watch, "watch", nil, "`PATH` of a cnf= file (or its directory) to watch: an edit restarts the targets using it and starts an iteration (repeatable)")
 	fs.StringVar(&o.live.exportScenario, "export-scenario", "", "on quit (and on x), write the explored segments as a scenario `FILE.yaml` for dbduel run -f")
 }
 
@@ -66,10 +69,19 @@ func checkLiveOptions(wlName string, o *runOptions) error {
 	return nil
 }
 
-// liveSession makes the engine's live session from the flags.
-func (l *liveOptions) session(rc *runConfig) *engine.Live {
-	return &engine.Live{Slice: seconds(l.slice), Settle: seconds(l.settle),
-		Control: engine.NewLiveControl(rc.threads[0], rc.engine.Rate)}
+// session makes the engine's live session from the flags, and starts
+// --watch (until ctx ends).
+func (l *liveOptions) session(ctx context.Context, rc *runConfig, st *startedTargets) (*engine.Live, error) {
+	live := &engine.Live{Slice: seconds(l.slice), Settle: seconds(l.settle),
+		Control: engine.NewLiveControl(rc.threads[0], rc.engine.Rate), Restart: liveRestarter(st)}
+	if len(l.watch) > 0 {
+		w, err := newConfigWatch(l.watch, st.all)
+		if err != nil {
+			return nil, err
+		}
+		go w.run(ctx, live.Control)
+	}
+	return live, nil
 }
 
 // tuiLive is what the TUI's live keys need.

@@ -79,8 +79,13 @@ func measure(ctx context.Context, state *State, rc *runConfig, o *runOptions, st
 	if o.restartBetween {
 		sess.BeforeRun = restarter(st)
 	}
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
 	if o.live != nil {
-		sess.Live = o.live.session(rc)
+		var err error
+		if sess.Live, err = o.live.session(runCtx, rc, st); err != nil {
+			return err
+		}
 	}
 	if sess.Plan.TotalRuns() > len(st.all) && sess.Live == nil {
 		fmt.Fprintf(stderr, "dbduel: plan: %d point(s) × %d block(s) of %d target(s); seed %d (repeat the order with --seed %d)\n",
@@ -96,8 +101,6 @@ func measure(ctx context.Context, state *State, rc *runConfig, o *runOptions, st
 		}
 	}
 	events := make(chan engine.Event, 64)
-	runCtx, cancelRun := context.WithCancel(ctx)
-	defer cancelRun()
 	go engine.Run(runCtx, sess, st.engine, events) // its last event carries the result
 	var out outcome
 	if o.format == "" && !o.noTUI && isTerminal(stdout) {

@@ -216,13 +216,7 @@ func readParity(ctx context.Context, ts []targets.Target, described []result.Tar
 	vars := map[string]map[string]string{}
 	for i, t := range ts {
 		versions[t.Name()] = described[i].ServerVersion
-		var v map[string]string
-		var err error
-		if vr, ok := t.(targets.VariablesReader); ok {
-			v, err = vr.Variables(ctx)
-		} else {
-			v, err = targets.Variables(ctx, t.Endpoint())
-		}
+		v, err := readVariables(ctx, t)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: read variables: %w", t.Name(), err)
 		}

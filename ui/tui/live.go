@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -185,6 +187,7 @@ func (m *summary) segmentTable(r *result.Result) []string {
 		}
 		line += fmt.Sprintf(" · %d round(s)", s.Rounds)
 		out = append(out, m.wrap(line)...)
+		out = append(out, m.iterationLines(s)...)
 		for i, n := range names {
 			runs := r.InCompleteBlocks(n, s.Point)
 			if len(runs) == 0 {
@@ -208,6 +211,27 @@ func (m *summary) segmentTable(r *result.Result) []string {
 		}
 	}
 	return append(out, "")
+}
+
+// iterationLines are what a configuration iteration's restarted targets
+// read back, and each one's Δ TPS against iteration 1.
+func (m *summary) iterationLines(s result.Segment) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(s.ReadBack)) {
+		vars := s.ReadBack[name]
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(vars)) {
+			kv = append(kv, k+"="+vars[k])
+		}
+		if len(kv) == 0 {
+			kv = []string{"no setting changed"}
+		}
+		out = append(out, m.wrap(fmt.Sprintf("   %s restarted, reads back: %s", name, strings.Join(kv, " ")))...)
+	}
+	for _, c := range s.VsIteration1 {
+		out = append(out, m.wrap(fmt.Sprintf("   %s vs iteration 1: Δ TPS %s (each side against the baseline of its rounds)", c.Target, deltaCI(&c)))...)
+	}
+	return out
 }
 
 func segmentComparison(s result.Segment, target, metric string) *result.Comparison {

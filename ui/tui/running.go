@@ -206,6 +206,9 @@ func (m *running) apply(e engine.Event) {
 		m.message = e.Message
 		if e.Target != "" {
 			m.message = e.Target + ": " + e.Message
+			if strings.HasPrefix(e.Message, "restart failed") && c != nil {
+				c.phase = "out: restart failed" // the message line says why
+			}
 		}
 	case engine.EventFinished:
 		m.done = true

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/targets"
+)
+
+// watchPoll is how often --watch looks at its files; a change is acted on
+// once a file has stayed the same for one more poll (an editor writes in
+// several steps).
+const watchPoll = 300 * time.Millisecond
+
+// configWatch is dbduel live --watch: the cnf files the targets use, under
+// the watched paths, and what each held when last looked at.
+type configWatch struct {
+	users   map[string][]string // file → the targets using it
+	seen    map[string][32]byte // file → its content's hash
+	pending map[string][32]byte // changed, not yet settled
+	round   int                 // iterations asked for (the first is 2)
+}
+
+// newConfigWatch finds the targets' cnf files under the watched paths; a
+// path no target uses is the user's mistake.
+func newConfigWatch(paths []string, ts []targets.Target) (*configWatch, error) {
+	w := &configWatch{users: map[string][]string{}, seen: map[string][32]byte{}, pending: map[string][32]byte{}, round: 1}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, usageErr("--watch %s: %v", p, err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, usageErr("--watch %s: %v", p, err)
+		}
+		found := false
+		for _, t := range ts {
+			rc, ok := t.(targets.Reconfigurer)
+			if !ok {
+				continue
+			}
+			for _, f := range rc.ConfigFiles() {
+				if f == abs || fi.IsDir() && filepath.Dir(f) == abs {
+					w.users[f] = append(w.users[f], t.Name())
+					found = true
+				}
+			}
+		}
+		if !found {
+			why := "no managed target's cnf= is this file"
+			if fi.IsDir() {
+				why = "no managed target's cnf= is in this directory"
+			}
+			if ext := filepath.Ext(abs); ext == ".yaml" || ext == ".yml" {
+				why = "a scenario or compose file is not watched yet: watch the cnf= file its targets use"
+			}
+			return nil, usageErr("--watch %s: %s", p, why)
+		}
+	}
+	for f := range w.users {
+		w.seen[f], _ = hashFile(f)
+	}
+	return w, nil
+}
+
+func hashFile(path string) ([32]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return sha256.Sum256(data), nil
+}
+
+// poll looks at every file once and returns the targets whose files
+// changed and settled since the last look, with what changed.
+func (w *configWatch) poll() (names []string, what string) {
+	var changed []string
+	for f := range w.users {
+		h, err := hashFile(f)
+		if err != nil { // being rewritten: look again next time
+			continue
+		}
+		switch p, waiting := w.pending[f]; {
+		case waiting && p == h:
+			delete(w.pending, f)
+			w.seen[f] = h
+			changed = append(changed, f)
+		case h != w.seen[f]:
+			w.pending[f] = h
+		default:
+			delete(w.pending, f)
+		}
+	}
+	if len(changed) == 0 {
+		return nil, ""
+	}
+	slices.Sort(changed)
+	var files []string
+	for _, f := range changed {
+		for _, n := range w.users[f] {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		files = append(files, filepath.Base(f))
+	}
+	w.round++
+	return names, fmt.Sprintf("iteration %d: %s changed (%s restarted)", w.round, strings.Join(files, ", "), strings.Join(names, ", "))
+}
+
+// run polls until ctx ends, asking ctl for an iteration on each change.
+func (w *configWatch) run(ctx context.Context, ctl *engine.LiveControl) {
+	tick := time.NewTicker(watchPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if names, what := w.poll(); len(names) > 0 {
+			ctl.Reconfigure(names, what)
+		}
+	}
+}
+
+// liveRestarter restarts a target whose configuration changed and reads
+// back the settings that now differ from before the restart.
+func liveRestarter(st *startedTargets) func(ctx context.Context, name string) (map[string]string, error) {
+	return func(ctx context.Context, name string) (map[string]string, error) {
+		i := slices.IndexFunc(st.all, func(t targets.Target) bool { return t.Name() == name })
+		if i < 0 {
+			return nil, fmt.Errorf("no target %s", name)
+		}
+		t := st.all[i]
+		rc, ok := t.(targets.Reconfigurer)
+		if !ok {
+			return nil, errors.New("not a managed server with a cnf= file: dbduel cannot restart it")
+		}
+		before, err := readVariables(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if err := rc.Reconfigure(ctx); err != nil {
+			return nil, err
+		}
+		after, err := readVariables(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		changed := map[string]string{}
+		for k, v := range after {
+			if before[k] != v {
+				changed[k] = v
+			}
+		}
+		return changed, nil
+	}
+}
+
+// readVariables is a target's server settings.
+func readVariables(ctx context.Context, t targets.Target) (map[string]string, error) {
+	if vr, ok := t.(targets.VariablesReader); ok {
+		return vr.Variables(ctx)
+	}
+	return targets.Variables(ctx, t.Endpoint())
+}
