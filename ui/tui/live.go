@@ -157,6 +157,9 @@ func (m *running) liveHeader() []string {
 		wl = set.Workload.Name()
 	}
 	load := fmt.Sprintf("%d threads", set.Threads)
+	if set.Threads == 1 {
+		load = "1 thread"
+	}
 	if set.Rate > 0 {
 		load += fmt.Sprintf(" · rate %.0f/s", set.Rate)
 	}

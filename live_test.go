@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/targets/state"
+)
+
+// tmuxSession runs args in a detached tmux session of its own at 100×30
+// (a real terminal for the TUI) and returns a way to send keys and read
+// the screen; the session is killed at the end of the test.
+func tmuxSession(t *testing.T, env []string, args ...string) (keys func(...string), screen func() string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is required (apt-get install tmux): %v", err)
+	}
+	name := "dbduel-test-" + state.NewRunID()
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	cmd := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30",
+		"env "+strings.Join(env, " ")+" "+strings.Join(quoted, " ")+"; sleep 600")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", name).Run() })
+	keys = func(k ...string) {
+		exec.Command("tmux", append([]string{"send-keys", "-t", name}, k...)...).Run()
+	}
+	screen = func() string {
+		out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", name).Output()
+		return string(out)
+	}
+	return keys, screen
+}
+
+// waitScreen waits until the screen shows want.
+func waitScreen(t *testing.T, screen func() string, want string, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if strings.Contains(screen(), want) {
+			return
+		}
+	}
+	t.Fatalf("the screen never showed %q:\n%s", want, screen())
+}
+
+// dbduel live in a real terminal against a real container: an edit of the
+// watched cnf restarts the container, which reads back the new buffer
+// pool; ↑ doubles the threads; each lands in the result as a segment, and
+// q, q writes it and leaves nothing behind.
+func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker, the test image and tmux")
+	bin := buildBinary(t)
+	runID := "test-" + state.NewRunID()
+	dir := t.TempDir()
+	cnf := filepath.Join(dir, "tuned.cnf")
+	if err := os.WriteFile(cnf, []byte("[mysqld]\ninnodb_buffer_pool_size = 128M\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "live.json")
+	privateStateDir(t)
+	keys, screen := tmuxSession(t, []string{"DBDUEL_RUN_ID=" + runID, "DBDUEL_STATE_DIR=" + state.Dir()},
+		bin, "live", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "docker=docker:"+testImage(t)+",cnf="+cnf,
+		"--tables", "1", "--table-size", "1000", "--threads", "1", "--slice", "1", "--settle", "0.2", "--watch", cnf, "-o", out)
+	waitScreen(t, screen, "round 3", 120*time.Second)
+	if err := os.WriteFile(cnf, []byte("[mysqld]\ninnodb_buffer_pool_size = 256M\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, screen, "iteration 2: tuned.cnf changed (docker restarted)", 60*time.Second)
+	keys("Up")
+	waitScreen(t, screen, "segment 3", 30*time.Second)
+	waitScreen(t, screen, "2 threads", 10*time.Second)
+	time.Sleep(3 * time.Second) // a round of the third segment
+	keys("q")
+	waitScreen(t, screen, "session ended", 60*time.Second)
+	keys("q")
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if !strings.Contains(screen(), "session ended") {
+			break
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no result: %v\n%s", err, screen())
+	}
+	var r result.Result
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Segments) != 3 || r.Live == nil {
+		t.Fatalf("segments %+v, live %+v", r.Segments, r.Live)
+	}
+	it := r.Segments[1]
+	if it.Iteration != 2 || it.ReadBack["docker"]["innodb_buffer_pool_size"] != "268435456" || it.ReadBack["native"] != nil {
+		t.Errorf("iteration: %+v", it)
+	}
+	if th := r.Segments[2]; th.WhatChanged != "threads 1→2" || th.Threads != 2 || th.Iteration != 2 {
+		t.Errorf("the threads' segment: %+v", th)
+	}
+	for _, run := range r.Runs {
+		if h := run.Honesty; h == nil || h.ServerQueries != h.DbduelQueries {
+			t.Errorf("%s round %d: the server counted otherwise: %+v", run.Target, run.Block, h)
+		}
+	}
+	if r.Live.Switches == 0 || r.Live.SwitchMs <= 0 {
+		t.Errorf("switches not timed: %+v", r.Live)
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Errorf("%d things of run %s left behind", n, runID)
+	}
+	if files := stateFiles(t); len(files) != 0 {
+		t.Errorf("files of run %s left in the state directory: %v", runID, files)
+	}
+}
