@@ -42,6 +42,7 @@ type conductor struct {
 	kept     map[string]*Threads
 	lastEnd  time.Time
 	switches []time.Duration
+	out      map[string]error // targets that failed to restart: they sit out
 }
 
 func newConductor(ctx context.Context, s Session, targets []Target, events chan<- Event, res *result.Result) *conductor {
@@ -128,6 +129,9 @@ func (c *conductor) prepareFor(ctx context.Context, pt plan.Point) error {
 	}
 	sweep := c.preparedSize >= 0
 	for _, t := range c.targets {
+		if c.out[t.Name] != nil {
+			continue
+		}
 		if err := ensureTables(ctx, c.wl, pt.Threads, c.s.Reprepare || sweep, t.Name, c.dbs[t.Name], c.send); err != nil {
 			return &TargetError{Target: t.Name, Where: "prepare", Err: err}
 		}

@@ -32,8 +32,7 @@ type liveState struct {
 	seg       int // index into res.Segments (-1: none yet)
 	round     int // rounds begun in all
 	switches  []time.Duration
-	iteration int              // configuration iterations (1: as started)
-	out       map[string]error // targets that failed to restart: they sit out
+	iteration int // configuration iterations (1: as started)
 }
 
 // executeLive runs rounds until ctx ends (the user quit): the result is
@@ -44,7 +43,8 @@ func executeLive(ctx context.Context, c *conductor, l Live) (*result.Result, err
 			return c.res, fmt.Errorf("target %s: dbduel live drives every client from here and keeps its connections between slices; a client=netns agent runs whole runs (use dbduel run)", name)
 		}
 	}
-	ls := &liveState{Live: l, rng: rand.New(rand.NewPCG(uint64(c.s.Plan.Seed), 0x11fe)), seg: -1, iteration: 1, out: map[string]error{}}
+	ls := &liveState{Live: l, rng: rand.New(rand.NewPCG(uint64(c.s.Plan.Seed), 0x11fe)), seg: -1, iteration: 1}
+	c.out = map[string]error{}
 	if len(c.s.Plan.Points) > 0 {
 		ls.tableSize = c.s.Plan.Points[0].TableSize
 	}
@@ -125,7 +125,7 @@ func (ls *liveState) runRound(ctx context.Context, c *conductor) (done bool, err
 	ls.round++
 	order := make([]string, 0, len(c.targets))
 	for _, t := range c.targets {
-		if ls.out[t.Name] == nil {
+		if c.out[t.Name] == nil {
 			order = append(order, t.Name)
 		}
 	}
@@ -184,7 +184,7 @@ func (ls *liveState) restart(ctx context.Context, c *conductor, names []string) 
 	ls.iteration++
 	got := map[string]map[string]string{}
 	for _, name := range names {
-		if _, known := c.byName[name]; !known || ls.out[name] != nil {
+		if _, known := c.byName[name]; !known || c.out[name] != nil {
 			continue
 		}
 		if k := c.kept[name]; k != nil {
@@ -200,7 +200,7 @@ func (ls *liveState) restart(ctx context.Context, c *conductor, names []string) 
 			}
 		}
 		if err != nil {
-			ls.out[name] = err
+			c.out[name] = err
 			c.send(Event{Kind: EventNotice, Target: name, Message: fmt.Sprintf("restart failed: %v; it sits out the rounds from now", err)})
 			continue
 		}

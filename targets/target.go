@@ -81,6 +81,14 @@ type Reconfigurer interface {
 	Reconfigure(ctx context.Context) error
 }
 
+// Respecer is a managed target whose SPEC may change while it runs (dbduel
+// live's SPEC editor): Respec applies the keys that can change in place
+// and restarts it on its data; a SPEC that changes others is refused.
+type Respecer interface {
+	CheckRespec(spec string) error // Respec's refusal, without doing it
+	Respec(ctx context.Context, spec string) error
+}
+
 // Diagnoser is a target that can say what became of its server after a
 // failure (a managed container or process): "" when it looks fine.
 type Diagnoser interface {

@@ -860,3 +860,68 @@ func nextDash(s string, i int) int {
 	}
 	return i + 1 + j
 }
+
+// liveKeys are the SPEC keys a running container's SPEC may change to
+// (dbduel live's SPEC editor): Docker updates them in place.
+var liveKeys = "memory=, cpus= and cpuset="
+
+// Respec changes the container's memory, cpus and cpuset to the new SPEC's
+// (Docker's update, in place, the data kept) and restarts it so that its
+// server sizes itself for them (Respecer). A SPEC that changes any other
+// key needs a new container, and is refused.
+func (s *Server) Respec(ctx context.Context, spec string) error {
+	o, err := s.respecOptions(spec)
+	if err != nil {
+		return err
+	}
+	r := container.Resources{NanoCPUs: int64(o.CPUs * 1e9), CpusetCpus: o.Cpuset}
+	if o.MemoryBytes > 0 {
+		// As at create: swap up to the memory again (Docker's default).
+		r.Memory, r.MemorySwap = o.MemoryBytes, 2*o.MemoryBytes
+	}
+	if _, err := s.cli.ContainerUpdate(ctx, s.id, container.UpdateConfig{Resources: r}); err != nil {
+		return fmt.Errorf("docker update: %w", err)
+	}
+	s.o.MemoryBytes, s.o.CPUs, s.o.Cpuset = o.MemoryBytes, o.CPUs, o.Cpuset
+	s.spec = spec
+	return s.Restart(ctx)
+}
+
+// CheckRespec says whether Respec would take spec (Respecer).
+func (s *Server) CheckRespec(spec string) error {
+	_, err := s.respecOptions(spec)
+	return err
+}
+
+// respecOptions are the options of a new SPEC for this container, refused
+// when it changes more than its limits or removes one.
+func (s *Server) respecOptions(spec string) (Options, error) {
+	prefix := s.spec[:strings.Index(s.spec, ":")+1] // docker: or podman:
+	if !strings.HasPrefix(spec, prefix) {
+		return Options{}, &targets.UsageError{Msg: "the SPEC must stay " + prefix + "IMAGE,..."}
+	}
+	o, err := ParseSpec(strings.TrimPrefix(spec, prefix))
+	if err != nil {
+		return o, err
+	}
+	// What start-up settled (the protocol read from the image, the
+	// engine the prefix or the environment chose, Podman's pull default).
+	if o.Protocol == "" {
+		o.Protocol = s.o.Protocol
+	}
+	if o.Engine == "" {
+		o.Engine = s.o.Engine
+	}
+	if !o.pullGiven {
+		o.Pull, o.pullGiven = s.o.Pull, s.o.pullGiven
+	}
+	same := o
+	same.MemoryBytes, same.CPUs, same.Cpuset = s.o.MemoryBytes, s.o.CPUs, s.o.Cpuset
+	if fmt.Sprintf("%+v", same) != fmt.Sprintf("%+v", s.o) {
+		return o, &targets.UsageError{Msg: "only " + liveKeys + " change in place; the other keys need a new container (dbduel run)"}
+	}
+	if o.MemoryBytes == 0 && s.o.MemoryBytes > 0 || o.CPUs == 0 && s.o.CPUs > 0 || o.Cpuset == "" && s.o.Cpuset != "" {
+		return o, &targets.UsageError{Msg: "a limit can be changed in place, not removed (dbduel run starts a container without it)"}
+	}
+	return o, nil
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/ui/tui"
 )
 
@@ -21,6 +23,8 @@ type liveOptions struct {
 	slice, settle  float64 // seconds
 	exportScenario string
 	watch          []string
+	iter           *liveIterations
+	specs          []string // NAME=SPEC of each target, as last applied
 }
 
 func bindLiveFlags(fs *pflag.FlagSet, o *runOptions) {
@@ -72,10 +76,11 @@ func checkLiveOptions(wlName string, o *runOptions) error {
 // session makes the engine's live session from the flags, and starts
 // --watch (until ctx ends).
 func (l *liveOptions) session(ctx context.Context, rc *runConfig, st *startedTargets) (*engine.Live, error) {
+	l.iter = newLiveIterations()
 	live := &engine.Live{Slice: seconds(l.slice), Settle: seconds(l.settle),
-		Control: engine.NewLiveControl(rc.threads[0], rc.engine.Rate), Restart: liveRestarter(st)}
+		Control: engine.NewLiveControl(rc.threads[0], rc.engine.Rate), Restart: liveRestarter(st, l.iter)}
 	if len(l.watch) > 0 {
-		w, err := newConfigWatch(l.watch, st.all)
+		w, err := newConfigWatch(l.watch, st.all, l.iter)
 		if err != nil {
 			return nil, err
 		}
@@ -85,19 +90,80 @@ func (l *liveOptions) session(ctx context.Context, rc *runConfig, st *startedTar
 }
 
 // tuiLive is what the TUI's live keys need.
-func (l *liveOptions) tuiLive(ctl *engine.LiveControl, o *runOptions, rc *runConfig) *tui.Live {
+func (l *liveOptions) tuiLive(ctl *engine.LiveControl, o *runOptions, rc *runConfig, st *startedTargets) *tui.Live {
 	names := liveWorkloads()
 	// The session's workload first: w goes on from it.
 	if i := slices.Index(names, rc.workload.Name()); i > 0 {
 		names = append(names[i:], names[:i]...)
 	}
 	tl := &tui.Live{Control: ctl, Workloads: names, Workload: func(name string) (workload.Workload, error) { return o.newWorkload(name) }}
+	l.specs = slices.Clone(o.targets)
+	tl.Respec = func(name, spec string) error {
+		return l.respec(ctl, st, name, spec)
+	}
 	if l.exportScenario != "" {
 		tl.Export = func(r *result.Result) (string, error) {
 			return l.exportScenario, writeScenario(l.exportScenario, r, o.targets, l, o.workloadArgs())
 		}
 	}
 	return tl
+}
+
+// respec asks for a target's new SPEC from the next round: the SPEC is
+// checked now (its kind, its keys), applied by the restart.
+func (l *liveOptions) respec(ctl *engine.LiveControl, st *startedTargets, name, spec string) error {
+	old, at := "", -1
+	for i, s := range l.specs {
+		if n, sp, _ := strings.Cut(s, "="); n == name {
+			old, at = sp, i
+		}
+	}
+	i := slices.IndexFunc(st.all, func(t targets.Target) bool { return t.Name() == name })
+	rs, ok := targets.Target(nil), false
+	if i >= 0 {
+		_, ok = st.all[i].(targets.Respecer)
+		rs = st.all[i]
+	}
+	if !ok || at < 0 {
+		return fmt.Errorf("only a managed container's SPEC changes here (docker:IMAGE,memory=...)")
+	}
+	if err := rs.(targets.Respecer).CheckRespec(spec); err != nil {
+		return err
+	}
+	l.iter.setSpec(name, spec)
+	l.specs[at] = name + "=" + spec
+	ctl.Reconfigure([]string{name}, fmt.Sprintf("iteration %d: %s %s", l.iter.next(), name, specChange(old, spec)))
+	return nil
+}
+
+// specChange names the keys that differ between two SPECs ("memory=2g→4g").
+func specChange(old, cur string) string {
+	keys := func(s string) map[string]string {
+		m := map[string]string{}
+		for _, kv := range strings.Split(s, ",")[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+		return m
+	}
+	o, c := keys(old), keys(cur)
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		if o[k] != c[k] {
+			out = append(out, fmt.Sprintf("%s=%s→%s", k, orNone(o[k]), c[k]))
+		}
+	}
+	if len(out) == 0 {
+		return "restarted (SPEC unchanged)"
+	}
+	return strings.Join(out, " ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // writeLiveExport writes --export-scenario on quit.

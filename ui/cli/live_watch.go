@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 )
 
@@ -26,13 +28,48 @@ type configWatch struct {
 	users   map[string][]string // file → the targets using it
 	seen    map[string][32]byte // file → its content's hash
 	pending map[string][32]byte // changed, not yet settled
-	round   int                 // iterations asked for (the first is 2)
+	iter    *liveIterations
+}
+
+// liveIterations numbers the configurations a live session tries (the
+// first is the one started), and holds the SPECs the editor asked for
+// until their targets restart.
+type liveIterations struct {
+	mu    sync.Mutex
+	n     int
+	specs map[string]string // target → its new SPEC
+}
+
+func newLiveIterations() *liveIterations { return &liveIterations{n: 1, specs: map[string]string{}} }
+
+// next is the number of the next iteration.
+func (it *liveIterations) next() int {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	it.n++
+	return it.n
+}
+
+// setSpec keeps a target's new SPEC for its restart.
+func (it *liveIterations) setSpec(name, spec string) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	it.specs[name] = spec
+}
+
+// takeSpec is the SPEC a restart applies ("" for a reconfiguration).
+func (it *liveIterations) takeSpec(name string) string {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	s := it.specs[name]
+	delete(it.specs, name)
+	return s
 }
 
 // newConfigWatch finds the targets' cnf files under the watched paths; a
 // path no target uses is the user's mistake.
-func newConfigWatch(paths []string, ts []targets.Target) (*configWatch, error) {
-	w := &configWatch{users: map[string][]string{}, seen: map[string][32]byte{}, pending: map[string][32]byte{}, round: 1}
+func newConfigWatch(paths []string, ts []targets.Target, iter *liveIterations) (*configWatch, error) {
+	w := &configWatch{users: map[string][]string{}, seen: map[string][32]byte{}, pending: map[string][32]byte{}, iter: iter}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -113,8 +150,7 @@ func (w *configWatch) poll() (names []string, what string) {
 		}
 		files = append(files, filepath.Base(f))
 	}
-	w.round++
-	return names, fmt.Sprintf("iteration %d: %s changed (%s restarted)", w.round, strings.Join(files, ", "), strings.Join(names, ", "))
+	return names, fmt.Sprintf("iteration %d: %s changed (%s restarted)", w.iter.next(), strings.Join(files, ", "), strings.Join(names, ", "))
 }
 
 // run polls until ctx ends, asking ctl for an iteration on each change.
@@ -133,24 +169,25 @@ func (w *configWatch) run(ctx context.Context, ctl *engine.LiveControl) {
 	}
 }
 
-// liveRestarter restarts a target whose configuration changed and reads
-// back the settings that now differ from before the restart.
-func liveRestarter(st *startedTargets) func(ctx context.Context, name string) (map[string]string, error) {
+// liveRestarter restarts a target whose configuration (cnf= file) or SPEC
+// changed and reads back what now differs from before the restart: the
+// server's settings and the container's limits.
+func liveRestarter(st *startedTargets, iter *liveIterations) func(ctx context.Context, name string) (map[string]string, error) {
 	return func(ctx context.Context, name string) (map[string]string, error) {
 		i := slices.IndexFunc(st.all, func(t targets.Target) bool { return t.Name() == name })
 		if i < 0 {
 			return nil, fmt.Errorf("no target %s", name)
 		}
 		t := st.all[i]
-		rc, ok := t.(targets.Reconfigurer)
-		if !ok {
-			return nil, errors.New("not a managed server with a cnf= file: dbduel cannot restart it")
+		restart, err := restartFor(t, iter.takeSpec(name))
+		if err != nil {
+			return nil, err
 		}
 		before, err := readVariables(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		if err := rc.Reconfigure(ctx); err != nil {
+		if err := restart(ctx); err != nil {
 			return nil, err
 		}
 		after, err := readVariables(ctx, t)
@@ -163,7 +200,42 @@ func liveRestarter(st *startedTargets) func(ctx context.Context, name string) (m
 				changed[k] = v
 			}
 		}
+		if d, err := t.Describe(ctx); err == nil {
+			old := st.described[i].Described
+			st.described[i] = d // the result's targets[] read back anew
+			limitsChanged(old, d.Described, changed)
+		}
 		return changed, nil
+	}
+}
+
+// restartFor is how a target restarts: with its new SPEC, or on its
+// edited cnf= file.
+func restartFor(t targets.Target, spec string) (func(context.Context) error, error) {
+	if spec != "" {
+		rs, ok := t.(targets.Respecer)
+		if !ok {
+			return nil, errors.New("its SPEC cannot change while it runs (a managed container's can)")
+		}
+		return func(ctx context.Context) error { return rs.Respec(ctx, spec) }, nil
+	}
+	rc, ok := t.(targets.Reconfigurer)
+	if !ok {
+		return nil, errors.New("not a managed server with a cnf= file: dbduel cannot restart it")
+	}
+	return rc.Reconfigure, nil
+}
+
+// limitsChanged adds the container limits that differ to changed.
+func limitsChanged(old, cur result.Described, changed map[string]string) {
+	if old.MemoryLimitBytes != cur.MemoryLimitBytes {
+		changed["memory_limit_bytes"] = fmt.Sprint(cur.MemoryLimitBytes)
+	}
+	if old.CPUs != cur.CPUs {
+		changed["cpus"] = fmt.Sprint(cur.CPUs)
+	}
+	if old.Cpuset != cur.Cpuset {
+		changed["cpuset"] = cur.Cpuset
 	}
 }
 

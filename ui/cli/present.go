@@ -63,7 +63,7 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 		Threads: rc.engine.Threads, Rate: o.rate, Runs: o.runs, RunTime: rc.engine.Time, Targets: st.described, OutPath: o.out,
 		TotalRuns: sess.Plan.TotalRuns(), Data: dataLabel(rc), Rows: nouns(rc.workload).row, Explain: st.ladder != nil}
 	if sess.Live != nil {
-		info.Live = o.live.tuiLive(sess.Live.Control, o, rc)
+		info.Live = o.live.tuiLive(sess.Live.Control, o, rc, st)
 	}
 	if _, ok := rc.workload.(workload.ServerCounted); ok {
 		info.TPCC = true

@@ -27,6 +27,9 @@ type Live struct {
 	// Export writes the explored segments as a scenario file (x); it says
 	// where, and may be nil.
 	Export func(*result.Result) (string, error)
+	// Respec asks for a target's new SPEC (the editor's enter): checked
+	// now, applied before the next round; may be nil.
+	Respec func(target, spec string) error
 }
 
 // liveKeys are dbduel live's own keys (they replace the scroll keys while
@@ -64,7 +67,7 @@ func liveAction(msg tea.KeyMsg) action {
 // liveHelp is the running screen's short help in dbduel live.
 func liveHelp() []key.Binding {
 	k := liveKeys
-	return []key.Binding{keys.Quit, k.More, k.OneMore, k.Pause, k.OpenLoop, k.Faster, k.Workload, k.Scenario, keys.Export, keys.Help}
+	return []key.Binding{keys.Quit, k.More, k.OneMore, k.Pause, k.OpenLoop, k.Faster, k.Workload, editorKeys.Left, editorKeys.Open, k.Scenario, keys.Export, keys.Help}
 }
 
 // liveKey applies a live key to the control; it says whether it used a.

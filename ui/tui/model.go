@@ -111,6 +111,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.info.Live != nil && !m.done && !m.stopping {
+		if m.run.editorKey(k) {
+			return m, nil
+		}
 		switch a := liveAction(k); a {
 		case actNone:
 		case actScenario:

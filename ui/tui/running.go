@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/charmbracelet/bubbles/textinput"
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
@@ -59,10 +61,15 @@ type running struct {
 	segWhat    string
 	marks      []int
 	markLabels []string
+	// The SPEC editor: the selected card (-1: none), the open editor, and
+	// the SPECs applied.
+	selected int
+	editor   *textinput.Model
+	specs    map[string]string
 }
 
 func newRunning(c *common) *running {
-	r := &running{common: c, byName: map[string]*card{}, window: 60, synced: true}
+	r := &running{common: c, byName: map[string]*card{}, window: 60, synced: true, selected: -1, specs: map[string]string{}}
 	for _, t := range c.info.Targets {
 		kind := t.Kind
 		if t.Described.Image != "" {

@@ -61,7 +61,7 @@ func (m *running) view() []string {
 	if m.paused && m.frozen != nil {
 		cards = m.frozen
 	}
-	bottom := m.footer()
+	bottom := append(m.editorLines(), m.footer()...)
 	cardPart := m.cardLines(cards)
 	var below []string
 	if m.info.Explain {
@@ -267,6 +267,9 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 	status := c.phase
 	if c.running {
 		status = "running"
+	}
+	if m.info.Live != nil && m.selected == i {
+		status = "▸selected · " + status
 	}
 	lines = append(lines, m.style(i).Bold(true).Render(theme.For(i).Glyph+" "+chart.Fit(c.name, w-2-len(status)-2))+"  "+status)
 	lines = append(lines, c.kind)

@@ -1,0 +1,98 @@
+package tui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/dbduel/dbduel/ui/chart"
+)
+
+// The SPEC editor of dbduel live: ←/→ select a target, enter opens its
+// SPEC in a one-line editor, enter again applies it (from the next round,
+// as an iteration), esc closes it.
+var editorKeys = struct{ Left, Right, Open, Apply, Cancel key.Binding }{
+	Left:   key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "select target")),
+	Right:  key.NewBinding(key.WithKeys("right")),
+	Open:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "edit its SPEC")),
+	Apply:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply from the next round")),
+	Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+}
+
+// editorKey handles a key while the editor is open or for selecting; it
+// says whether it used k.
+func (m *running) editorKey(k tea.KeyMsg) bool {
+	if m.editor != nil {
+		switch {
+		case k.String() == "ctrl+c":
+			return false // quits, as everywhere
+		case key.Matches(k, editorKeys.Cancel):
+			m.editor = nil
+		case key.Matches(k, editorKeys.Apply):
+			m.applySpec(m.editor.Value())
+		default:
+			ed, _ := m.editor.Update(k)
+			m.editor = &ed
+		}
+		return true
+	}
+	n := len(m.cards)
+	switch {
+	case n == 0:
+		return false
+	case key.Matches(k, editorKeys.Left):
+		m.selected = (max(m.selected, 0) + n - 1) % n
+	case key.Matches(k, editorKeys.Right):
+		m.selected = (m.selected + 1) % n
+	case key.Matches(k, editorKeys.Open) && m.selected >= 0:
+		ed := textinput.New()
+		ed.Prompt = "SPEC of " + m.cards[m.selected].name + ": "
+		ed.SetValue(m.specOf(m.cards[m.selected].name))
+		ed.CharLimit = 500
+		ed.Focus()
+		m.editor = &ed
+	default:
+		return false
+	}
+	return true
+}
+
+// specOf is a target's SPEC as last applied (its read-back's at first).
+func (m *running) specOf(name string) string {
+	if s, ok := m.specs[name]; ok {
+		return s
+	}
+	for _, t := range m.info.Targets {
+		if t.Name == name {
+			return t.SpecRedacted
+		}
+	}
+	return ""
+}
+
+// applySpec asks for the edited SPEC; the editor stays open when it is
+// refused, with the reason under it.
+func (m *running) applySpec(spec string) {
+	name := m.cards[m.selected].name
+	if m.info.Live.Respec == nil {
+		m.message = "this session cannot change a SPEC"
+		m.editor = nil
+		return
+	}
+	if err := m.info.Live.Respec(name, spec); err != nil {
+		m.message = name + ": " + err.Error()
+		return
+	}
+	m.specs[name] = spec
+	m.message = name + ": the new SPEC applies from the next round (a restart: an iteration)"
+	m.editor = nil
+}
+
+// editorLines is the open editor, fitted to the width.
+func (m *running) editorLines() []string {
+	if m.editor == nil {
+		return nil
+	}
+	m.editor.Width = max(m.width-len([]rune(m.editor.Prompt))-2, 10)
+	return []string{chart.Fit(m.editor.View(), m.width), chart.Fit("enter applies from the next round (memory=, cpus=, cpuset= change in place) · esc cancels", m.width)}
+}
