@@ -57,8 +57,9 @@ func waitScreen(t *testing.T, screen func() string, want string, timeout time.Du
 
 // dbduel live in a real terminal against a real container: an edit of the
 // watched cnf restarts the container, which reads back the new buffer
-// pool; ↑ doubles the threads; each lands in the result as a segment, and
-// q, q writes it and leaves nothing behind.
+// pool; ↑ doubles the threads; the SPEC editor gives it a memory limit;
+// each lands in the result as a segment, and q, q writes it and leaves
+// nothing behind.
 func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker, the test image and tmux")
 	bin := buildBinary(t)
@@ -69,9 +70,10 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "live.json")
+	dockerSpec := "docker:" + testImage(t) + ",cnf=" + cnf
 	privateStateDir(t)
 	keys, screen := tmuxSession(t, []string{"DBDUEL_RUN_ID=" + runID, "DBDUEL_STATE_DIR=" + state.Dir()},
-		bin, "live", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "docker=docker:"+testImage(t)+",cnf="+cnf,
+		bin, "live", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "docker="+dockerSpec,
 		"--tables", "1", "--table-size", "1000", "--threads", "1", "--slice", "1", "--settle", "0.2", "--watch", cnf, "-o", out)
 	waitScreen(t, screen, "round 3", 120*time.Second)
 	if err := os.WriteFile(cnf, []byte("[mysqld]\ninnodb_buffer_pool_size = 256M\n"), 0o644); err != nil {
@@ -81,7 +83,12 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	keys("Up")
 	waitScreen(t, screen, "segment 3", 30*time.Second)
 	waitScreen(t, screen, "2 threads", 10*time.Second)
-	time.Sleep(3 * time.Second) // a round of the third segment
+	// The SPEC editor: the container's memory limit, changed in place.
+	keys("Right", "Right", "Enter")
+	waitScreen(t, screen, "SPEC of docker: docker:", 10*time.Second)
+	keys("C-u", dockerSpec+",memory=1g", "Enter")
+	waitScreen(t, screen, "segment 4", 60*time.Second)
+	time.Sleep(3 * time.Second) // a round of the fourth segment
 	keys("q")
 	waitScreen(t, screen, "session ended", 60*time.Second)
 	keys("q")
@@ -98,7 +105,7 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Segments) != 3 || r.Live == nil {
+	if len(r.Segments) != 4 || r.Live == nil {
 		t.Fatalf("segments %+v, live %+v", r.Segments, r.Live)
 	}
 	it := r.Segments[1]
@@ -107,6 +114,12 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	}
 	if th := r.Segments[2]; th.WhatChanged != "threads 1→2" || th.Threads != 2 || th.Iteration != 2 {
 		t.Errorf("the threads' segment: %+v", th)
+	}
+	if sp := r.Segments[3]; sp.WhatChanged != "iteration 3: docker memory=none→1g" || sp.ReadBack["docker"]["memory_limit_bytes"] != "1073741824" || sp.Rounds < 1 {
+		t.Errorf("the SPEC's segment: %+v", sp)
+	}
+	if d := r.Targets[1]; d.Described.MemoryLimitBytes != 1<<30 || !strings.HasSuffix(d.SpecRedacted, ",memory=1g") {
+		t.Errorf("the container's read-back: %+v %q", d.Described.MemoryLimitBytes, d.SpecRedacted)
 	}
 	for _, run := range r.Runs {
 		if h := run.Honesty; h == nil || h.ServerQueries != h.DbduelQueries {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -154,5 +155,50 @@ func TestSegmentRulesLandOnTheirInterval(t *testing.T) {
 	axis := axisColumn([]rune(lines[0]))
 	if got := strings.Index(string([]rune(label)), "┆threads 2→4"); got < 0 || len([]rune(label[:got])) != axis+want {
 		t.Errorf("label %q not at column %d", label, axis+want)
+	}
+}
+
+// The SPEC editor: → selects the second target, enter opens its SPEC, the
+// keys edit it, enter hands it over; a refused SPEC keeps the editor open
+// with the reason, esc closes it; q typed in the editor is text, not quit.
+func TestSpecEditorHandsTheSpecOver(t *testing.T) {
+	var got []string
+	refuse := true
+	live := &Live{Control: engine.NewLiveControl(2, 0), Respec: func(name, spec string) error {
+		if refuse {
+			refuse = false
+			return errors.New("only memory=, cpus= and cpuset= change in place")
+		}
+		got = append(got, name+" "+spec)
+		return nil
+	}}
+	names := []result.Target{{Name: "a", SpecRedacted: "local:mariadbd"}, {Name: "b", SpecRedacted: "docker:img:1"}}
+	m := New(Info{Workload: "quick", Threads: 2, Targets: names, Live: live}, nil, func() {}, nil, false)
+	m.width, m.height = 100, 30
+	send := func(msgs ...tea.KeyMsg) {
+		for _, k := range msgs {
+			m.Update(k)
+		}
+	}
+	runes := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+	send(tea.KeyMsg{Type: tea.KeyRight}, tea.KeyMsg{Type: tea.KeyRight}, tea.KeyMsg{Type: tea.KeyEnter})
+	if m.run.editor == nil || m.run.editor.Value() != "docker:img:1" || !strings.Contains(m.View(), "SPEC of b: docker:img:1") {
+		t.Fatalf("the editor did not open on b's SPEC:\n%s", m.View())
+	}
+	send(runes(",network=host"), tea.KeyMsg{Type: tea.KeyEnter})
+	if m.run.editor == nil || !strings.Contains(m.View(), "only memory=") || len(got) != 0 {
+		t.Fatalf("a refused SPEC closed the editor or was taken: %v\n%s", got, m.View())
+	}
+	send(tea.KeyMsg{Type: tea.KeyCtrlU}, runes("docker:img:1,memory=4g,q"), tea.KeyMsg{Type: tea.KeyBackspace}, tea.KeyMsg{Type: tea.KeyBackspace}, tea.KeyMsg{Type: tea.KeyEnter})
+	if len(got) != 1 || got[0] != "b docker:img:1,memory=4g" || m.run.editor != nil || m.stopping {
+		t.Fatalf("handed over %v (editor open %v, stopping %v)", got, m.run.editor != nil, m.stopping)
+	}
+	send(tea.KeyMsg{Type: tea.KeyEnter}) // opens with the SPEC as applied
+	if m.run.editor == nil || m.run.editor.Value() != "docker:img:1,memory=4g" {
+		t.Fatalf("the editor shows %q", m.run.editor.Value())
+	}
+	send(tea.KeyMsg{Type: tea.KeyEsc})
+	if m.run.editor != nil || len(got) != 1 {
+		t.Errorf("esc: editor open %v, %v", m.run.editor != nil, got)
 	}
 }
