@@ -69,6 +69,9 @@ func executeLive(ctx context.Context, c *conductor, l Live) (*result.Result, err
 		if step.paused {
 			c.lastEnd = time.Time{} // a pause is not a switch
 		}
+		for _, n := range l.Control.takeNotes() {
+			c.send(Event{Kind: EventNotice, Message: n})
+		}
 		readBack := ls.restart(ctx, c, step.restart)
 		if step.change != "" || ls.seg < 0 {
 			if err := ls.newSegment(ctx, c, step.set, step.change); err != nil {

@@ -29,6 +29,7 @@ type LiveControl struct {
 	set      LiveSettings
 	changes  []string
 	restarts []string // targets to restart before the next round
+	notes    []string // messages for the screen, sent with the next round
 	wake     chan struct{}
 }
 
@@ -99,6 +100,23 @@ func (l *LiveControl) Reconfigure(targets []string, what string) {
 	l.restarts = append(l.restarts, targets...)
 	l.mu.Unlock()
 	l.change(what, func(*LiveSettings) {})
+}
+
+// Note shows msg on the screen with the next round (a watched file's
+// change that could not be applied).
+func (l *LiveControl) Note(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.notes = append(l.notes, msg)
+}
+
+// takeNotes are the notes since the last call.
+func (l *LiveControl) takeNotes() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.notes
+	l.notes = nil
+	return n
 }
 
 // SetPaused stops the load after the round under way (and goes on).

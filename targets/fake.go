@@ -29,6 +29,8 @@ type Fake struct {
 	StartErr, DescribeErr error
 	// StartBlocks makes Start wait for its context (a slow first start).
 	StartBlocks bool
+	// RespecErr, if set, is CheckRespec's and Respec's answer (Respecer).
+	RespecErr func(spec string) error
 
 	mu            sync.Mutex
 	starts, stops int
@@ -93,6 +95,22 @@ func (f *Fake) Stop(context.Context) error {
 	defer f.mu.Unlock()
 	f.stops++
 	return nil
+}
+
+// CheckRespec answers from RespecErr (Respecer).
+func (f *Fake) CheckRespec(spec string) error {
+	if f.RespecErr != nil {
+		return f.RespecErr(spec)
+	}
+	return nil
+}
+
+// Respec checks spec and restarts (Respecer).
+func (f *Fake) Respec(ctx context.Context, spec string) error {
+	if err := f.CheckRespec(spec); err != nil {
+		return err
+	}
+	return f.Restart(ctx)
 }
 
 // Counts are how often Start and Stop were called.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -31,7 +32,7 @@ func bindLiveFlags(fs *pflag.FlagSet, o *runOptions) {
 	o.live = &liveOptions{}
 	fs.Float64Var(&o.live.slice, "slice", 3, "`SECONDS` each target runs per round before the next takes its turn")
 	fs.Float64Var(&o.live.settle, "settle", 1, "`SECONDS` at the start of each slice run but not counted")
-	fs.StringArrayVar(&o.live.watch, "watch", nil, "`PATH` of a cnf= file (or its directory) to watch: an edit restarts the targets using it and starts an iteration (repeatable)")
+	fs.StringArrayVar(&o.live.watch, "watch", nil, "`PATH` to watch: a cnf= file (or its directory), or the -f scenario or --compose file; an edit restarts the targets it changes and starts an iteration (repeatable)")
 	fs.StringVar(&o.live.exportScenario, "export-scenario", "", "on quit (and on x), write the explored segments as a scenario `FILE.yaml` for dbduel run -f")
 }
 
@@ -75,18 +76,55 @@ func checkLiveOptions(wlName string, o *runOptions) error {
 
 // session makes the engine's live session from the flags, and starts
 // --watch (until ctx ends).
-func (l *liveOptions) session(ctx context.Context, rc *runConfig, st *startedTargets) (*engine.Live, error) {
+func (l *liveOptions) session(ctx context.Context, state *State, rc *runConfig, o *runOptions, st *startedTargets) (*engine.Live, error) {
 	l.iter = newLiveIterations()
+	l.specs = slices.Clone(o.targets)
 	live := &engine.Live{Slice: seconds(l.slice), Settle: seconds(l.settle),
 		Control: engine.NewLiveControl(rc.threads[0], rc.engine.Rate), Restart: liveRestarter(st, l.iter)}
 	if len(l.watch) > 0 {
-		w, err := newConfigWatch(l.watch, st.all, l.iter)
+		specFile, reload := l.specSource(ctx, state, o)
+		w, err := newConfigWatch(l.watch, st.all, l.iter, specFile, reload)
 		if err != nil {
 			return nil, err
 		}
-		go w.run(ctx, live.Control)
+		go w.run(ctx, live.Control, func(specs map[string]string, cause string) error {
+			return l.respecAll(live.Control, st, specs, cause)
+		})
 	}
 	return live, nil
+}
+
+// specSource is the file the session's targets came from (-f, or
+// --compose) and how to read their SPECs from it again ("" and nil when
+// they came from --target alone).
+func (l *liveOptions) specSource(ctx context.Context, state *State, o *runOptions) (string, func() (map[string]string, error)) {
+	asMap := func(list []string) map[string]string {
+		m := map[string]string{}
+		for _, t := range list {
+			n, s, _ := strings.Cut(t, "=")
+			m[n] = s
+		}
+		return m
+	}
+	switch {
+	case o.compose != "":
+		return o.compose, func() (map[string]string, error) {
+			ci, err := loadCompose(ctx, o.compose, o.services, o.flags, state.Environ())
+			if err != nil {
+				return nil, err
+			}
+			return asMap(ci.targets), nil
+		}
+	case o.file != "" && !o.flags.Changed("target"):
+		return o.file, func() (map[string]string, error) {
+			sc, err := loadScenario(o.file, o.flags, state.LookupEnv)
+			if err != nil {
+				return nil, err
+			}
+			return asMap(sc.targets), nil
+		}
+	}
+	return "", nil
 }
 
 // tuiLive is what the TUI's live keys need.
@@ -97,9 +135,8 @@ func (l *liveOptions) tuiLive(ctl *engine.LiveControl, o *runOptions, rc *runCon
 		names = append(names[i:], names[:i]...)
 	}
 	tl := &tui.Live{Control: ctl, Workloads: names, Workload: func(name string) (workload.Workload, error) { return o.newWorkload(name) }}
-	l.specs = slices.Clone(o.targets)
 	tl.Respec = func(name, spec string) error {
-		return l.respec(ctl, st, name, spec)
+		return l.respecAll(ctl, st, map[string]string{name: spec}, "")
 	}
 	if l.exportScenario != "" {
 		tl.Export = func(r *result.Result) (string, error) {
@@ -109,30 +146,48 @@ func (l *liveOptions) tuiLive(ctl *engine.LiveControl, o *runOptions, rc *runCon
 	return tl
 }
 
-// respec asks for a target's new SPEC from the next round: the SPEC is
-// checked now (its kind, its keys), applied by the restart.
-func (l *liveOptions) respec(ctl *engine.LiveControl, st *startedTargets, name, spec string) error {
-	old, at := "", -1
-	for i, s := range l.specs {
-		if n, sp, _ := strings.Cut(s, "="); n == name {
-			old, at = sp, i
+// respecAll asks for targets' new SPECs from the next round, as one
+// iteration: each SPEC is checked now (the target's kind, the keys that
+// may change), applied by the restart; an unchanged SPEC is left alone.
+// cause names where they came from ("" for the editor).
+func (l *liveOptions) respecAll(ctl *engine.LiveControl, st *startedTargets, specs map[string]string, cause string) error {
+	var names, changes []string
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
+		spec := specs[name]
+		at := slices.IndexFunc(l.specs, func(s string) bool { n, _, _ := strings.Cut(s, "="); return n == name })
+		i := slices.IndexFunc(st.all, func(t targets.Target) bool { return t.Name() == name })
+		if at < 0 || i < 0 {
+			return fmt.Errorf("%s: no such target in this session (a new target needs dbduel run)", name)
 		}
+		_, old, _ := strings.Cut(l.specs[at], "=")
+		if old == spec {
+			continue
+		}
+		rs, ok := st.all[i].(targets.Respecer)
+		if !ok {
+			return fmt.Errorf("%s: only a managed container's SPEC changes here (docker:IMAGE,memory=...)", name)
+		}
+		if err := rs.CheckRespec(spec); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		names, changes = append(names, name), append(changes, name+" "+specChange(old, spec))
 	}
-	i := slices.IndexFunc(st.all, func(t targets.Target) bool { return t.Name() == name })
-	rs, ok := targets.Target(nil), false
-	if i >= 0 {
-		_, ok = st.all[i].(targets.Respecer)
-		rs = st.all[i]
+	if len(names) == 0 {
+		if cause == "" {
+			return errors.New("the SPEC is unchanged")
+		}
+		return nil
 	}
-	if !ok || at < 0 {
-		return fmt.Errorf("only a managed container's SPEC changes here (docker:IMAGE,memory=...)")
+	for _, name := range names {
+		l.iter.setSpec(name, specs[name])
+		at := slices.IndexFunc(l.specs, func(s string) bool { n, _, _ := strings.Cut(s, "="); return n == name })
+		l.specs[at] = name + "=" + specs[name]
 	}
-	if err := rs.(targets.Respecer).CheckRespec(spec); err != nil {
-		return err
+	what := strings.Join(changes, ", ")
+	if cause != "" {
+		what = cause + " (" + what + ")"
 	}
-	l.iter.setSpec(name, spec)
-	l.specs[at] = name + "=" + spec
-	ctl.Reconfigure([]string{name}, fmt.Sprintf("iteration %d: %s %s", l.iter.next(), name, specChange(old, spec)))
+	ctl.Reconfigure(names, fmt.Sprintf("iteration %d: %s", l.iter.next(), what))
 	return nil
 }
 

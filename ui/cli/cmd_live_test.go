@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets"
 )
 
 // dbduel live is refused, before any target starts, where it cannot run:
@@ -82,4 +87,87 @@ func TestExportedScenarioRoundTrips(t *testing.T) {
 	if !strings.Contains(string(data), "segment 3: workload oltp_read_only→oltp_point_select") || !strings.Contains(string(data), "not in this plan") {
 		t.Errorf("the segment left out is not named:\n%s", data)
 	}
+}
+
+// --watch on the scenario the session's targets came from: an edit that
+// changes a container's limits becomes one iteration restarting that
+// target with its new SPEC; one that changes what cannot change in place
+// is refused with the reason and restarts nothing.
+func TestWatchedScenarioRespecsItsTargets(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	write := func(bMemory, bNetwork string) {
+		t.Helper()
+		text := "workload: oltp_read_only\ntargets:\n  - a=mysql://root@127.0.0.1:1/x\n  - b=docker:img:1,memory=" + bMemory + bNetwork + "\n"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("1g", "")
+	a := &targets.Fake{TargetName: "a"}
+	b := &targets.Fake{TargetName: "b", RespecErr: func(spec string) error {
+		if strings.Contains(spec, "network=") {
+			return errors.New("only memory=, cpus= and cpuset= change in place")
+		}
+		return nil
+	}}
+	st := &startedTargets{all: []targets.Target{a, b}}
+	l := &liveOptions{iter: newLiveIterations(), specs: []string{"a=mysql://root@127.0.0.1:1/x", "b=docker:img:1,memory=1g"}}
+	reload := func() (map[string]string, error) {
+		sc, err := loadScenario(path, runFlags(t), func(string) (string, bool) { return "", false })
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]string{}
+		for _, s := range sc.targets {
+			n, spec, _ := strings.Cut(s, "=")
+			m[n] = spec
+		}
+		return m, nil
+	}
+	w, err := newConfigWatch([]string{path}, st.all, l.iter, path, reload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := engine.NewLiveControl(1, 0)
+	settle := func() (map[string]string, error) {
+		t.Helper()
+		for range 3 { // a change acts once it has settled for one more look
+			if _, _, specs, err := w.poll(); specs != nil || err != nil {
+				return specs, err
+			}
+		}
+		t.Fatal("the edit was never seen")
+		return nil, nil
+	}
+	write("2g", "")
+	specs, err := settle()
+	if err != nil || specs["b"] != "docker:img:1,memory=2g" {
+		t.Fatalf("specs %v, %v", specs, err)
+	}
+	if err := l.respecAll(ctl, st, specs, "s.yaml changed"); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.iter.takeSpec("b"); got != "docker:img:1,memory=2g" || l.specs[1] != "b=docker:img:1,memory=2g" || l.iter.takeSpec("a") != "" {
+		t.Errorf("b restarts with %q; specs now %v", got, l.specs)
+	}
+	write("2g", ",network=host")
+	specs, _ = settle()
+	if err := l.respecAll(ctl, st, specs, "s.yaml changed"); err == nil || !strings.Contains(err.Error(), "b: only memory=") {
+		t.Errorf("a network change: %v", err)
+	}
+	if got := l.iter.takeSpec("b"); got != "" || l.specs[1] != "b=docker:img:1,memory=2g" {
+		t.Errorf("a refused SPEC was kept: %q, %v", got, l.specs)
+	}
+	if _, err := newConfigWatch([]string{path}, st.all, l.iter, "", nil); err == nil || !strings.Contains(err.Error(), "not the scenario") {
+		t.Errorf("watching a scenario the session did not start from: %v", err)
+	}
+}
+
+// runFlags are run's flags, for reading a scenario against.
+func runFlags(t *testing.T) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	bindRunFlags(fs, &runOptions{})
+	return fs
 }

@@ -83,7 +83,7 @@ func measure(ctx context.Context, state *State, rc *runConfig, o *runOptions, st
 	defer cancelRun()
 	if o.live != nil {
 		var err error
-		if sess.Live, err = o.live.session(runCtx, rc, st); err != nil {
+		if sess.Live, err = o.live.session(runCtx, state, rc, o, st); err != nil {
 			return err
 		}
 	}

@@ -25,10 +25,14 @@ const watchPoll = 300 * time.Millisecond
 // configWatch is dbduel live --watch: the cnf files the targets use, under
 // the watched paths, and what each held when last looked at.
 type configWatch struct {
-	users   map[string][]string // file → the targets using it
+	users   map[string][]string // cnf= file → the targets using it
 	seen    map[string][32]byte // file → its content's hash
 	pending map[string][32]byte // changed, not yet settled
 	iter    *liveIterations
+	// specFile is the scenario or compose file the session's targets came
+	// from, when watched; reloadSpecs reads their SPECs from it again.
+	specFile    string
+	reloadSpecs func() (map[string]string, error)
 }
 
 // liveIterations numbers the configurations a live session tries (the
@@ -68,8 +72,8 @@ func (it *liveIterations) takeSpec(name string) string {
 
 // newConfigWatch finds the targets' cnf files under the watched paths; a
 // path no target uses is the user's mistake.
-func newConfigWatch(paths []string, ts []targets.Target, iter *liveIterations) (*configWatch, error) {
-	w := &configWatch{users: map[string][]string{}, seen: map[string][32]byte{}, pending: map[string][32]byte{}, iter: iter}
+func newConfigWatch(paths []string, ts []targets.Target, iter *liveIterations, specFile string, reload func() (map[string]string, error)) (*configWatch, error) {
+	w := &configWatch{users: map[string][]string{}, seen: map[string][32]byte{}, pending: map[string][32]byte{}, iter: iter, reloadSpecs: reload}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -78,6 +82,10 @@ func newConfigWatch(paths []string, ts []targets.Target, iter *liveIterations) (
 		fi, err := os.Stat(abs)
 		if err != nil {
 			return nil, usageErr("--watch %s: %v", p, err)
+		}
+		if specFile != "" && sameFile(abs, specFile) {
+			w.specFile = abs
+			continue
 		}
 		found := false
 		for _, t := range ts {
@@ -98,7 +106,7 @@ func newConfigWatch(paths []string, ts []targets.Target, iter *liveIterations) (
 				why = "no managed target's cnf= is in this directory"
 			}
 			if ext := filepath.Ext(abs); ext == ".yaml" || ext == ".yml" {
-				why = "a scenario or compose file is not watched yet: watch the cnf= file its targets use"
+				why = "not the scenario (-f) or compose file (--compose) the session's targets came from"
 			}
 			return nil, usageErr("--watch %s: %s", p, why)
 		}
@@ -106,7 +114,17 @@ func newConfigWatch(paths []string, ts []targets.Target, iter *liveIterations) (
 	for f := range w.users {
 		w.seen[f], _ = hashFile(f)
 	}
+	if w.specFile != "" {
+		w.seen[w.specFile], _ = hashFile(w.specFile)
+	}
 	return w, nil
+}
+
+// sameFile says a and b name one file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 func hashFile(path string) ([32]byte, error) {
@@ -117,11 +135,11 @@ func hashFile(path string) ([32]byte, error) {
 	return sha256.Sum256(data), nil
 }
 
-// poll looks at every file once and returns the targets whose files
-// changed and settled since the last look, with what changed.
-func (w *configWatch) poll() (names []string, what string) {
+// changedFiles looks at every file once and returns those that changed
+// and settled since the last look.
+func (w *configWatch) changedFiles() []string {
 	var changed []string
-	for f := range w.users {
+	for f := range w.seen {
 		h, err := hashFile(f)
 		if err != nil { // being rewritten: look again next time
 			continue
@@ -137,12 +155,19 @@ func (w *configWatch) poll() (names []string, what string) {
 			delete(w.pending, f)
 		}
 	}
-	if len(changed) == 0 {
-		return nil, ""
-	}
 	slices.Sort(changed)
+	return changed
+}
+
+// poll turns the changed cnf= files into the targets to restart and what
+// changed; the scenario or compose file into its targets' new SPECs.
+func (w *configWatch) poll() (names []string, what string, specs map[string]string, specErr error) {
 	var files []string
-	for _, f := range changed {
+	for _, f := range w.changedFiles() {
+		if f == w.specFile {
+			specs, specErr = w.reloadSpecs()
+			continue
+		}
 		for _, n := range w.users[f] {
 			if !slices.Contains(names, n) {
 				names = append(names, n)
@@ -150,11 +175,16 @@ func (w *configWatch) poll() (names []string, what string) {
 		}
 		files = append(files, filepath.Base(f))
 	}
-	return names, fmt.Sprintf("iteration %d: %s changed (%s restarted)", w.iter.next(), strings.Join(files, ", "), strings.Join(names, ", "))
+	if len(names) == 0 {
+		return nil, "", specs, specErr
+	}
+	return names, fmt.Sprintf("iteration %d: %s changed (%s restarted)", w.iter.next(), strings.Join(files, ", "), strings.Join(names, ", ")), specs, specErr
 }
 
-// run polls until ctx ends, asking ctl for an iteration on each change.
-func (w *configWatch) run(ctx context.Context, ctl *engine.LiveControl) {
+// run polls until ctx ends, asking ctl for an iteration on each change; a
+// scenario's or compose file's new SPECs go through respec (what cannot
+// change is said, and nothing restarts).
+func (w *configWatch) run(ctx context.Context, ctl *engine.LiveControl, respec func(map[string]string, string) error) {
 	tick := time.NewTicker(watchPoll)
 	defer tick.Stop()
 	for {
@@ -163,8 +193,15 @@ func (w *configWatch) run(ctx context.Context, ctl *engine.LiveControl) {
 			return
 		case <-tick.C:
 		}
-		if names, what := w.poll(); len(names) > 0 {
+		names, what, specs, err := w.poll()
+		if len(names) > 0 {
 			ctl.Reconfigure(names, what)
+		}
+		if err == nil && len(specs) > 0 {
+			err = respec(specs, filepath.Base(w.specFile)+" changed")
+		}
+		if err != nil {
+			ctl.Note(fmt.Sprintf("%s: %v", filepath.Base(w.specFile), err))
 		}
 	}
 }
