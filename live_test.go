@@ -57,9 +57,10 @@ func waitScreen(t *testing.T, screen func() string, want string, timeout time.Du
 
 // dbduel live in a real terminal against a real container: an edit of the
 // watched cnf restarts the container, which reads back the new buffer
-// pool; ↑ doubles the threads; the SPEC editor gives it a memory limit;
-// each lands in the result as a segment, and q, q writes it and leaves
-// nothing behind.
+// pool; ↑ doubles the threads; the SPEC editor gives it a memory limit
+// (in place), then host networking (a new container, its tables prepared
+// again); each lands in the result as a segment, and q, q writes it and
+// leaves nothing behind.
 func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker, the test image and tmux")
 	bin := buildBinary(t)
@@ -85,10 +86,17 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	waitScreen(t, screen, "2 threads", 10*time.Second)
 	// The SPEC editor: the container's memory limit, changed in place.
 	keys("Right", "Right", "Enter")
-	waitScreen(t, screen, "SPEC of docker: docker:", 10*time.Second)
+	waitScreen(t, screen, "SPEC of docker:", 10*time.Second)
 	keys("C-u", dockerSpec+",memory=1g", "Enter")
 	waitScreen(t, screen, "segment 4", 60*time.Second)
-	time.Sleep(3 * time.Second) // a round of the fourth segment
+	// A key that needs a new container: host networking (the tables are
+	// prepared again in it).
+	keys("Enter")
+	waitScreen(t, screen, "SPEC of docker:", 10*time.Second)
+	waitScreen(t, screen, "memory=1g", 10*time.Second) // its end in view
+	keys("End", ",network=host", "Enter")
+	waitScreen(t, screen, "segment 5", 90*time.Second)
+	time.Sleep(3 * time.Second) // a round of the fifth segment
 	keys("q")
 	waitScreen(t, screen, "session ended", 60*time.Second)
 	keys("q")
@@ -105,7 +113,7 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Segments) != 4 || r.Live == nil {
+	if len(r.Segments) != 5 || r.Live == nil {
 		t.Fatalf("segments %+v, live %+v", r.Segments, r.Live)
 	}
 	it := r.Segments[1]
@@ -118,8 +126,11 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	if sp := r.Segments[3]; sp.WhatChanged != "iteration 3: docker memory=none→1g" || sp.ReadBack["docker"]["memory_limit_bytes"] != "1073741824" || sp.Rounds < 1 {
 		t.Errorf("the SPEC's segment: %+v", sp)
 	}
-	if d := r.Targets[1]; d.Described.MemoryLimitBytes != 1<<30 || !strings.HasSuffix(d.SpecRedacted, ",memory=1g") {
-		t.Errorf("the container's read-back: %+v %q", d.Described.MemoryLimitBytes, d.SpecRedacted)
+	if sp := r.Segments[4]; sp.WhatChanged != "iteration 4: docker network=none→host" || sp.Rounds < 1 || len(r.InCompleteBlocks("docker", sp.Point)) != sp.Rounds {
+		t.Errorf("the new container's segment: %+v", sp)
+	}
+	if d := r.Targets[1]; d.Described.MemoryLimitBytes != 1<<30 || d.Described.NetworkMode != "host" || !strings.HasSuffix(d.SpecRedacted, ",memory=1g,network=host") {
+		t.Errorf("the container's read-back: %+v %q", d.Described, d.SpecRedacted)
 	}
 	for _, run := range r.Runs {
 		if h := run.Honesty; h == nil || h.ServerQueries != h.DbduelQueries {

@@ -861,18 +861,24 @@ func nextDash(s string, i int) int {
 	return i + 1 + j
 }
 
-// liveKeys are the SPEC keys a running container's SPEC may change to
-// (dbduel live's SPEC editor): Docker updates them in place.
-var liveKeys = "memory=, cpus= and cpuset="
-
-// Respec changes the container's memory, cpus and cpuset to the new SPEC's
-// (Docker's update, in place, the data kept) and restarts it so that its
-// server sizes itself for them (Respecer). A SPEC that changes any other
-// key needs a new container, and is refused.
+// Respec gives the container a new SPEC (Respecer): new memory, cpus or
+// cpuset only are Docker's update in place, then a restart on its data
+// (its server sizes itself for them); a new network, datadir, args, env,
+// cnf, shm, ulimit or seccomp needs a new container: this one is removed
+// (its data with it: the tables are prepared again) and another started
+// under the same name. The image, the protocol, the engine, where the
+// port is published and where the client runs do not change here.
 func (s *Server) Respec(ctx context.Context, spec string) error {
 	o, err := s.respecOptions(spec)
 	if err != nil {
 		return err
+	}
+	if !s.limitsOnly(o) {
+		if err := s.Stop(ctx); err != nil {
+			return err
+		}
+		s.o, s.spec, s.pid, s.proxyPID = o, spec, 0, 0
+		return s.Start(ctx)
 	}
 	r := container.Resources{NanoCPUs: int64(o.CPUs * 1e9), CpusetCpus: o.Cpuset}
 	if o.MemoryBytes > 0 {
@@ -915,13 +921,19 @@ func (s *Server) respecOptions(spec string) (Options, error) {
 	if !o.pullGiven {
 		o.Pull, o.pullGiven = s.o.Pull, s.o.pullGiven
 	}
-	same := o
-	same.MemoryBytes, same.CPUs, same.Cpuset = s.o.MemoryBytes, s.o.CPUs, s.o.Cpuset
-	if fmt.Sprintf("%+v", same) != fmt.Sprintf("%+v", s.o) {
-		return o, &targets.UsageError{Msg: "only " + liveKeys + " change in place; the other keys need a new container (dbduel run)"}
+	if o.Image != s.o.Image || o.Protocol != s.o.Protocol || o.Engine != s.o.Engine || o.Publish != s.o.Publish || o.Client != s.o.Client {
+		return o, &targets.UsageError{Msg: "the image, protocol=, engine=, publish= and client= stay as the session started (another image is another comparison: dbduel run)"}
 	}
-	if o.MemoryBytes == 0 && s.o.MemoryBytes > 0 || o.CPUs == 0 && s.o.CPUs > 0 || o.Cpuset == "" && s.o.Cpuset != "" {
+	if s.limitsOnly(o) && (o.MemoryBytes == 0 && s.o.MemoryBytes > 0 || o.CPUs == 0 && s.o.CPUs > 0 || o.Cpuset == "" && s.o.Cpuset != "") {
 		return o, &targets.UsageError{Msg: "a limit can be changed in place, not removed (dbduel run starts a container without it)"}
 	}
 	return o, nil
+}
+
+// limitsOnly says o differs from the container's options in memory, cpus
+// and cpuset at most: Docker updates those in place.
+func (s *Server) limitsOnly(o Options) bool {
+	same := o
+	same.MemoryBytes, same.CPUs, same.Cpuset = s.o.MemoryBytes, s.o.CPUs, s.o.Cpuset
+	return fmt.Sprintf("%+v", same) == fmt.Sprintf("%+v", s.o)
 }

@@ -238,8 +238,10 @@ func liveRestarter(st *startedTargets, iter *liveIterations) func(ctx context.Co
 			}
 		}
 		if d, err := t.Describe(ctx); err == nil {
+			st.mu.Lock()
 			old := st.described[i].Described
 			st.described[i] = d // the result's targets[] read back anew
+			st.mu.Unlock()
 			limitsChanged(old, d.Described, changed)
 		}
 		return changed, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -60,7 +61,7 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 	cancelRun func(), stdout, stderr io.Writer) outcome {
 	shape := rc.workload.Shape()
 	info := tui.Info{Workload: rc.workload.Name(), Tables: shape.Tables, TableSize: shape.TableSize,
-		Threads: rc.engine.Threads, Rate: o.rate, Runs: o.runs, RunTime: rc.engine.Time, Targets: st.described, OutPath: o.out,
+		Threads: rc.engine.Threads, Rate: o.rate, Runs: o.runs, RunTime: rc.engine.Time, Targets: slices.Clone(st.described), OutPath: o.out,
 		TotalRuns: sess.Plan.TotalRuns(), Data: dataLabel(rc), Rows: nouns(rc.workload).row, Explain: st.ladder != nil}
 	if sess.Live != nil {
 		info.Live = o.live.tuiLive(sess.Live.Control, o, rc, st)

@@ -8,10 +8,12 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/cause"
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/driver/host"
 	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/engine/result"
@@ -25,7 +27,10 @@ import (
 // startedTargets are the run's targets once they accept connections:
 // what each really is (read back) and how the engine reaches it.
 type startedTargets struct {
-	all       []targets.Target
+	all []targets.Target
+	// described is each target as read back; dbduel live reads a target
+	// back anew after a restart (under mu: snapshots read it meanwhile).
+	mu        sync.Mutex
 	described []result.Target
 	engine    []engine.Target
 	warnings  []string
@@ -57,7 +62,11 @@ func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stder
 			return st, fmt.Errorf("target %s: describe: %w", t.Name(), err)
 		}
 		st.described = append(st.described, d)
-		open := targets.Opener(t.Endpoint(), opts)
+		// The endpoint as it is when opened: dbduel live may give the
+		// target a new container (another port, another password).
+		open := func(ctx context.Context, maxConns int) (driver.DB, error) {
+			return targets.Opener(t.Endpoint(), opts)(ctx, maxConns)
+		}
 		if so, ok := t.(targets.SelfOpener); ok {
 			open = so.Open
 		}
@@ -131,7 +140,9 @@ func (st *startedTargets) differ() bool {
 // snapshot, once at the end): the targets as read back, parity, analysis.
 func (st *startedTargets) annotate(r *result.Result) {
 	r.DbduelVersion = Version
-	r.Targets = st.described
+	st.mu.Lock()
+	r.Targets = slices.Clone(st.described)
+	st.mu.Unlock()
 	r.Warnings = append(r.Warnings[:0], st.warnings...)
 	r.Parity = st.parity
 	r.Environment = st.env

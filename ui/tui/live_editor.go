@@ -47,9 +47,11 @@ func (m *running) editorKey(k tea.KeyMsg) bool {
 	case key.Matches(k, editorKeys.Open) && m.selected >= 0:
 		ed := textinput.New()
 		ed.Prompt = "SPEC of " + m.cards[m.selected].name + ": "
-		ed.SetValue(m.specOf(m.cards[m.selected].name))
 		ed.CharLimit = 500
+		ed.Width = max(m.width-len([]rune(ed.Prompt))-2, 10)
+		ed.SetValue(m.specOf(m.cards[m.selected].name))
 		ed.Focus()
+		ed.CursorEnd() // where an added key goes
 		m.editor = &ed
 	default:
 		return false
@@ -94,5 +96,5 @@ func (m *running) editorLines() []string {
 		return nil
 	}
 	m.editor.Width = max(m.width-len([]rune(m.editor.Prompt))-2, 10)
-	return []string{chart.Fit(m.editor.View(), m.width), chart.Fit("enter applies from the next round (memory=, cpus=, cpuset= change in place) · esc cancels", m.width)}
+	return []string{chart.Fit(m.editor.View(), m.width), chart.Fit("enter applies from the next round (memory=, cpus=, cpuset= in place; other keys: a new container) · esc cancels", m.width)}
 }

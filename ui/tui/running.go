@@ -71,24 +71,30 @@ type running struct {
 func newRunning(c *common) *running {
 	r := &running{common: c, byName: map[string]*card{}, window: 60, synced: true, selected: -1, specs: map[string]string{}}
 	for _, t := range c.info.Targets {
-		kind := t.Kind
-		if t.Described.Image != "" {
-			kind = "container"
-			if t.Described.NetworkMode != "" {
-				kind += " · net=" + t.Described.NetworkMode
-			}
-			if t.Described.MemoryLimitBytes > 0 {
-				kind += fmt.Sprintf(" · mem=%dMiB", t.Described.MemoryLimitBytes>>20)
-			}
-		}
-		cd := &card{name: t.Name, kind: kind, image: t.Described.Image, version: t.ServerVersion}
-		if sys := t.Described.System; sys != nil {
-			cd.place = fmt.Sprintf("cpus %s · quota %s · %s", sys["cpus_allowed"], sys["cpu_quota"], sys["fs_type"])
-		}
+		cd := &card{name: t.Name}
+		cd.describe(t)
 		r.cards = append(r.cards, cd)
 		r.byName[t.Name] = cd
 	}
 	return r
+}
+
+// describe sets what a card says of its target, as read back.
+func (cd *card) describe(t result.Target) {
+	kind := t.Kind
+	if t.Described.Image != "" {
+		kind = "container"
+		if t.Described.NetworkMode != "" {
+			kind += " · net=" + t.Described.NetworkMode
+		}
+		if t.Described.MemoryLimitBytes > 0 {
+			kind += fmt.Sprintf(" · mem=%dMiB", t.Described.MemoryLimitBytes>>20)
+		}
+	}
+	cd.kind, cd.image, cd.version = kind, t.Described.Image, t.ServerVersion
+	if sys := t.Described.System; sys != nil {
+		cd.place = fmt.Sprintf("cpus %s · quota %s · %s", sys["cpus_allowed"], sys["cpu_quota"], sys["fs_type"])
+	}
 }
 
 // key handles the running screen's keys; it says whether it used k.
@@ -205,6 +211,13 @@ func (m *running) apply(e engine.Event) {
 		}
 	case engine.EventSnapshot:
 		m.latest = e.Snapshot
+		// A live iteration may have given a target new limits or a new
+		// container: the cards say what is read back now.
+		for _, t := range e.Snapshot.Targets {
+			if cd := m.byName[t.Name]; cd != nil {
+				cd.describe(t)
+			}
+		}
 	case engine.EventNotice:
 		if m.info.slices() && strings.HasPrefix(e.Message, "segment ") {
 			m.newSegment(e.Message)
