@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -178,8 +176,10 @@ func (l *liveOptions) respecAll(ctl *engine.LiveControl, st *startedTargets, spe
 		}
 		return nil
 	}
+	k := l.iter.next()
 	for _, name := range names {
 		l.iter.setSpec(name, specs[name])
+		l.iter.record(k, name, specs[name], nil)
 		at := slices.IndexFunc(l.specs, func(s string) bool { n, _, _ := strings.Cut(s, "="); return n == name })
 		l.specs[at] = name + "=" + specs[name]
 	}
@@ -187,7 +187,7 @@ func (l *liveOptions) respecAll(ctl *engine.LiveControl, st *startedTargets, spe
 	if cause != "" {
 		what = cause + " (" + what + ")"
 	}
-	ctl.Reconfigure(names, fmt.Sprintf("iteration %d: %s", l.iter.next(), what))
+	ctl.Reconfigure(names, fmt.Sprintf("iteration %d: %s", k, what))
 	return nil
 }
 
@@ -219,66 +219,4 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-// writeLiveExport writes --export-scenario on quit.
-func writeLiveExport(o *runOptions, r *result.Result, say func(string, ...any)) {
-	if o.live == nil || o.live.exportScenario == "" || r == nil || len(r.Segments) == 0 {
-		return
-	}
-	if err := writeScenario(o.live.exportScenario, r, o.targets, o.live, o.workloadArgs()); err != nil {
-		say("dbduel: --export-scenario: %v\n", err)
-		return
-	}
-	say("dbduel: the explored segments are in %s (dbduel run -f %s repeats them)\n", o.live.exportScenario, o.live.exportScenario)
-}
-
-// maxExportRuns bounds an exported plan's blocks: a long live session
-// would otherwise become an hours-long headless plan (--runs overrides).
-const maxExportRuns = 10
-
-// writeScenario writes the segments of a live result as a scenario file:
-// the threads they ran as a sweep, a run per slice and a block per round
-// (the most rounds a segment had, 2 to maxExportRuns), the workload options set on the command
-// line. A plan has one workload and one rate: the first segment's, and the
-// others are listed in comments.
-func writeScenario(path string, r *result.Result, specs []string, l *liveOptions, wlArgs []string) error {
-	var b strings.Builder
-	first := r.Segments[0]
-	fmt.Fprintf(&b, "# Exported by dbduel live (%s): the segments it explored, as a plan for\n# dbduel run -f %s\n", r.StartedAt.Format("2006-01-02 15:04"), path)
-	var threads []string
-	rounds := 2
-	for k, s := range r.Segments {
-		fmt.Fprintf(&b, "#   segment %d: %s · %s · %d threads", k+1, s.WhatChanged, s.Workload, s.Threads)
-		if s.Rate > 0 {
-			fmt.Fprintf(&b, " · rate %.0f/s", s.Rate)
-		}
-		fmt.Fprintf(&b, " · %d round(s)\n", s.Rounds)
-		if s.Workload != first.Workload || s.Rate != first.Rate {
-			b.WriteString("#     (not in this plan: its workload or rate differs from segment 1's)\n")
-			continue
-		}
-		if t := fmt.Sprint(s.Threads); !slices.Contains(threads, t) {
-			threads = append(threads, t)
-		}
-		rounds = max(rounds, s.Rounds)
-	}
-	fmt.Fprintf(&b, "workload: %s\ntargets:\n", first.Workload)
-	for _, t := range specs {
-		fmt.Fprintf(&b, "  - %s\n", strconv.Quote(t))
-	}
-	if len(wlArgs) > 0 {
-		b.WriteString("options:\n")
-		for _, a := range wlArgs {
-			k, v, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-			fmt.Fprintf(&b, "  %s: %s\n", strings.ReplaceAll(k, "-", "_"), strconv.Quote(v))
-		}
-	}
-	rounds = min(rounds, maxExportRuns)
-	fmt.Fprintf(&b, "plan:\n  threads: [%s]\n  time: %g\n  warmup_time: %g\n  runs: %d\n", strings.Join(threads, ", "), l.slice, l.settle, rounds)
-	if first.Rate > 0 {
-		fmt.Fprintf(&b, "  rate: %g\n", first.Rate)
-	}
-	// The targets may carry passwords: the file is the user's alone.
-	return os.WriteFile(path, []byte(b.String()), 0o600)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,4 +171,43 @@ func runFlags(t *testing.T) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	bindRunFlags(fs, &runOptions{})
 	return fs
+}
+
+// Each iteration of a live session becomes a target of the exported plan,
+// with the SPEC and the cnf= contents it ran with (the watched file itself
+// holds only the last edit): iteration 1 as started, then NAME-itK.
+func TestExportedIterationsAreTargets(t *testing.T) {
+	dir := t.TempDir()
+	cnf := filepath.Join(dir, "tuned.cnf")
+	it := newLiveIterations()
+	it.initial[cnf] = []byte("[mysqld]\ninnodb_buffer_pool_size = 128M\n")
+	it.record(2, "docker", "", map[string][]byte{cnf: []byte("[mysqld]\ninnodb_buffer_pool_size = 256M\n")})
+	it.record(3, "docker", "docker:img:1,cnf="+cnf+",memory=1g", nil)
+	path := filepath.Join(dir, "explored.yaml")
+	targets, files := exportTargets(path, []string{"native=local:mariadbd", "docker=docker:img:1,cnf=" + cnf}, it)
+	base := filepath.Join(dir, "explored")
+	want := []string{"native=local:mariadbd", "docker=docker:img:1,cnf=" + base + ".docker.it1.cnf",
+		"docker-it2=docker:img:1,cnf=" + base + ".docker.it2.cnf", "docker-it3=docker:img:1,cnf=" + base + ".docker.it3.cnf,memory=1g"}
+	if strings.Join(targets, "\n") != strings.Join(want, "\n") {
+		t.Errorf("targets\n%s\nwant\n%s", strings.Join(targets, "\n"), strings.Join(want, "\n"))
+	}
+	for k, pool := range map[int]string{1: "128M", 2: "256M", 3: "256M"} {
+		f := fmt.Sprintf("%s.docker.it%d.cnf", base, k)
+		if !strings.Contains(string(files[f]), pool) {
+			t.Errorf("%s holds %q, want the %s pool", f, files[f], pool)
+		}
+	}
+	r := &result.Result{Segments: []result.Segment{{WhatChanged: "start", Workload: "oltp_read_only", Threads: 2, Rounds: 3}}}
+	if err := writeScenario(path, r, []string{"native=mysql://root@127.0.0.1:1/x", "docker=docker:img:1,cnf=" + cnf}, &liveOptions{slice: 3, settle: 1, iter: it}, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI(t, "run", "-f", path, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"target docker-it2: docker:img:1,cnf=" + base + ".docker.it2.cnf", "target docker-it3: docker:img:1,cnf=" + base + ".docker.it3.cnf,memory=1g"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,9 +43,38 @@ type liveIterations struct {
 	mu    sync.Mutex
 	n     int
 	specs map[string]string // target → its new SPEC
+	// What each iteration ran, for --export-scenario: the watched cnf=
+	// files as they were at the start, and each iteration's SPEC or files.
+	initial map[string][]byte
+	records []iterationRecord
 }
 
-func newLiveIterations() *liveIterations { return &liveIterations{n: 1, specs: map[string]string{}} }
+// iterationRecord is what one target ran with from iteration k: a new
+// SPEC ("": as before) or new contents of its cnf= files.
+type iterationRecord struct {
+	k     int
+	name  string
+	spec  string
+	files map[string][]byte
+}
+
+func newLiveIterations() *liveIterations {
+	return &liveIterations{n: 1, specs: map[string]string{}, initial: map[string][]byte{}}
+}
+
+// record keeps what target name runs with from iteration k.
+func (it *liveIterations) record(k int, name, spec string, files map[string][]byte) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	it.records = append(it.records, iterationRecord{k: k, name: name, spec: spec, files: files})
+}
+
+// history is a copy of the initial files and the records.
+func (it *liveIterations) history() (map[string][]byte, []iterationRecord) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return maps.Clone(it.initial), slices.Clone(it.records)
+}
 
 // next is the number of the next iteration.
 func (it *liveIterations) next() int {
@@ -113,6 +143,9 @@ func newConfigWatch(paths []string, ts []targets.Target, iter *liveIterations, s
 	}
 	for f := range w.users {
 		w.seen[f], _ = hashFile(f)
+		if data, err := os.ReadFile(f); err == nil {
+			iter.initial[f] = data
+		}
 	}
 	if w.specFile != "" {
 		w.seen[w.specFile], _ = hashFile(w.specFile)
@@ -163,22 +196,30 @@ func (w *configWatch) changedFiles() []string {
 // changed; the scenario or compose file into its targets' new SPECs.
 func (w *configWatch) poll() (names []string, what string, specs map[string]string, specErr error) {
 	var files []string
+	contents := map[string]map[string][]byte{} // target → its changed files' contents
 	for _, f := range w.changedFiles() {
 		if f == w.specFile {
 			specs, specErr = w.reloadSpecs()
 			continue
 		}
+		data, _ := os.ReadFile(f)
 		for _, n := range w.users[f] {
 			if !slices.Contains(names, n) {
 				names = append(names, n)
+				contents[n] = map[string][]byte{}
 			}
+			contents[n][f] = data
 		}
 		files = append(files, filepath.Base(f))
 	}
 	if len(names) == 0 {
 		return nil, "", specs, specErr
 	}
-	return names, fmt.Sprintf("iteration %d: %s changed (%s restarted)", w.iter.next(), strings.Join(files, ", "), strings.Join(names, ", ")), specs, specErr
+	k := w.iter.next()
+	for _, n := range names {
+		w.iter.record(k, n, "", contents[n])
+	}
+	return names, fmt.Sprintf("iteration %d: %s changed (%s restarted)", k, strings.Join(files, ", "), strings.Join(names, ", ")), specs, specErr
 }
 
 // run polls until ctx ends, asking ctl for an iteration on each change; a
