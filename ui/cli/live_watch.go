@@ -317,6 +317,9 @@ func limitsChanged(old, cur result.Described, changed map[string]string) {
 	if old.Cpuset != cur.Cpuset {
 		changed["cpuset"] = cur.Cpuset
 	}
+	if old.NetworkMode != cur.NetworkMode {
+		changed["network_mode"] = cur.NetworkMode
+	}
 }
 
 // readVariables is a target's server settings.

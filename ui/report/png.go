@@ -58,6 +58,8 @@ func Title(r *result.Result) string {
 		if tables, ok := r.Workload.Options["tables"]; ok && p.TableSize > 0 {
 			s += fmt.Sprintf(" · %v×%d rows", tables, p.TableSize)
 		}
+	} else if r.Live != nil {
+		s += fmt.Sprintf(" · live session of %d segments", len(r.Segments))
 	} else if len(r.Plan.Points) > 1 {
 		s += fmt.Sprintf(" · sweep of %d points", len(r.Plan.Points))
 	}

@@ -199,7 +199,40 @@ func parityTable(r *result.Result) (table, bool) {
 
 func pointTitle(r *result.Result, pi int) string {
 	pt := r.Plan.Points[pi]
+	if pi < len(r.Segments) { // dbduel live: a point is a segment
+		s := r.Segments[pi]
+		title := fmt.Sprintf("segment %d: %s · %s · %s", pi+1, s.WhatChanged, s.Workload, Threads(s.Threads))
+		if s.Rate > 0 {
+			title += fmt.Sprintf(" · rate %.0f/s", s.Rate)
+		}
+		return title + fmt.Sprintf(" · %d round(s)", s.Rounds)
+	}
 	return fmt.Sprintf("threads=%d table_size=%d", pt.Threads, pt.TableSize)
+}
+
+// iterationNotes are a live iteration's lines: what each restarted target
+// read back, and its Δ TPS against iteration 1.
+func iterationNotes(r *result.Result, pi int) []string {
+	if pi >= len(r.Segments) {
+		return nil
+	}
+	s := r.Segments[pi]
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(s.ReadBack)) {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(s.ReadBack[name])) {
+			kv = append(kv, k+"="+s.ReadBack[name][k])
+		}
+		out = append(out, fmt.Sprintf("%s restarted (iteration %d), reads back: %s", name, s.Iteration, strings.Join(kv, " ")))
+	}
+	for _, c := range s.VsIteration1 {
+		line := fmt.Sprintf("%s vs iteration 1: Δ TPS %+.1f%%", c.Target, c.DeltaPct)
+		if c.HasCI {
+			line += fmt.Sprintf(" [%+.1f%%, %+.1f%%]", c.CILowPct, c.CIHighPct)
+		}
+		out = append(out, line+fmt.Sprintf(" (%d vs %d rounds, %s)", c.N, c.NBaseline, c.Method))
+	}
+	return out
 }
 
 // Markdown is what the screen shows: per point the runs grouped by target
@@ -217,8 +250,11 @@ func Markdown(r *result.Result) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Name, t.ServerVersion, describe(t))
 	}
 	for pi := range max(len(r.Plan.Points), 1) {
-		if len(r.Plan.Points) > 1 {
+		if len(r.Plan.Points) > 1 || r.Live != nil {
 			fmt.Fprintf(&b, "\n## %s\n", pointTitle(r, pi))
+		}
+		for _, n := range iterationNotes(r, pi) {
+			fmt.Fprintf(&b, "\n%s\n", n)
 		}
 		b.WriteString("\n" + runsTable(r, pi).markdown())
 		b.WriteString(tpccRuns(r, pi))
@@ -318,8 +354,11 @@ func HTML(r *result.Result) string {
 		b.WriteString("<p class=\"partial\">Partial result: the run was stopped before the plan finished.</p>")
 	}
 	for pi := range max(len(r.Plan.Points), 1) {
-		if len(r.Plan.Points) > 1 {
+		if len(r.Plan.Points) > 1 || r.Live != nil {
 			b.WriteString("<h2>" + e(pointTitle(r, pi)) + "</h2>")
+		}
+		for _, n := range iterationNotes(r, pi) {
+			b.WriteString("<p>" + e(n) + "</p>")
 		}
 		for _, v := range verdicts(r, pi) {
 			b.WriteString("<p class=\"verdict\">" + e(v) + "</p>")

@@ -227,3 +227,32 @@ func TestSlideLatencyPanel(t *testing.T) {
 		t.Fatalf("png: %v", err)
 	}
 }
+
+// A live session's report: a title that says so, a section per segment
+// named by what changed, and an iteration's read-back and Δ vs iteration 1.
+func TestLiveSessionReport(t *testing.T) {
+	r := threeTargets()
+	r.Live = &result.Live{SliceS: 3, SettleS: 1}
+	r.Plan.Points = append(r.Plan.Points, result.Point{Threads: 8, TableSize: 250000})
+	r.Runs = append(r.Runs, r.Runs...)
+	for i := len(r.Runs) / 2; i < len(r.Runs); i++ {
+		r.Runs[i].Point, r.Runs[i].Block = 1, r.Runs[i].Block+3
+	}
+	r.Segments = []result.Segment{{Point: 0, WhatChanged: "start", Workload: "oltp_read_only", Threads: 8, Rounds: 3, Iteration: 1},
+		{Point: 1, WhatChanged: "iteration 2: tuned.cnf changed (bridge restarted)", Workload: "oltp_read_only", Threads: 8, Rounds: 3, Iteration: 2,
+			ReadBack: map[string]map[string]string{"bridge": {"innodb_buffer_pool_size": "268435456"}}}}
+	stats.Analyze(r)
+	md := Markdown(r)
+	for _, want := range []string{"# dbduel: oltp_read_only · live session of 2 segments",
+		"## segment 1: start · oltp_read_only · 8 threads · 3 round(s)",
+		"## segment 2: iteration 2: tuned.cnf changed (bridge restarted)",
+		"bridge restarted (iteration 2), reads back: innodb_buffer_pool_size=268435456",
+		"bridge vs iteration 1: Δ TPS +0.0% [", "(3 vs 3 rounds, Welch t on logs"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if html := HTML(r); !strings.Contains(html, "bridge vs iteration 1: Δ TPS") {
+		t.Errorf("the HTML report lacks the iteration's Δ")
+	}
+}
