@@ -147,34 +147,7 @@ func (m *running) apply(e engine.Event) {
 	}
 	switch e.Kind {
 	case engine.EventPhase:
-		if e.Total > 0 {
-			m.runsDone, m.totalRuns, m.eta, m.etaAt = e.Done, e.Total, e.ETA, m.now
-		}
-		for _, o := range m.cards {
-			o.running = false
-			if e.Index > 0 && o.phase == "preparing" {
-				o.phase = "ready"
-			}
-		}
-		c.phase = e.Phase
-		if e.Index > 0 {
-			m.point, m.threads = e.Point, e.Threads
-			c.running = true
-			if m.info.slices() {
-				// A slice goes on where the target's last one ended.
-				m.round = e.Block
-				m.phase = fmt.Sprintf("%s: slice of round %d", e.Target, e.Block)
-				break
-			}
-			c.cumEvents, c.cumQueries, c.cumSeconds, c.noisy = 0, 0, 0, 0
-			c.history = [3][]float64{}
-			m.phase = fmt.Sprintf("%s: %s (block %d)", e.Target, e.Phase, e.Block)
-		} else {
-			m.phase = e.Target + ": " + e.Phase
-			if e.Phase == "preparing" {
-				c.prepStarted = m.now
-			}
-		}
+		m.applyPhase(e, c)
 	case engine.EventProgress:
 		c.prepRows, c.prepTotal = e.Progress.Rows, e.Progress.TotalRows
 	case engine.EventInterval:
@@ -254,4 +227,37 @@ func (m *running) newSegment(what string) {
 	_, label, _ := strings.Cut(what, ": ")
 	m.marks = append(m.marks, len(m.cards[0].history[0]))
 	m.markLabels = append(m.markLabels, label)
+}
+
+// applyPhase folds a phase event: a run (or a live slice) starts, or a
+// target prepares.
+func (m *running) applyPhase(e engine.Event, c *card) {
+	if e.Total > 0 {
+		m.runsDone, m.totalRuns, m.eta, m.etaAt = e.Done, e.Total, e.ETA, m.now
+	}
+	for _, o := range m.cards {
+		o.running = false
+		if e.Index > 0 && o.phase == "preparing" {
+			o.phase = "ready"
+		}
+	}
+	c.phase = e.Phase
+	if e.Index > 0 {
+		m.point, m.threads = e.Point, e.Threads
+		c.running = true
+		if m.info.slices() {
+			// A slice goes on where the target's last one ended.
+			m.round = e.Block
+			m.phase = fmt.Sprintf("%s: slice of round %d", e.Target, e.Block)
+			return
+		}
+		c.cumEvents, c.cumQueries, c.cumSeconds, c.noisy = 0, 0, 0, 0
+		c.history = [3][]float64{}
+		m.phase = fmt.Sprintf("%s: %s (block %d)", e.Target, e.Phase, e.Block)
+	} else {
+		m.phase = e.Target + ": " + e.Phase
+		if e.Phase == "preparing" {
+			c.prepStarted = m.now
+		}
+	}
 }
