@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,10 +30,29 @@ type liveOptions struct {
 
 func bindLiveFlags(fs *pflag.FlagSet, o *runOptions) {
 	o.live = &liveOptions{}
-	fs.Float64Var(&o.live.slice, "slice", 3, "`SECONDS` each target runs per round before the next takes its turn")
-	fs.Float64Var(&o.live.settle, "settle", 1, "`SECONDS` at the start of each slice run but not counted")
+	o.live.slice, o.live.settle = 3, 1
+	fs.Var((*secondsValue)(&o.live.slice), "slice", "`SECONDS` (or a duration: 3s, 500ms) each target runs per round before the next takes its turn")
+	fs.Var((*secondsValue)(&o.live.settle), "settle", "`SECONDS` (or a duration) at the start of each slice run but not counted")
 	fs.StringArrayVar(&o.live.watch, "watch", nil, "`PATH` to watch: a cnf= file (or its directory), or the -f scenario or --compose file; an edit restarts the targets it changes and starts an iteration (repeatable)")
 	fs.StringVar(&o.live.exportScenario, "export-scenario", "", "on quit (and on x), write the explored segments as a scenario `FILE.yaml` for dbduel run -f")
+}
+
+// secondsValue is a flag of seconds that takes a duration too ("3s").
+type secondsValue float64
+
+func (v *secondsValue) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+func (v *secondsValue) Type() string   { return "seconds" }
+func (v *secondsValue) Set(s string) error {
+	if d, err := time.ParseDuration(s); err == nil {
+		*v = secondsValue(d.Seconds())
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("want seconds (3) or a duration (3s, 500ms)")
+	}
+	*v = secondsValue(f)
+	return nil
 }
 
 // liveWorkloads are the workloads live runs and w cycles through: the OLTP
@@ -48,7 +69,7 @@ func liveWorkloads() []string {
 
 // checkLive refuses what live cannot do, before any target starts.
 func checkLive(st *State, wlName string, o *runOptions) error {
-	if o.format != "" || o.noTUI || !isTerminal(st.Stdout) {
+	if !o.dryRun && (o.format != "" || o.noTUI || !isTerminal(st.Stdout)) {
 		return usageErr("dbduel live needs a terminal (its keys drive the load); headless, use dbduel run with --runs N and a --threads list")
 	}
 	return checkLiveOptions(wlName, o)

@@ -211,3 +211,23 @@ func TestExportedIterationsAreTargets(t *testing.T) {
 		}
 	}
 }
+
+// --slice and --settle take seconds as sysbench's flags do, or durations
+// as the users write them.
+func TestSliceTakesSecondsOrADuration(t *testing.T) {
+	for in, want := range map[string]float64{"3": 3, "2.5": 2.5, "3s": 3, "500ms": 0.5, "1m": 60} {
+		var v secondsValue
+		if err := v.Set(in); err != nil || float64(v) != want {
+			t.Errorf("%q: %v %v, want %v", in, float64(v), err, want)
+		}
+	}
+	var v secondsValue
+	if err := v.Set("soon"); err == nil {
+		t.Error("soon accepted")
+	}
+	// --dry-run needs no terminal, and says what live will do.
+	out, stderr, code := runCLI(t, "live", "oltp_point_select", "--target=a=mysql://root@127.0.0.1:1/x", "--slice", "2s", "--settle", "500ms", "--threads", "4", "--dry-run", "--seed", "9")
+	if code != 0 || !strings.Contains(out, "live: rounds of one 2s slice per target (the first 0.5s not counted), in an order shuffled per round (seed 9), 4 thread(s) to start with, until q") {
+		t.Errorf("exit %d: %s%s", code, out, stderr)
+	}
+}

@@ -42,6 +42,11 @@ func dryRun(st *State, verb, wlName string, o *runOptions) error {
 		}
 		fmt.Fprintf(stdout, "target %s%s: %s\n", t.Name(), role, t.SpecRedacted())
 	}
+	if o.live != nil {
+		fmt.Fprintf(stdout, "live: rounds of one %gs slice per target (the first %gs not counted), in an order shuffled per round (seed %d), %d thread(s) to start with, until q\n",
+			o.live.slice, o.live.settle, rc.seed, rc.threads[0])
+		return nil
+	}
 	fmt.Fprintf(stdout, "plan: %d run(s) and %d warm-up run(s) per target and point, %s, seed %d\n",
 		o.runs, o.warmupRuns, runLength(o.timeS, o.events), rc.seed)
 	for i, pt := range sess.Plan.Points {
