@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,7 +26,10 @@ type liveOptions struct {
 	exportScenario string
 	watch          []string
 	iter           *liveIterations
-	specs          []string // NAME=SPEC of each target, as last applied
+	// specs is NAME=SPEC of each target as last applied; the editor and
+	// --watch both change it (mu).
+	mu    sync.Mutex
+	specs []string
 }
 
 func bindLiveFlags(fs *pflag.FlagSet, o *runOptions) {
@@ -170,6 +174,8 @@ func (l *liveOptions) tuiLive(ctl *engine.LiveControl, o *runOptions, rc *runCon
 // may change), applied by the restart; an unchanged SPEC is left alone.
 // cause names where they came from ("" for the editor).
 func (l *liveOptions) respecAll(ctl *engine.LiveControl, st *startedTargets, specs map[string]string, cause string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var names, changes []string
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		spec := specs[name]
