@@ -117,7 +117,7 @@ func (ls *liveState) newSegment(ctx context.Context, c *conductor, set LiveSetti
 	c.res.Segments = append(c.res.Segments, result.Segment{Point: len(c.s.Plan.Points) - 1, WhatChanged: change,
 		Threads: set.Threads, Rate: set.Rate, Workload: c.wl.Name(), FirstBlock: ls.round + 1})
 	c.lastEnd = time.Time{} // a segment's first switch may reconnect: not a switch
-	c.send(Event{Kind: EventNotice, Message: fmt.Sprintf("segment %d: %s", ls.seg+1, change)})
+	c.send(Event{Kind: EventSegment, Point: len(c.s.Plan.Points) - 1, Message: change})
 	return nil
 }
 
@@ -204,7 +204,7 @@ func (ls *liveState) restart(ctx context.Context, c *conductor, names []string) 
 		}
 		if err != nil {
 			c.out[name] = err
-			c.send(Event{Kind: EventNotice, Target: name, Message: fmt.Sprintf("restart failed: %v; it sits out the rounds from now", err)})
+			c.send(Event{Kind: EventNotice, Target: name, Err: err, Message: fmt.Sprintf("restart failed: %v; it sits out the rounds from now", err)})
 			continue
 		}
 		got[name] = vars

@@ -24,6 +24,7 @@ const (
 	EventNotice                    // Message for the user (a warning)
 	EventFinished                  // the plan ended: Result is the final result, Err why it ended early
 	EventSnapshot                  // Snapshot is the result so far (dbduel live, after each round)
+	EventSegment                   // a dbduel live segment begins: Point is its plan point, Message what changed
 )
 
 // Event is one thing that happened, in order, for the UI or a printer.

@@ -107,7 +107,7 @@ func replayEvents(ctx context.Context, r *result.Result, speed float64, events c
 	for i, run := range r.Runs {
 		// A live session's segment begins: its rule on the chart.
 		for ; seg < len(r.Segments) && r.Segments[seg].Point <= run.Point; seg++ {
-			if !send(engine.Event{Kind: engine.EventNotice, Message: fmt.Sprintf("segment %d: %s", seg+1, r.Segments[seg].WhatChanged)}) {
+			if !send(engine.Event{Kind: engine.EventSegment, Point: r.Segments[seg].Point, Message: r.Segments[seg].WhatChanged}) {
 				return
 			}
 		}

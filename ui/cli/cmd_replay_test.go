@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -40,8 +41,8 @@ func TestReplayPlaysTheRunsBack(t *testing.T) {
 			kinds = append(kinds, "phase")
 		case engine.EventInterval:
 			kinds = append(kinds, "iv")
-		case engine.EventNotice:
-			kinds = append(kinds, e.Message)
+		case engine.EventSegment:
+			kinds = append(kinds, fmt.Sprintf("segment %d: %s", e.Point+1, e.Message))
 		case engine.EventRunDone:
 			kinds = append(kinds, "done")
 			lastSnap = e.Snapshot

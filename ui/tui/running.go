@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
 	"time"
@@ -191,15 +190,13 @@ func (m *running) apply(e engine.Event) {
 				cd.describe(t)
 			}
 		}
+	case engine.EventSegment:
+		m.newSegment(e.Point, e.Message)
 	case engine.EventNotice:
-		if m.info.slices() && strings.HasPrefix(e.Message, "segment ") {
-			m.newSegment(e.Message)
-			break
-		}
 		m.message = e.Message
 		if e.Target != "" {
 			m.message = e.Target + ": " + e.Message
-			if strings.HasPrefix(e.Message, "restart failed") && c != nil {
+			if e.Err != nil && c != nil {
 				c.phase = "out: restart failed" // the message line says why
 			}
 		}
@@ -216,17 +213,16 @@ func (m *running) apply(e engine.Event) {
 
 // newSegment starts a live segment: its figures so far start again, and
 // the chart gets a rule where it began (none for the first).
-func (m *running) newSegment(what string) {
-	m.segWhat = what
+func (m *running) newSegment(point int, what string) {
+	m.segWhat = fmt.Sprintf("segment %d: %s", point+1, what)
 	for _, c := range m.cards {
 		c.cumEvents, c.cumQueries, c.cumSeconds, c.noisy = 0, 0, 0, 0
 	}
 	if len(m.cards) == 0 || len(m.cards[0].history[0]) == 0 {
 		return
 	}
-	_, label, _ := strings.Cut(what, ": ")
 	m.marks = append(m.marks, len(m.cards[0].history[0]))
-	m.markLabels = append(m.markLabels, label)
+	m.markLabels = append(m.markLabels, what)
 }
 
 // applyPhase folds a phase event: a run (or a live slice) starts, or a
