@@ -75,7 +75,7 @@ type Segment struct {
 	Iteration int                          `json:"iteration"`
 	ReadBack  map[string]map[string]string `json:"read_back,omitempty"`
 	// VsIteration1 is each restarted target's change since iteration 1,
-	// each side against the baseline of its own rounds (Stats.IterationDelta).
+	// each side against the baseline of its own rounds (stats.iterationDeltas).
 	VsIteration1 []Comparison `json:"vs_iteration_1,omitempty"`
 	// Comparisons are the segment's (its point's) comparisons, as in the
 	// result's comparisons[].

@@ -39,9 +39,9 @@ func iterationDeltas(r *result.Result) {
 			if _, restarted := seg.ReadBack[target]; !restarted && !restartedSince(r.Segments[first+1:i+1], target) {
 				continue
 			}
-			now, _ := BlockDeltas(r, target, base, "tps", seg.Point)
-			then, _ := BlockDeltas(r, target, base, "tps", from.Point)
-			p := compareUnpaired(ratios(now), ratios(then))
+			now, _ := blockRatios(r, target, base, "tps", seg.Point)
+			then, _ := blockRatios(r, target, base, "tps", from.Point)
+			p := compareUnpaired(now, then)
 			c := result.Comparison{Target: target, Baseline: fmt.Sprintf("%s in segment %d (iteration 1)", target, first+1), Metric: "tps",
 				Point: seg.Point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100, HasCI: p.HasCI, N: len(now), NBaseline: len(then),
 				Method: p.Method + ", each block's ratio to " + base}
@@ -61,13 +61,4 @@ func restartedSince(segs []result.Segment, target string) bool {
 		}
 	}
 	return false
-}
-
-// ratios turns Δ%s into ratios.
-func ratios(deltas []float64) []float64 {
-	out := make([]float64, len(deltas))
-	for i, d := range deltas {
-		out[i] = 1 + d/100
-	}
-	return out
 }

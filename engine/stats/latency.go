@@ -46,6 +46,17 @@ func MergedLatency(r *result.Result, target string, point int) (Latency, bool) {
 // completed (the ones its estimate reads), partial the others in which
 // both ran, a run cut short among them.
 func BlockDeltas(r *result.Result, target, baseline, metric string, point int) (complete, partial []float64) {
+	complete, partial = blockRatios(r, target, baseline, metric, point)
+	for _, s := range [][]float64{complete, partial} {
+		for i := range s {
+			s[i] = (s[i] - 1) * 100
+		}
+	}
+	return complete, partial
+}
+
+// blockRatios are BlockDeltas as ratios target/baseline.
+func blockRatios(r *result.Result, target, baseline, metric string, point int) (complete, partial []float64) {
 	get := func(s result.Summary) float64 {
 		if metric == "nopm" {
 			return s.NOPM
@@ -60,9 +71,9 @@ func BlockDeltas(r *result.Result, target, baseline, metric string, point int) (
 			continue
 		}
 		if done[b] {
-			complete = append(complete, (t/bv-1)*100)
+			complete = append(complete, t/bv)
 		} else {
-			partial = append(partial, (t/bv-1)*100)
+			partial = append(partial, t/bv)
 		}
 	}
 	return complete, partial

@@ -179,8 +179,7 @@ func (l *liveOptions) respecAll(ctl *engine.LiveControl, st *startedTargets, spe
 	var names, changes []string
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		spec := specs[name]
-		at := slices.IndexFunc(l.specs, func(s string) bool { n, _, _ := strings.Cut(s, "="); return n == name })
-		i := slices.IndexFunc(st.all, func(t targets.Target) bool { return t.Name() == name })
+		at, i := l.specIndex(name), st.index(name)
 		if at < 0 || i < 0 {
 			return fmt.Errorf("%s: no such target in this session (a new target needs dbduel run)", name)
 		}
@@ -207,8 +206,7 @@ func (l *liveOptions) respecAll(ctl *engine.LiveControl, st *startedTargets, spe
 	for _, name := range names {
 		l.iter.setSpec(name, specs[name])
 		l.iter.record(k, name, specs[name], nil)
-		at := slices.IndexFunc(l.specs, func(s string) bool { n, _, _ := strings.Cut(s, "="); return n == name })
-		l.specs[at] = name + "=" + specs[name]
+		l.specs[l.specIndex(name)] = name + "=" + specs[name]
 	}
 	what := strings.Join(changes, ", ")
 	if cause != "" {
@@ -216,6 +214,11 @@ func (l *liveOptions) respecAll(ctl *engine.LiveControl, st *startedTargets, spe
 	}
 	ctl.Reconfigure(names, fmt.Sprintf("iteration %d: %s", k, what))
 	return nil
+}
+
+// specIndex is where target name is in l.specs (-1: nowhere).
+func (l *liveOptions) specIndex(name string) int {
+	return slices.IndexFunc(l.specs, func(s string) bool { n, _, _ := strings.Cut(s, "="); return n == name })
 }
 
 // specChange names the keys that differ between two SPECs ("memory=2g→4g").

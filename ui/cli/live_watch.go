@@ -252,7 +252,7 @@ func (w *configWatch) run(ctx context.Context, ctl *engine.LiveControl, respec f
 // server's settings and the container's limits.
 func liveRestarter(st *startedTargets, iter *liveIterations) func(ctx context.Context, name string) (map[string]string, error) {
 	return func(ctx context.Context, name string) (map[string]string, error) {
-		i := slices.IndexFunc(st.all, func(t targets.Target) bool { return t.Name() == name })
+		i := st.index(name)
 		if i < 0 {
 			return nil, fmt.Errorf("no target %s", name)
 		}

@@ -290,6 +290,11 @@ func placementWords(p string) string {
 	return p
 }
 
+// index is where target name is in st.all (-1: nowhere).
+func (st *startedTargets) index(name string) int {
+	return slices.IndexFunc(st.all, func(t targets.Target) bool { return t.Name() == name })
+}
+
 // hosts names each target's machine ("native on local", "c on
 // 10.254.77.2") when they are not all on one; nil when they are.
 func (st *startedTargets) hosts() []string {
