@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -119,5 +121,131 @@ func podmanKilledThenClean(t *testing.T, img string) {
 	}
 	if files := stateFiles(t); len(files) != 0 {
 		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
+	}
+}
+
+// rootlessTestUser is an unprivileged user with subordinate ids for
+// rootless Podman, made for the test when the machine lacks it (and
+// removed with its home, its container store, afterwards).
+func rootlessTestUser(t *testing.T) string {
+	t.Helper()
+	const name = "dbduel-rootless"
+	if exec.Command("id", name).Run() == nil {
+		return name
+	}
+	for _, args := range [][]string{
+		{"useradd", "-m", name},
+		{"usermod", "--add-subuids", "300000-365535", "--add-subgids", "300000-365535", name},
+	} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v %s", args, err, out)
+		}
+	}
+	t.Cleanup(func() {
+		exec.Command("pkill", "-KILL", "-u", name).Run()
+		exec.Command("userdel", "-r", name).Run()
+	})
+	return name
+}
+
+// rootlessLeftovers counts what a run left of a rootless user's: its
+// processes (the service, its pause process, conmon, the server), and
+// containers and volumes of run runID in its store, read from the store's
+// files (a podman command would itself start a pause process).
+func rootlessLeftovers(t *testing.T, user, runID string) []string {
+	t.Helper()
+	var left []string
+	// Zombies are dead already: this machine's init reaps them when it will.
+	out, _ := exec.Command("ps", "-u", user, "-o", "stat=,pid=,args=").Output()
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" && !strings.HasPrefix(l, "Z") {
+			left = append(left, "process "+l)
+		}
+	}
+	home, err := exec.Command("sh", "-c", "getent passwd "+user+" | cut -d: -f6").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(strings.TrimSpace(string(home)), ".local/share/containers/storage")
+	lists, _ := filepath.Glob(filepath.Join(store, "*-containers", "containers.json"))
+	for _, l := range lists {
+		if data, err := os.ReadFile(l); err == nil && strings.Contains(string(data), "dbduel-"+runID) {
+			left = append(left, "a container in "+l)
+		}
+	}
+	if vols, _ := filepath.Glob(filepath.Join(store, "volumes", "dbduel-"+runID+"*")); len(vols) > 0 {
+		left = append(left, fmt.Sprintf("volumes %v", vols))
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "dbduel-container-"+runID+"*")); len(dirs) > 0 {
+		left = append(left, fmt.Sprintf("host dirs %v", dirs))
+	}
+	return left
+}
+
+// TestRootlessPodman: a rootless Podman target (a private service run as
+// an unprivileged user with subordinate ids) next to a native server. The
+// image is copied into the user's own store, the published port is read
+// back as rootlessport (a userland proxy) with its CPU measured, the
+// container's CPU is its PID namespace's where it has no cgroup of its own
+// (cgroup v1), the server's counter agrees, and nothing of the user's is
+// left: not after the run, not after a SIGKILLed dbduel and `dbduel clean`.
+func TestRootlessPodman(t *testing.T) {
+	integration.Require(t, "Podman, Docker and the test image")
+	user := rootlessTestUser(t)
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	privateStateDir(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+		"--target", "rl=podman:"+testImage(t)+",rootless="+user,
+		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rl result.Target
+	for _, tg := range r.Targets {
+		if tg.Name == "rl" {
+			rl = tg
+		}
+	}
+	d := rl.Described
+	if d.Engine != "podman" || !d.Rootless || d.NetworkPath != "rootlessport" || d.Datadir == nil || d.Datadir.Kind != "volume" {
+		t.Fatalf("rootless target read back as %+v", d)
+	}
+	if d.CPUScope != "cgroup" && d.CPUScope != "pid namespace" {
+		t.Fatalf("cpu scope %q", d.CPUScope)
+	}
+	for _, run := range r.Runs {
+		if run.Honesty == nil || run.Honesty.DiffPct != 0 || run.Summary.Events == 0 {
+			t.Errorf("%s: %d events, honesty %+v", run.Target, run.Summary.Events, run.Honesty)
+		}
+		if run.Target != "rl" {
+			continue
+		}
+		tel := run.Intervals[len(run.Intervals)-1].Telemetry
+		server, _ := tel["server_cpu_cores"].(float64)
+		proxy, _ := tel["proxy_cpu_cores"].(float64)
+		// The server's CPU is its own: under the two cores, not the machine's.
+		if server <= 0 || server > 2 || proxy <= 0 {
+			t.Errorf("rootless telemetry: server %.2f cores, rootlessport %.2f: %v", server, proxy, tel)
+		}
+	}
+	if left := rootlessLeftovers(t, user, runID); len(left) > 0 {
+		t.Fatalf("run %s left: %v", runID, left)
+	}
+	killed := "test-" + state.NewRunID()
+	killOnceRunning(t, killed, "oltp_point_select", "c=podman:"+testImage(t)+",rootless="+user)
+	if left := rootlessLeftovers(t, user, killed); len(left) == 0 {
+		t.Fatal("a killed dbduel left nothing of the rootless user's: the test shows nothing")
+	}
+	if o, e, code := dbduel(t, "clean", "--run", killed); code != 0 {
+		t.Fatalf("clean: exit %d: %s %s", code, o, e)
+	}
+	if left := rootlessLeftovers(t, user, killed); len(left) > 0 {
+		t.Fatalf("after dbduel clean, run %s left: %v", killed, left)
 	}
 }

@@ -10,7 +10,9 @@ export DEBIAN_FRONTEND=noninteractive
 
 . "$here/lib/chroot.sh"
 
-entry_sha=$(sha256sum "$here/image/postgres-entrypoint.sh" | cut -c1-16)
+# The stamp covers the entrypoint and the image layout (rev 2: a root
+# directory of mode 0755, which rootless Podman needs: mktemp makes it 0700).
+entry_sha=$({ cat "$here/image/postgres-entrypoint.sh"; echo layout-rev-2; } | sha256sum | cut -c1-16)
 major=$(dpkg-query -W -f='${Depends}' postgresql 2>/dev/null | grep -o 'postgresql-[0-9]*' | head -1 | cut -d- -f2 || true)
 major=${major:-15}
 host_version=$(dpkg-query -W -f='${Version}' "postgresql-$major" 2>/dev/null | sed -E 's/^[0-9]+://; s/-.*//' || true)
@@ -21,6 +23,7 @@ if [ "$(docker image inspect --format '{{index .Config.Labels "dbduel.entrypoint
 fi
 
 root=$(mktemp -d /var/tmp/dbduel-pgimage.XXXXXX)
+chmod 0755 "$root"
 trap 'rm -rf "$root"' EXIT
 echo "debootstrap bookworm with postgresql-$major into $root"
 debootstrap --variant=minbase --include="postgresql-$major" bookworm "$root" "$mirror" >/dev/null

@@ -19,7 +19,9 @@ fi
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 # Images record the entrypoint they were built with; a changed entrypoint rebuilds them.
-entry_sha=$(sha256sum "$here/image/docker-entrypoint.sh" | cut -c1-16)
+# The stamp covers the entrypoint and the image layout (rev 2: a root
+# directory of mode 0755, which rootless Podman needs: mktemp makes it 0700).
+entry_sha=$({ cat "$here/image/docker-entrypoint.sh"; echo layout-rev-2; } | sha256sum | cut -c1-16)
 current() { [ "$(docker image inspect --format '{{index .Config.Labels "dbduel.entrypoint"}}' "$1" 2>/dev/null)" = "$entry_sha" ]; }
 
 # The host's version decides the main tag, so native and container match.
@@ -31,6 +33,7 @@ if [ -n "$host_version" ] && current "dbduel-test/mariadb:$host_version" && [ "$
 fi
 
 root=$(mktemp -d /var/tmp/dbduel-image.XXXXXX)
+chmod 0755 "$root"
 trap 'rm -rf "$root"' EXIT
 echo "debootstrap bookworm into $root (mirror $mirror)"
 debootstrap --variant=minbase --include=mariadb-server,mariadb-client bookworm "$root" "$mirror" >/dev/null

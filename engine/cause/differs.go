@@ -103,7 +103,8 @@ func variable(r *result.Result, target, name string) string {
 
 // pathOf names how the client reaches a target's server: the host's
 // network directly (a native server, a container on the host network), a
-// published port through docker-proxy, a published port by the kernel's
+// published port through a userland proxy (docker-proxy, rootless
+// Podman's rootlessport), a published port by the kernel's
 // NAT alone (Podman's netavark/CNI, Docker without its proxy), or the
 // container's own loopback (the client in its network namespace).
 func pathOf(d result.Described) string {
@@ -112,6 +113,8 @@ func pathOf(d result.Described) string {
 		return "the container's own loopback"
 	case d.NetworkPath == "docker-proxy":
 		return "docker-proxy"
+	case d.NetworkPath == "rootlessport":
+		return "rootless Podman's rootlessport (a userland proxy)"
 	case d.NetworkPath == "bridge-direct" && d.Engine == "podman":
 		return "Podman's published port (NAT, no proxy)"
 	case d.NetworkPath == "bridge-direct":
@@ -125,8 +128,8 @@ func pathOf(d result.Described) string {
 // shared is what both sides have in common that a reader might take for
 // the cause, said once as context ("" when nothing is).
 func shared(et, eb map[string]any) string {
-	if Str(et["network_path"]) == "docker-proxy" && Str(eb["network_path"]) == "docker-proxy" {
-		return "both sides behind docker-proxy"
+	if p := Str(et["network_path"]); userlandProxy(p) && Str(eb["network_path"]) == p {
+		return "both sides behind " + p
 	}
 	return ""
 }

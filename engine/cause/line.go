@@ -156,9 +156,10 @@ func targetPair(r *result.Result, target, baseline string) (t, b result.Target, 
 func costs(et, eb map[string]any, base string) []string {
 	var out []string
 	proxyCores, _ := et["proxy_cpu_cores"].(float64)
-	// docker-proxy explains a gap only when it is in front of one side.
-	if Str(et["network_path"]) == "docker-proxy" && Str(eb["network_path"]) != "docker-proxy" && proxyCores > 0 {
-		s := fmt.Sprintf("docker-proxy used %.2f cores", proxyCores)
+	// A userland proxy (docker-proxy, rootlessport) explains a gap only
+	// when it is in front of one side.
+	if p := Str(et["network_path"]); userlandProxy(p) && Str(eb["network_path"]) != p && proxyCores > 0 {
+		s := fmt.Sprintf("%s used %.2f cores", p, proxyCores)
 		proxy, okP := et["proxy_cpu_us_per_txn"].(float64)
 		server, okS := et["server_cpu_us_per_txn"].(float64)
 		if okP && okS && proxy+server > 0 {
@@ -173,6 +174,10 @@ func costs(et, eb map[string]any, base string) []string {
 	}
 	return out
 }
+
+// userlandProxy says whether a network path copies every byte through a
+// process of its own: Docker's docker-proxy, rootless Podman's rootlessport.
+func userlandProxy(path string) bool { return path == "docker-proxy" || path == "rootlessport" }
 
 // flaggedShare is the share of target's measured intervals at a point
 // that the noise sampler flagged.

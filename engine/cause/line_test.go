@@ -72,6 +72,19 @@ func TestCauseNamesTheProxyAndItsShare(t *testing.T) {
 	}
 }
 
+// Rootless Podman's rootlessport is a userland proxy too: its cost is
+// named as docker-proxy's is, by its own name.
+func TestCauseNamesRootlessport(t *testing.T) {
+	r := threeTargets()
+	r.Targets[1].Described = result.Described{NetworkPath: "rootlessport", NetworkMode: "bridge", Engine: "podman", Rootless: true}
+	stats.Analyze(r)
+	Annotate(r)
+	bridge := For(r, "bridge", 0)
+	if !strings.Contains(bridge, "rootlessport used 0.24 cores — 40% of the container side's CPU per transaction") || strings.Contains(bridge, "docker-proxy") {
+		t.Fatalf("bridge: %q", bridge)
+	}
+}
+
 func TestCauseParityAndThrottling(t *testing.T) {
 	r := threeTargets()
 	for i := range r.Runs {
@@ -287,6 +300,7 @@ func TestCauseNamesTheNetworkPath(t *testing.T) {
 		want string
 	}{
 		{result.Described{NetworkPath: "bridge-direct", NetworkMode: "bridge", Engine: "podman"}, "network path direct → Podman's published port (NAT, no proxy)"},
+		{result.Described{NetworkPath: "rootlessport", NetworkMode: "bridge", Engine: "podman", Rootless: true}, "network path direct → rootless Podman's rootlessport (a userland proxy)"},
 		{result.Described{NetworkPath: "remote-published", NetworkMode: "bridge", Engine: "docker", Host: "10.254.77.2"}, "network path direct → the engine host's published port"},
 		{result.Described{NetworkPath: "bridge-direct", NetworkMode: "bridge", Engine: "docker", ClientPlacement: "netns"}, "network path direct → the container's own loopback"},
 	} {

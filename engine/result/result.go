@@ -145,7 +145,7 @@ type Described struct {
 	ImageID          string   `json:"image_id,omitempty"`
 	Binary           string   `json:"binary,omitempty"`
 	NetworkMode      string   `json:"network_mode,omitempty"` // host|bridge|none
-	NetworkPath      string   `json:"network_path,omitempty"` // direct|docker-proxy|bridge-direct|remote-published
+	NetworkPath      string   `json:"network_path,omitempty"` // direct|docker-proxy|rootlessport|bridge-direct|remote-published
 	Datadir          *Datadir `json:"datadir,omitempty"`
 	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`
 	CPUs             float64  `json:"cpus,omitempty"`
@@ -155,12 +155,15 @@ type Described struct {
 	// disabled, strict or filter.
 	SeccompMode string `json:"seccomp_mode,omitempty"`
 	// CPUScope is what the server's CPU telemetry counts: "cgroup" (a
-	// container's, or a managed local server's own cgroup) or "process
-	// group" (its processes summed, where no cgroup could be made).
+	// container's, or a managed local server's own cgroup), "process
+	// group" (its processes summed, where no cgroup could be made) or "pid
+	// namespace" (a rootless container's processes summed, on cgroup v1).
 	CPUScope string `json:"cpu_scope,omitempty"`
 	Address  string `json:"address,omitempty"`
-	// Engine is what runs a container: "docker" ("" for a process).
+	// Engine is what runs a container: "docker" or "podman" ("" for a process).
 	Engine string `json:"engine,omitempty"`
+	// Rootless says the container runs in a rootless Podman's user namespace.
+	Rootless bool `json:"rootless,omitempty"`
 	// Host is the machine the server runs on: "local" for this one, or
 	// the address of a remote server or engine.
 	Host string `json:"host,omitempty"`

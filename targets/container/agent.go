@@ -87,7 +87,7 @@ func (a *Agent) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: 
 // stdin and stdout, starts it and waits for the agent's hello.
 func (a *Agent) Start(ctx context.Context) error {
 	s := a.Server
-	eng, err := connectEngine(ctx, s.o.Engine, s.name, s.runID)
+	eng, err := connectEngine(ctx, s.o.Engine, s.name, s.runID, s.o.Rootless)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets/hostinfo"
 	"github.com/docker/docker/api/types/container"
 )
 
@@ -168,4 +170,49 @@ func readLimits(d *result.Described, insp container.InspectResponse) {
 			d.Cpuset = cg.cpuset
 		}
 	}
+}
+
+// hasOwnCgroup says whether the container's process has a CPU cgroup of
+// its own: a rootless container on cgroup v1 stays in the cgroup of the
+// service that started it, which is dbduel's, so its cgroup's figures
+// would count dbduel too.
+func hasOwnCgroup(pid int) bool {
+	dir := cgroupDir(pid, "cpuacct")
+	return dir != "" && dir != cgroupDir(os.Getpid(), "cpuacct")
+}
+
+// readPIDNamespaceUsage sums what the processes of the container's PID
+// namespace use, where it has no cgroup of its own: their CPU time (and
+// what the init reaped of its children: PostgreSQL's backends that
+// exited) and their proportional set sizes (shared memory counted once).
+func readPIDNamespaceUsage(procRoot string, pid int) cgroupUsage {
+	ns, err := os.Readlink(filepath.Join(procRoot, strconv.Itoa(pid), "ns/pid"))
+	if err != nil {
+		return cgroupUsage{}
+	}
+	u := cgroupUsage{ok: true}
+	dirs, _ := filepath.Glob(filepath.Join(procRoot, "[0-9]*"))
+	for _, dir := range dirs {
+		if l, err := os.Readlink(filepath.Join(dir, "ns/pid")); err != nil || l != ns {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		ticks := hostinfo.StatTicks(string(stat))
+		if f := hostinfo.StatFields(string(stat)); filepath.Base(dir) == strconv.Itoa(pid) && len(f) > 14 {
+			cu, _ := strconv.ParseUint(f[13], 10, 64)
+			cs, _ := strconv.ParseUint(f[14], 10, 64)
+			ticks += cu + cs
+		}
+		u.cpuNS += ticks * uint64(time.Second/100) // USER_HZ is 100 on Linux
+		for _, l := range strings.Split(readTrim(filepath.Join(dir, "smaps_rollup")), "\n") {
+			if v, ok := strings.CutPrefix(l, "Pss:"); ok {
+				kib, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				u.memBytes += kib * 1024
+			}
+		}
+	}
+	return u
 }

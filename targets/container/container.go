@@ -93,21 +93,28 @@ func (s *Server) SetProgress(w io.Writer) { s.progress = w }
 
 // New returns an unstarted container target for SPEC (without "docker:").
 func New(name, spec, runID string) (*Server, error) {
+	s, err := newServer(name, spec, runID)
+	if err != nil {
+		return nil, err
+	}
+	if s.o.Engine == enginePodman {
+		s.onPodman()
+	}
+	return s, s.checkRootless()
+}
+
+func newServer(name, spec, runID string) (*Server, error) {
 	o, err := ParseSpec(spec)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{name: name, spec: "docker:" + spec, runID: runID, o: o}
-	if o.Engine == enginePodman {
-		s.onPodman()
-	}
-	return s, nil
+	return &Server{name: name, spec: "docker:" + spec, runID: runID, o: o}, nil
 }
 
 // NewPodman returns an unstarted container target for a podman: SPEC
 // (without "podman:"): docker:'s keys, on a private Podman service.
 func NewPodman(name, spec, runID string) (*Server, error) {
-	s, err := New(name, spec, runID)
+	s, err := newServer(name, spec, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +123,37 @@ func NewPodman(name, spec, runID string) (*Server, error) {
 	}
 	s.onPodman()
 	s.spec = "podman:" + spec
-	return s, nil
+	return s, s.checkRootless()
+}
+
+// checkRootless refuses rootless= where dbduel cannot honour it: on
+// anything but its private Podman service, with what a rootless container
+// cannot have here (limits need a cgroup delegated to the user; a bind
+// datadir is root's directory, which the server's mapped user cannot
+// write; an agent client needs the container's namespaces), and on a
+// machine that does not allow rootless Podman (lookupRootless says why).
+func (s *Server) checkRootless() error {
+	o := s.o
+	if o.Rootless == "" {
+		return nil
+	}
+	bad := func(format string, args ...any) error {
+		return &targets.UsageError{Msg: fmt.Sprintf("rootless=%s: ", o.Rootless) + fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case o.Engine != enginePodman:
+		return bad("runs a rootless Podman service: podman:%s,rootless=%s", o.Image, o.Rootless)
+	case o.MemoryBytes > 0 || o.CPUs > 0 || o.Cpuset != "":
+		return bad("memory=, cpus= and cpuset= need a cgroup delegated to the user, which rootless Podman does not get here: measure limits with rootful Podman or Docker")
+	case o.Datadir == "bind":
+		return bad("datadir=bind is root's directory, which the server's user (a subordinate uid) cannot write: use datadir=volume or overlay")
+	case o.Client != "":
+		return bad("client=%s is not supported on a rootless container: drop client=", o.Client)
+	}
+	if _, err := lookupRootless("/", o.Rootless); err != nil {
+		return &targets.UsageError{Msg: err.Error()}
+	}
+	return nil
 }
 
 // onPodman puts the target on a private Podman service, where a missing
@@ -160,7 +197,7 @@ func (s *Server) labels() map[string]string {
 
 // Start creates and starts the container and waits until the server answers.
 func (s *Server) Start(ctx context.Context) error {
-	eng, err := connectEngine(ctx, s.o.Engine, s.name, s.runID)
+	eng, err := connectEngine(ctx, s.o.Engine, s.name, s.runID, s.o.Rootless)
 	if err != nil {
 		return err
 	}
@@ -179,7 +216,11 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	// The run id in the name lets `dbduel clean --run` find the directory
 	// of a run that was killed before it could remove it.
-	if s.hostDir, err = os.MkdirTemp(state.Dir(), hostDirPrefix+s.runID+"-"+s.name+"-"); err != nil {
+	base := state.Dir()
+	if s.o.Rootless != "" {
+		base = os.TempDir() // the state directory is root's alone; the rootless runtime mounts from here
+	}
+	if s.hostDir, err = os.MkdirTemp(base, hostDirPrefix+s.runID+"-"+s.name+"-"); err != nil {
 		return err
 	}
 	os.Chmod(s.hostDir, 0o755)
@@ -492,6 +533,10 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	}
 	d.SeccompMode = hostinfo.SeccompMode(insp.State.Pid)
 	d.CPUScope = "cgroup"
+	if insp.State.Pid != 0 && !hasOwnCgroup(insp.State.Pid) {
+		d.CPUScope = "pid namespace" // rootless on cgroup v1: no cgroup of its own
+	}
+	d.Rootless = s.o.Rootless != ""
 	return t, nil
 }
 
@@ -510,36 +555,16 @@ func (s *Server) fstypeInside(ctx context.Context, datadir string) string {
 }
 
 // networkPath says how a client on 127.0.0.1 reaches the server: directly
-// (host network), through the userland docker-proxy, or by the kernel's
-// NAT straight to the bridge.
+// (host network), through a userland forwarder (docker-proxy, or rootless
+// Podman's rootlessport), or by the kernel's NAT straight to the bridge.
 func networkPath(mode string, port int) string {
 	if mode == "host" {
 		return "direct"
 	}
-	if dockerProxyServes(port) {
-		return "docker-proxy"
+	if _, name := forwarderOf("/proc", port); name != "" {
+		return name
 	}
 	return "bridge-direct"
-}
-
-// dockerProxyServes says whether a docker-proxy process publishes port.
-func dockerProxyServes(port int) bool { return dockerProxyPID(port) > 0 }
-
-// dockerProxyPID finds the docker-proxy process publishing port (0: none).
-func dockerProxyPID(port int) int {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	want := "-host-port\x00" + strconv.Itoa(port) + "\x00"
-	for _, p := range procs {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		if strings.Contains(string(data), "docker-proxy") && strings.Contains(string(data), want) {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-			return pid
-		}
-	}
-	return 0
 }
 
 // Sample reads the container's CPU and memory from its cgroup, and the CPU
@@ -555,9 +580,12 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 			return targets.Sample{}, err
 		}
 		s.pid = insp.State.Pid
-		s.proxyPID = dockerProxyPID(s.ep.Port)
+		s.proxyPID, _ = forwarderOf("/proc", s.ep.Port)
 	}
 	cg := readCgroupUsage(s.pid)
+	if !hasOwnCgroup(s.pid) {
+		cg = readPIDNamespaceUsage("/proc", s.pid)
+	}
 	if !cg.ok {
 		return targets.Sample{}, errors.New("container cgroup not readable")
 	}
@@ -648,21 +676,65 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 		errs = append(errs, err)
 	}
 	if _, lookErr := exec.LookPath("podman"); lookErr == nil {
-		pm, err := connectEngine(ctx, enginePodman, "clean", runID)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("Podman: %w", err))
-		} else {
-			left, err := cleanEngine(ctx, pm.cli, "Podman", runID, skip)
-			pm.close()
-			out = append(out, left...)
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
+		out = append(out, endKilledRootlessServices(runID, func(id string) bool { _, busy := inProgress[id]; return busy })...)
+		left, err := cleanPodman(ctx, runID, skip)
+		out = append(out, left...)
+		errs = append(errs, err)
 	}
 	dirs, err := removeHostDirs(runID, func(id string) bool { _, busy := inProgress[id]; return busy })
 	out = append(out, dirs...)
 	return out, errors.Join(append(errs, err)...)
+}
+
+// endKilledRootlessServices ends what killed runs' rootless services
+// left running (endRuntimeDirProcesses) and removes their runtime
+// directories, before a new service removes their containers: it could
+// not stop them itself, and it would refuse to start while their conmon
+// pid files there name processes that are gone.
+func endKilledRootlessServices(runID string, busy func(string) bool) []Leftover {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), hostDirPrefix+runID+"*-podman-*"))
+	var out []Leftover
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), hostDirPrefix)
+		if (runID != "" && !strings.HasPrefix(rest, runID+"-")) || skipsAnyPrefix(rest, busy) {
+			continue
+		}
+		endRuntimeDirProcesses("/proc", d)
+		if os.RemoveAll(d) == nil {
+			out = append(out, Leftover{Kind: "host dir", ID: d, RunID: runID})
+		}
+	}
+	return out
+}
+
+// cleanPodman cleans Podman's stores: root's, and (when dbduel runs as
+// root) each rootless user's that has one, each through a private service
+// of its own.
+func cleanPodman(ctx context.Context, runID string, skip func(map[string]string) bool) ([]Leftover, error) {
+	users := []string{""}
+	if os.Getuid() == 0 {
+		for _, u := range rootlessUsers("/") {
+			users = append(users, u.name)
+		}
+	}
+	var out []Leftover
+	var errs []error
+	for _, u := range users {
+		what := "Podman"
+		if u != "" {
+			what = "rootless Podman of " + u
+		}
+		pm, err := connectEngine(ctx, enginePodman, "clean", runID, u)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+			continue
+		}
+		left, err := cleanEngine(ctx, pm.cli, what, runID, skip)
+		pm.close()
+		out = append(out, left...)
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
 }
 
 // cleanEngine removes dbduel's labelled containers and volumes from one
@@ -720,9 +792,11 @@ func removeHostDirs(runID string, skip func(string) bool) ([]Leftover, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A private Podman service's socket directory, where the state
-	// directory's path is too long for a socket (socketDir).
-	if tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), hostDirPrefix+runID+"*-podman-*")); state.Dir() != os.TempDir() {
+	// A private Podman service's socket directory, or a rootless
+	// container's host directory: in the temporary directory where the
+	// state directory's path is too long for a socket (socketDir) or
+	// another user must reach it.
+	if tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), hostDirPrefix+runID+"*")); state.Dir() != os.TempDir() {
 		dirs = append(dirs, tmp...)
 	}
 	var out []Leftover

@@ -1,14 +1,15 @@
 package container
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,16 +71,16 @@ func checkEngineKey(v string) error {
 
 // connectEngine connects to the SPEC's engine: "" is the Docker engine of
 // the environment, podman a private Podman service (for target name of
-// run runID), unix:// and tcp:// an endpoint (Docker or Podman, as its
+// run runID; as user rootless when set), unix:// and tcp:// an endpoint (Docker or Podman, as its
 // version says).
-func connectEngine(ctx context.Context, spec, name, runID string) (*engine, error) {
+func connectEngine(ctx context.Context, spec, name, runID, rootless string) (*engine, error) {
 	e := &engine{kind: engineDocker}
 	var err error
 	switch {
 	case spec == "" || spec == engineDocker:
 		e.cli, err = NewClient()
 	case spec == enginePodman:
-		if e.service, err = startPodmanService(ctx, name, runID); err != nil {
+		if e.service, err = startPodmanService(ctx, name, runID, rootless); err != nil {
 			return nil, err
 		}
 		e.cli, err = client.NewClientWithOpts(client.WithHost(e.service.host()), client.WithAPIVersionNegotiation())
@@ -106,9 +107,10 @@ func connectEngine(ctx context.Context, spec, name, runID string) (*engine, erro
 // podmanService is `podman system service` on a private socket, started
 // for one target and stopped with it.
 type podmanService struct {
-	dir    string
-	cmd    *exec.Cmd
-	exited chan error // the service's exit, once
+	dir      string
+	rootless string // the user it runs as ("": root)
+	cmd      *exec.Cmd
+	exited   chan error // the service's exit, once
 }
 
 // pid is the service's process id (0 when there is none).
@@ -126,64 +128,94 @@ func (p *podmanService) host() string { return "unix://" + filepath.Join(p.dir, 
 // runtime Docker uses here, and crun cannot run on a hybrid cgroup
 // hierarchy), and dies with dbduel (SIGTERM when its parent exits). Its
 // socket is in a directory of the run's in the state directory, which
-// `dbduel clean` removes after a killed run.
-func startPodmanService(ctx context.Context, name, runID string) (*podmanService, error) {
+// `dbduel clean` removes after a killed run. A rootless service (rootless
+// names its user) runs as that user, in a directory of its own that is
+// also its XDG_RUNTIME_DIR.
+func startPodmanService(ctx context.Context, name, runID, rootless string) (*podmanService, error) {
 	bin, err := exec.LookPath("podman")
 	if err != nil {
 		return nil, &targets.UsageError{Msg: "engine podman: podman is not installed (apt-get install podman)"}
 	}
-	dir, err := socketDir(hostDirPrefix + runID + "-" + name[:min(len(name), 16)] + "-podman-")
+	dir, err := socketDir(hostDirPrefix+runID+"-"+name[:min(len(name), 16)]+"-podman-", rootless != "")
 	if err != nil {
 		return nil, err
 	}
-	p := &podmanService{dir: dir}
-	args := []string{"system", "service", "--time=0", p.host()}
+	p := &podmanService{dir: dir, rootless: rootless}
+	err = p.launch(ctx, bin, "system", "service", "--time=0", p.host())
+	if rootless != "" && err != nil && strings.Contains(err.Error(), "podman system migrate") {
+		// A killed run's containers are still marked running, and rootless
+		// Podman will not start until it has joined one of their (dead)
+		// namespaces: what it asks for, podman system migrate, stops only
+		// those, as none of the user's containers still runs.
+		if err = p.launch(ctx, bin, "system", "migrate"); err == nil {
+			err = p.launch(ctx, bin, "system", "service", "--time=0", p.host())
+		}
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return p, nil
+}
+
+// launch runs podman with args (as the service's user, with runc where
+// it is installed) and, for the service, waits until its socket answers;
+// for any other command, until it ends.
+func (p *podmanService) launch(ctx context.Context, bin string, args ...string) error {
 	if _, err := exec.LookPath("runc"); err == nil {
 		args = append([]string{"--runtime", "runc"}, args...)
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
-	logFile, err := os.Create(filepath.Join(dir, "service.log"))
+	if p.rootless != "" {
+		if err := p.asUser(args); err != nil {
+			return err
+		}
+	}
+	logFile, err := os.Create(filepath.Join(p.dir, "service.log"))
 	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+		return err
 	}
 	defer logFile.Close()
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	if err := p.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start podman system service: %w", err)
+		return fmt.Errorf("start podman %s: %w", args[len(args)-1], err)
 	}
 	p.exited = make(chan error, 1)
 	go func() { p.exited <- p.cmd.Wait() }()
+	service := slices.Contains(args, "service")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "podman.sock")); err == nil {
-			return p, nil
+		if _, err := os.Stat(filepath.Join(p.dir, "podman.sock")); err == nil && service {
+			return nil
 		}
 		select {
 		case err := <-p.exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "service.log"))
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("podman system service exited (%v): %s", err, targets.OneLine(string(log)))
+			p.cmd = nil
+			if !service && err == nil {
+				return nil
+			}
+			log, _ := os.ReadFile(filepath.Join(p.dir, "service.log"))
+			return fmt.Errorf("podman %s exited (%v): %s", strings.Join(args[slices.Index(args, "system"):][:2], " "), err, targets.OneLine(string(log)))
 		case <-ctx.Done():
-			p.stop()
-			return nil, ctx.Err()
+			p.kill()
+			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			p.stop()
-			return nil, errors.New("podman system service did not open its socket within 20 s")
+			p.kill()
+			return fmt.Errorf("podman %s did not finish within 20 s", strings.Join(args[slices.Index(args, "system"):][:2], " "))
 		}
 	}
 }
 
 // socketDir makes the service's directory in the state directory, or in
 // the temporary one when the socket's path would be too long there (a
-// unix socket's path has at most 107 bytes).
-func socketDir(prefix string) (string, error) {
+// unix socket's path has at most 107 bytes) or another user must reach it
+// (the state directory is root's alone).
+func socketDir(prefix string, shared bool) (string, error) {
 	base := state.Dir()
-	if len(filepath.Join(base, prefix+"0123456789", "podman.sock")) > 100 {
+	if shared || len(filepath.Join(base, prefix+"0123456789", "podman.sock")) > 100 {
 		base = os.TempDir()
 	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
@@ -192,9 +224,41 @@ func socketDir(prefix string) (string, error) {
 	return os.MkdirTemp(base, prefix)
 }
 
+// asUser makes the service rootless: it runs as p.rootless with its
+// own runtime directory (the socket's), home and environment, managing
+// cgroups itself (no systemd user session) and logging events to a file.
+func (p *podmanService) asUser(args []string) error {
+	u, err := lookupRootless("/", p.rootless)
+	if err != nil {
+		return &targets.UsageError{Msg: err.Error()}
+	}
+	if err := os.Chown(p.dir, u.uid, u.gid); err != nil {
+		return err
+	}
+	p.cmd.Args = append([]string{p.cmd.Args[0], "--cgroup-manager", "cgroupfs", "--events-backend", "file"}, args...)
+	p.cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid)}
+	p.cmd.Dir = p.dir
+	p.cmd.Env = []string{"HOME=" + u.home, "USER=" + u.name, "LOGNAME=" + u.name, "XDG_RUNTIME_DIR=" + p.dir,
+		"PATH=" + os.Getenv("PATH")}
+	return nil
+}
+
 // stop ends the service and removes its socket directory.
 func (p *podmanService) stop() {
-	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+	if p == nil {
+		return
+	}
+	p.kill()
+	if p.rootless != "" {
+		endRuntimeDirProcesses("/proc", p.dir)
+	}
+	os.RemoveAll(p.dir)
+}
+
+// kill ends the podman process under way, if any: SIGTERM, then SIGKILL
+// after 5 s.
+func (p *podmanService) kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
@@ -204,8 +268,51 @@ func (p *podmanService) stop() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.exited
 	}
-	os.RemoveAll(p.dir)
 	p.cmd = nil
+}
+
+// endRuntimeDirProcesses ends what a rootless service left running in
+// its private runtime directory: the pause process that holds the user's
+// namespace (rootless Podman starts it in a session of its own), any
+// container cleanup still under way, which would otherwise recreate the
+// directory after its removal, and, after a killed run, its containers'
+// processes and their conmon: no later service can stop them, as its own
+// user namespace has no power over theirs. The service's processes are
+// found by their environment's XDG_RUNTIME_DIR, which no other process
+// has, and the containers' by that user namespace. It waits until two
+// looks in a row find none (at most 5 s).
+func endRuntimeDirProcesses(procRoot, dir string) {
+	want := []byte("\x00XDG_RUNTIME_DIR=" + dir + "\x00")
+	mine, _ := os.Readlink(filepath.Join(procRoot, "self/ns/user"))
+	userns := map[string]bool{}
+	quiet := 0
+	for deadline := time.Now().Add(5 * time.Second); quiet < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		procs, _ := filepath.Glob(filepath.Join(procRoot, "[0-9]*"))
+		var victims []int
+		for _, p := range procs {
+			pid, err := strconv.Atoi(filepath.Base(p))
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			ns, _ := os.Readlink(filepath.Join(p, "ns/user"))
+			if env, err := os.ReadFile(filepath.Join(p, "environ")); err == nil && bytes.Contains(append([]byte{0}, env...), want) {
+				if ns != "" && ns != mine {
+					userns[ns] = true
+				}
+				victims = append(victims, pid)
+			} else if userns[ns] {
+				victims = append(victims, pid)
+			}
+		}
+		for _, pid := range victims {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if len(victims) > 0 {
+			quiet = 0
+		} else {
+			quiet++
+		}
+	}
 }
 
 // copyFromDocker copies the image from the local Docker engine's store

@@ -57,7 +57,7 @@ func TestPodmanSpec(t *testing.T) {
 func TestSocketDirFitsASocketPath(t *testing.T) {
 	long := filepath.Join(t.TempDir(), strings.Repeat("d", 80))
 	t.Setenv("DBDUEL_STATE_DIR", long)
-	dir, err := socketDir(hostDirPrefix + "run-x-podman-")
+	dir, err := socketDir(hostDirPrefix+"run-x-podman-", false)
 	if err != nil {
 		t.Fatal(err)
 	}

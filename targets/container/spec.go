@@ -36,7 +36,9 @@ type Options struct {
 	// environment), podman, or an endpoint (unix:///..., tcp://...).
 	Engine string
 	// Publish is the address the port is published on (publish=ADDR).
-	Publish   string
+	Publish string
+	// Rootless is the user a rootless Podman service runs as (rootless=USER).
+	Rootless  string
 	pullGiven bool // the SPEC has pull= (Podman's default is missing)
 }
 
@@ -48,7 +50,7 @@ type Ulimit struct {
 
 var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
 	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true, "client": true,
-	"shm": true, "ulimit": true, "engine": true, "publish": true}
+	"shm": true, "ulimit": true, "engine": true, "publish": true, "rootless": true}
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
@@ -94,6 +96,11 @@ func ParseSpec(spec string) (Options, error) {
 				return Options{}, &targets.UsageError{Msg: "docker: " + err.Error()}
 			}
 			o.Engine = v
+		case "rootless":
+			if v == "" || strings.ContainsAny(v, ":/ ") {
+				return bad("rootless=%q: want a user name", v)
+			}
+			o.Rootless = v
 		case "publish":
 			if net.ParseIP(v) == nil {
 				return bad("publish=%q: want an IP address of the engine's host", v)
