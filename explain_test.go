@@ -88,10 +88,67 @@ func TestExplainBadInput(t *testing.T) {
 		{"explain", "--native", "local:mariadbd", "--image", "x", "--rungs", "nope"},
 		{"explain", "--native", "local:mariadbd", "--image", "docker:x,cpus=1"},
 		{"explain", "--native", "local:mariadbd", "--image", "x", "--target", "a=host"},
+		{"explain", "--native", "local:mariadbd", "--image", "x", "--rungs", "podman-rootless"},
+		{"explain", "oltp_point_select", "--server-time=false", "--native", "local:mariadbd", "--image", "x", "--rootless-user", "no-such-user-here"},
 	} {
 		_, stderr, code := dbduel(t, args...)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d: %q", args, code, stderr)
 		}
+	}
+}
+
+// explain's Podman rungs on real engines: from Docker's host-volume rung
+// to Podman on the host network, then Podman's published port (NAT, no
+// proxy), then rootless Podman's (rootlessport, a userland proxy whose CPU
+// is measured). Each rung is valid (its evidence shows the engine and the
+// path it claims), has a paired delta with its CI, and nothing is left.
+func TestExplainPodmanRungs(t *testing.T) {
+	integration.Require(t, "mariadbd, Docker, Podman and the test image")
+	user := rootlessTestUser(t)
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := dbduel(t, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
+		"--rungs", "podman-rootless", "--rootless-user", user, "--server-time=false",
+		"--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil || r.Explain == nil {
+		t.Fatalf("result: %v", err)
+	}
+	rungs := map[string]result.Rung{}
+	var names []string
+	for _, rg := range r.Explain.Rungs {
+		names = append(names, rg.Name)
+		rungs[rg.Name] = rg
+		if !rg.Valid {
+			t.Errorf("%s: invalid: %s (evidence %v)", rg.Name, rg.Invalid, rg.Evidence)
+		}
+		if rg.Name != "native" && (rg.N != 2 || !rg.HasCI || rg.CILowPct > rg.DeltaPct || rg.CIHighPct < rg.DeltaPct) {
+			t.Errorf("%s: delta %.1f%% CI [%.1f, %.1f] n=%d", rg.Name, rg.DeltaPct, rg.CILowPct, rg.CIHighPct, rg.N)
+		}
+	}
+	if got := strings.Join(names, " "); got != "native host-bind host-volume podman-host podman-published podman-rootless" {
+		t.Fatalf("rungs %s", got)
+	}
+	for name, path := range map[string]string{"podman-host": "direct", "podman-published": "bridge-direct", "podman-rootless": "rootlessport"} {
+		if ev := rungs[name].Evidence; ev["engine"] != "podman" || ev["network_path"] != path {
+			t.Errorf("%s: evidence %v", name, ev)
+		}
+	}
+	if cpu, _ := rungs["podman-rootless"].Evidence["proxy_cpu_us_per_txn"].(float64); cpu <= 0 {
+		t.Errorf("rootlessport's CPU not measured: %v", rungs["podman-rootless"].Evidence)
+	}
+	if !strings.Contains(stdout, "rootless podman, rootlessport") || !strings.Contains(stdout, "podman, bridge-direct") {
+		t.Errorf("waterfall:\n%s", stdout)
+	}
+	if n := leftovers(t, runID) + podmanLeftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left", n, runID)
+	}
+	if left := rootlessLeftovers(t, user, runID); len(left) > 0 {
+		t.Fatalf("run %s left: %v", runID, left)
 	}
 }

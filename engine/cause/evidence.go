@@ -25,6 +25,12 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 	if d.Datadir != nil {
 		ev["datadir_kind"], ev["datadir_fstype"] = d.Datadir.Kind, d.Datadir.FSType
 	}
+	if d.Engine != "" {
+		ev["engine"] = d.Engine
+	}
+	if d.Rootless {
+		ev["rootless"] = true
+	}
 	if d.CPUs > 0 {
 		ev["cpus"] = d.CPUs
 	}

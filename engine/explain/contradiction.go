@@ -15,11 +15,15 @@ func contradiction(e Expect, ev map[string]any) string {
 		{"datadir", e.Datadir, cause.Str(ev["datadir_kind"])},
 		{"seccomp", e.Seccomp, cause.Str(ev["seccomp_mode"])},
 		{"cpuset", e.Cpuset, cause.Str(ev["cpuset"])},
+		{"engine", e.Engine, cause.Str(ev["engine"])},
 	}
 	for _, c := range check {
 		if c.want != "" && c.got != c.want {
 			return fmt.Sprintf("%s is %q, the rung needs %q", c.what, c.got, c.want)
 		}
+	}
+	if rootless, _ := ev["rootless"].(bool); rootless != e.Rootless {
+		return fmt.Sprintf("rootless is %v, the rung needs %v", rootless, e.Rootless)
 	}
 	if _, ok := ev["memory_limit_bytes"]; e.MemoryLimited && !ok {
 		return "no memory limit was read back, the rung needs one"

@@ -23,7 +23,20 @@ type Rung struct {
 	Change     string
 	ComparedTo string
 	Keys       string // SPEC keys after the image ("" for native)
+	Engine     string // the SPEC's prefix: "" (docker) or podman
 	Expect     Expect
+}
+
+// Spec is the rung's target SPEC for image (native: the native SPEC).
+func (r Rung) Spec(native, image string) string {
+	if r.Keys == "" {
+		return native
+	}
+	engine := r.Engine
+	if engine == "" {
+		engine = "docker"
+	}
+	return engine + ":" + image + "," + r.Keys
 }
 
 // Expect is what a rung's read-back evidence must say for its label to hold.
@@ -34,6 +47,8 @@ type Expect struct {
 	CPUs          float64
 	Cpuset        string
 	MemoryLimited bool
+	Engine        string // podman ("" : not checked)
+	Rootless      bool
 }
 
 // MemoryRung is the rung whose limit the caller sets from the native
@@ -77,6 +92,26 @@ func Ladder(cpus int) []Rung {
 			Keys: "network=host,datadir=volume,cpuset=" + set, Expect: Expect{NetworkPath: "direct", Datadir: "volume", Cpuset: set}},
 		{Name: "cpu-quota", Change: fmt.Sprintf("a CPU quota of %d CPU(s) instead of a cpuset of as many", cpus), ComparedTo: "cpuset",
 			Keys: fmt.Sprintf("network=host,datadir=volume,cpus=%d", cpus), Expect: Expect{NetworkPath: "direct", Datadir: "volume", CPUs: float64(cpus)}},
+	}
+}
+
+// RootlessRung is the Podman rung that needs an unprivileged user.
+const RootlessRung = "podman-rootless"
+
+// PodmanRungs are Podman's rungs, measured when asked for: the same
+// container on Podman's host network (the engine itself: Podman's runc
+// setup against Docker's), Podman's published port (netavark's NAT, no
+// userland proxy, where Docker has docker-proxy), and rootless Podman's
+// (a user namespace; the port through rootlessport, a userland proxy)
+// for user, an unprivileged user with subordinate ids.
+func PodmanRungs(user string) []Rung {
+	return []Rung{
+		{Name: "podman-host", Change: "Podman instead of Docker (runc, host network, named volume)", ComparedTo: "host-volume", Engine: "podman",
+			Keys: "network=host,datadir=volume", Expect: Expect{NetworkPath: "direct", Datadir: "volume", Engine: "podman"}},
+		{Name: "podman-published", Change: "Podman's published port on 127.0.0.1: netavark's NAT, no userland proxy", ComparedTo: "podman-host", Engine: "podman",
+			Keys: "network=bridge,datadir=volume", Expect: Expect{NetworkPath: "bridge-direct", Datadir: "volume", Engine: "podman"}},
+		{Name: RootlessRung, Change: "rootless Podman: a user namespace, the published port through rootlessport (userland) and slirp4netns", ComparedTo: "podman-published", Engine: "podman",
+			Keys: "network=bridge,datadir=volume,rootless=" + user, Expect: Expect{NetworkPath: "rootlessport", Datadir: "volume", Engine: "podman", Rootless: true}},
 	}
 }
 

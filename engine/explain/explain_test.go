@@ -193,3 +193,54 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// Podman's rungs chain from Docker's host-volume rung, one change each,
+// and their SPECs are podman: ones; selecting the rootless rung keeps the
+// whole chain.
+func TestPodmanRungs(t *testing.T) {
+	ladder := append(Ladder(1), PodmanRungs("bench")...)
+	rungs, err := Select(ladder, []string{RootlessRung})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, specs []string
+	for _, r := range rungs {
+		names = append(names, r.Name)
+		specs = append(specs, r.Spec("local:mariadbd", "img:1"))
+	}
+	if got := strings.Join(names, " "); got != "native host-bind host-volume podman-host podman-published podman-rootless" {
+		t.Fatalf("rungs %s", got)
+	}
+	want := []string{"local:mariadbd", "docker:img:1,network=host,datadir=bind", "docker:img:1,network=host,datadir=volume",
+		"podman:img:1,network=host,datadir=volume", "podman:img:1,network=bridge,datadir=volume",
+		"podman:img:1,network=bridge,datadir=volume,rootless=bench"}
+	if strings.Join(specs, " ") != strings.Join(want, " ") {
+		t.Fatalf("specs %q", specs)
+	}
+}
+
+// A Podman rung's evidence must show Podman (and rootless for the
+// rootless rung): a run Docker answered is not Podman's rung.
+func TestPodmanRungContradictions(t *testing.T) {
+	rungs := PodmanRungs("bench")
+	published, rootless := rungs[1], rungs[2]
+	ev := map[string]any{"network_path": "bridge-direct", "datadir_kind": "volume", "engine": "podman"}
+	if c := contradiction(published.Expect, ev); c != "" {
+		t.Fatalf("valid podman-published: %s", c)
+	}
+	ev["engine"] = "docker"
+	if c := contradiction(published.Expect, ev); !strings.Contains(c, `engine is "docker", the rung needs "podman"`) {
+		t.Fatalf("docker as podman: %q", c)
+	}
+	ev = map[string]any{"network_path": "rootlessport", "datadir_kind": "volume", "engine": "podman"}
+	if c := contradiction(rootless.Expect, ev); c != "rootless is false, the rung needs true" {
+		t.Fatalf("rootful as rootless: %q", c)
+	}
+	ev["rootless"] = true
+	if c := contradiction(rootless.Expect, ev); c != "" {
+		t.Fatalf("valid rootless: %s", c)
+	}
+	if !strings.HasPrefix(summary(ev), "rootless podman, rootlessport") {
+		t.Fatalf("summary %q", summary(ev))
+	}
+}

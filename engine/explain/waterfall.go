@@ -72,9 +72,15 @@ func attributionHeader(as []result.Attribution) string {
 // summary is the evidence in one short line.
 func summary(ev map[string]any) string {
 	var parts []string
+	if e := cause.Str(ev["engine"]); e == "podman" {
+		if r, _ := ev["rootless"].(bool); r {
+			e = "rootless podman"
+		}
+		parts = append(parts, e)
+	}
 	if p := cause.Str(ev["network_path"]); p != "" {
 		s := p
-		if v, ok := ev["proxy_cpu_cores"].(float64); ok && p == "docker-proxy" {
+		if v, ok := ev["proxy_cpu_cores"].(float64); ok && (p == "docker-proxy" || p == "rootlessport") {
 			s += fmt.Sprintf(" %.2f cores", v)
 		}
 		parts = append(parts, s)

@@ -144,7 +144,7 @@ type Described struct {
 	Image            string   `json:"image,omitempty"`
 	ImageID          string   `json:"image_id,omitempty"`
 	Binary           string   `json:"binary,omitempty"`
-	NetworkMode      string   `json:"network_mode,omitempty"` // host|bridge|none
+	NetworkMode      string   `json:"network_mode,omitempty"` // host|bridge|none|slirp4netns
 	NetworkPath      string   `json:"network_path,omitempty"` // direct|docker-proxy|rootlessport|bridge-direct|remote-published
 	Datadir          *Datadir `json:"datadir,omitempty"`
 	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`

@@ -241,6 +241,14 @@ func (s *Server) Start(ctx context.Context) error {
 		hc.NetworkMode = "host"
 	} else {
 		hc.NetworkMode = "bridge"
+		if s.o.Rootless != "" {
+			// A network of the container's own through slirp4netns, its
+			// port through rootlessport: rootless Podman's default for
+			// `podman run -p`. (Its "bridge" puts the container on the
+			// rootless netns's netavark bridge, whose port setup hung here
+			// beside a rootful Podman service.)
+			hc.NetworkMode = "slirp4netns"
+		}
 		p := nat.Port(strconv.Itoa(s.protocol().Image.Port) + "/tcp")
 		cc.ExposedPorts = nat.PortSet{p: {}}
 		hostPort := strconv.Itoa(port)
@@ -487,7 +495,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	d.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
 	d.Engine, d.Host, d.ClientPlacement = s.eng.kind, targets.HostOf(s.cli.DaemonHost()), "here"
 	switch mode := string(insp.HostConfig.NetworkMode); mode {
-	case "host", "none":
+	case "host", "none", "slirp4netns":
 		d.NetworkMode = mode
 	default:
 		d.NetworkMode = "bridge"
@@ -676,8 +684,8 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 		errs = append(errs, err)
 	}
 	if _, lookErr := exec.LookPath("podman"); lookErr == nil {
-		out = append(out, endKilledRootlessServices(runID, func(id string) bool { _, busy := inProgress[id]; return busy })...)
-		left, err := cleanPodman(ctx, runID, skip)
+		pauses := killedRootlessPauses(runID, func(id string) bool { _, busy := inProgress[id]; return busy })
+		left, err := cleanPodman(ctx, runID, skip, pauses)
 		out = append(out, left...)
 		errs = append(errs, err)
 	}
@@ -686,31 +694,27 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 	return out, errors.Join(append(errs, err)...)
 }
 
-// endKilledRootlessServices ends what killed runs' rootless services
-// left running (endRuntimeDirProcesses) and removes their runtime
-// directories, before a new service removes their containers: it could
-// not stop them itself, and it would refuse to start while their conmon
-// pid files there name processes that are gone.
-func endKilledRootlessServices(runID string, busy func(string) bool) []Leftover {
+// killedRootlessPauses reads the pause processes that killed runs'
+// rootless services recorded (by uid), to end with a clean once their
+// users have no running container left.
+func killedRootlessPauses(runID string, busy func(string) bool) map[int][]int {
+	out := map[int][]int{}
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), hostDirPrefix+runID+"*-podman-*"))
-	var out []Leftover
 	for _, d := range dirs {
 		rest := strings.TrimPrefix(filepath.Base(d), hostDirPrefix)
 		if (runID != "" && !strings.HasPrefix(rest, runID+"-")) || skipsAnyPrefix(rest, busy) {
 			continue
 		}
-		endRuntimeDirProcesses("/proc", d)
-		if os.RemoveAll(d) == nil {
-			out = append(out, Leftover{Kind: "host dir", ID: d, RunID: runID})
-		}
+		recordedPauses(d, out)
 	}
 	return out
 }
 
 // cleanPodman cleans Podman's stores: root's, and (when dbduel runs as
 // root) each rootless user's that has one, each through a private service
-// of its own.
-func cleanPodman(ctx context.Context, runID string, skip func(map[string]string) bool) ([]Leftover, error) {
+// of its own; a user's pause processes that killed runs left (pauses, by
+// uid) end with it once the user has no running container.
+func cleanPodman(ctx context.Context, runID string, skip func(map[string]string) bool, pauses map[int][]int) ([]Leftover, error) {
 	users := []string{""}
 	if os.Getuid() == 0 {
 		for _, u := range rootlessUsers("/") {
@@ -730,6 +734,9 @@ func cleanPodman(ctx context.Context, runID string, skip func(map[string]string)
 			continue
 		}
 		left, err := cleanEngine(ctx, pm.cli, what, runID, skip)
+		if pm.service.rootless != "" {
+			notePausesOf(pm.service.uid, pauses[pm.service.uid])
+		}
 		pm.close()
 		out = append(out, left...)
 		errs = append(errs, err)

@@ -1,7 +1,6 @@
 package container
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,6 +48,9 @@ func (e *engine) close() {
 		return
 	}
 	if e.cli != nil {
+		if e.service != nil && e.service.rootless != "" {
+			e.service.idle = e.userIdle()
+		}
 		e.cli.Close()
 	}
 	e.service.stop()
@@ -109,6 +111,13 @@ func connectEngine(ctx context.Context, spec, name, runID, rootless string) (*en
 type podmanService struct {
 	dir      string
 	rootless string // the user it runs as ("": root)
+	uid      int
+	// pauses are the rootless pause processes this service started
+	// (ourPauses has them with every other service's); idle says the user
+	// has no running container left, so they may end with it.
+	pauses       []int
+	pausesBefore map[int]bool
+	idle         bool
 	cmd      *exec.Cmd
 	exited   chan error // the service's exit, once
 }
@@ -129,8 +138,8 @@ func (p *podmanService) host() string { return "unix://" + filepath.Join(p.dir, 
 // hierarchy), and dies with dbduel (SIGTERM when its parent exits). Its
 // socket is in a directory of the run's in the state directory, which
 // `dbduel clean` removes after a killed run. A rootless service (rootless
-// names its user) runs as that user, in a directory of its own that is
-// also its XDG_RUNTIME_DIR.
+// names its user) runs as that user, its socket in a directory of its own
+// in the temporary directory (the state directory is root's alone).
 func startPodmanService(ctx context.Context, name, runID, rootless string) (*podmanService, error) {
 	bin, err := exec.LookPath("podman")
 	if err != nil {
@@ -154,6 +163,9 @@ func startPodmanService(ctx context.Context, name, runID, rootless string) (*pod
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	if rootless != "" {
+		p.notePauses()
 	}
 	return p, nil
 }
@@ -224,9 +236,12 @@ func socketDir(prefix string, shared bool) (string, error) {
 	return os.MkdirTemp(base, prefix)
 }
 
-// asUser makes the service rootless: it runs as p.rootless with its
-// own runtime directory (the socket's), home and environment, managing
-// cgroups itself (no systemd user session) and logging events to a file.
+// asUser makes the service rootless: it runs as p.rootless with the
+// user's own runtime directory, home and environment, managing cgroups
+// itself (no systemd user session) and logging events to a file. (Podman
+// records the runtime directory of its first run in the user's store and
+// uses it ever after: it must be the user's stable one, not a private
+// directory of the run's.)
 func (p *podmanService) asUser(args []string) error {
 	u, err := lookupRootless("/", p.rootless)
 	if err != nil {
@@ -235,10 +250,17 @@ func (p *podmanService) asUser(args []string) error {
 	if err := os.Chown(p.dir, u.uid, u.gid); err != nil {
 		return err
 	}
+	runtimeDir, err := u.runtimeDir()
+	if err != nil {
+		return err
+	}
+	if p.uid == 0 { // the first launch: the user's pause processes before it
+		p.uid, p.pausesBefore = u.uid, pausePIDs("/proc", u.uid)
+	}
 	p.cmd.Args = append([]string{p.cmd.Args[0], "--cgroup-manager", "cgroupfs", "--events-backend", "file"}, args...)
 	p.cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid)}
 	p.cmd.Dir = p.dir
-	p.cmd.Env = []string{"HOME=" + u.home, "USER=" + u.name, "LOGNAME=" + u.name, "XDG_RUNTIME_DIR=" + p.dir,
+	p.cmd.Env = []string{"HOME=" + u.home, "USER=" + u.name, "LOGNAME=" + u.name, "XDG_RUNTIME_DIR=" + runtimeDir,
 		"PATH=" + os.Getenv("PATH")}
 	return nil
 }
@@ -249,8 +271,8 @@ func (p *podmanService) stop() {
 		return
 	}
 	p.kill()
-	if p.rootless != "" {
-		endRuntimeDirProcesses("/proc", p.dir)
+	if p.idle {
+		endPauses("/proc", p.uid)
 	}
 	os.RemoveAll(p.dir)
 }
@@ -271,49 +293,6 @@ func (p *podmanService) kill() {
 	p.cmd = nil
 }
 
-// endRuntimeDirProcesses ends what a rootless service left running in
-// its private runtime directory: the pause process that holds the user's
-// namespace (rootless Podman starts it in a session of its own), any
-// container cleanup still under way, which would otherwise recreate the
-// directory after its removal, and, after a killed run, its containers'
-// processes and their conmon: no later service can stop them, as its own
-// user namespace has no power over theirs. The service's processes are
-// found by their environment's XDG_RUNTIME_DIR, which no other process
-// has, and the containers' by that user namespace. It waits until two
-// looks in a row find none (at most 5 s).
-func endRuntimeDirProcesses(procRoot, dir string) {
-	want := []byte("\x00XDG_RUNTIME_DIR=" + dir + "\x00")
-	mine, _ := os.Readlink(filepath.Join(procRoot, "self/ns/user"))
-	userns := map[string]bool{}
-	quiet := 0
-	for deadline := time.Now().Add(5 * time.Second); quiet < 2 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		procs, _ := filepath.Glob(filepath.Join(procRoot, "[0-9]*"))
-		var victims []int
-		for _, p := range procs {
-			pid, err := strconv.Atoi(filepath.Base(p))
-			if err != nil || pid == os.Getpid() {
-				continue
-			}
-			ns, _ := os.Readlink(filepath.Join(p, "ns/user"))
-			if env, err := os.ReadFile(filepath.Join(p, "environ")); err == nil && bytes.Contains(append([]byte{0}, env...), want) {
-				if ns != "" && ns != mine {
-					userns[ns] = true
-				}
-				victims = append(victims, pid)
-			} else if userns[ns] {
-				victims = append(victims, pid)
-			}
-		}
-		for _, pid := range victims {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		if len(victims) > 0 {
-			quiet = 0
-		} else {
-			quiet++
-		}
-	}
-}
 
 // copyFromDocker copies the image from the local Docker engine's store
 // into Podman's, as docker save | podman load would, when the SPEC allows

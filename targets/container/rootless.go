@@ -2,12 +2,18 @@ package container
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
 )
 
 // Rootless Podman (podman:IMAGE,rootless=USER): dbduel's private Podman
@@ -122,4 +128,132 @@ func rootlessUsers(root string) []rootlessUser {
 		}
 	}
 	return out
+}
+
+// runtimeDir is the user's runtime directory, /run/user/UID, made as a
+// login session would make it when there is none (0700, the user's).
+// dbduel running as the user itself uses its own XDG_RUNTIME_DIR.
+func (u rootlessUser) runtimeDir() (string, error) {
+	if os.Getuid() == u.uid {
+		if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+			return d, nil
+		}
+	}
+	d := filepath.Join("/run/user", strconv.Itoa(u.uid))
+	if _, err := os.Stat(d); err == nil {
+		return d, nil
+	}
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", fmt.Errorf("rootless=%s: the user's runtime directory: %w", u.name, err)
+	}
+	return d, os.Chown(d, u.uid, u.gid)
+}
+
+// pausePIDs are uid's rootless Podman pause processes: each holds a user
+// namespace that later podman commands join; it outlives the command that
+// started it, in a session of its own.
+func pausePIDs(procRoot string, uid int) map[int]bool {
+	out := map[int]bool{}
+	dirs, _ := filepath.Glob(filepath.Join(procRoot, "[0-9]*"))
+	for _, d := range dirs {
+		comm, err := os.ReadFile(filepath.Join(d, "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != "podman pause" {
+			continue
+		}
+		if fi, err := os.Stat(d); err != nil || !ownedBy(fi, uid) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil {
+			out[pid] = true
+		}
+	}
+	return out
+}
+
+// pauseFile, in a rootless service's socket directory, records the pause
+// processes it started, for a clean after a killed run.
+const pauseFile = "pauses"
+
+// notePauses records the pause processes that appeared since the service
+// was launched (it starts one, or joins the user's existing one, within
+// moments of starting).
+func (p *podmanService) notePauses() {
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		p.pauses = p.pauses[:0]
+		for pid := range pausePIDs("/proc", p.uid) {
+			if !p.pausesBefore[pid] {
+				p.pauses = append(p.pauses, pid)
+			}
+		}
+		if len(p.pauses) > 0 || len(p.pausesBefore) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	notePausesOf(p.uid, p.pauses)
+	var b strings.Builder
+	for _, pid := range p.pauses {
+		fmt.Fprintf(&b, "%d %d\n", p.uid, pid)
+	}
+	_ = os.WriteFile(filepath.Join(p.dir, pauseFile), []byte(b.String()), 0o600)
+}
+
+// recordedPauses reads a killed run's pause file: pids by uid.
+func recordedPauses(dir string, into map[int][]int) {
+	data, _ := os.ReadFile(filepath.Join(dir, pauseFile))
+	for _, l := range strings.Split(string(data), "\n") {
+		var uid, pid int
+		if _, err := fmt.Sscanf(l, "%d %d", &uid, &pid); err == nil {
+			into[uid] = append(into[uid], pid)
+		}
+	}
+}
+
+// ourPauses are the pause processes this dbduel started (or a killed
+// run's did, for a clean), by uid: several rootless targets of one user
+// share one, which ends when the last of them finds the user idle.
+var ourPauses = struct {
+	sync.Mutex
+	byUID map[int]map[int]bool
+}{byUID: map[int]map[int]bool{}}
+
+// notePausesOf adds pids to uid's pause processes of this dbduel's.
+func notePausesOf(uid int, pids []int) {
+	ourPauses.Lock()
+	defer ourPauses.Unlock()
+	if ourPauses.byUID[uid] == nil {
+		ourPauses.byUID[uid] = map[int]bool{}
+	}
+	for _, pid := range pids {
+		ourPauses.byUID[uid][pid] = true
+	}
+}
+
+// endPauses ends uid's pause processes of this dbduel's that are still
+// running as such (a pid reused since is left alone).
+func endPauses(procRoot string, uid int) {
+	ourPauses.Lock()
+	pids := ourPauses.byUID[uid]
+	delete(ourPauses.byUID, uid)
+	ourPauses.Unlock()
+	live := pausePIDs(procRoot, uid)
+	for pid := range pids {
+		if live[pid] {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// userIdle says whether the rootless user has no running container left
+// on this engine, so the pause process may end: it holds the namespace
+// every one of them runs in.
+func (e *engine) userIdle() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cs, err := e.cli.ContainerList(ctx, container.ListOptions{})
+	return err == nil && len(cs) == 0
+}
+
+func ownedBy(fi os.FileInfo, uid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,9 +20,9 @@ import (
 func newExplainCmd(st *State) *cobra.Command {
 	stderr := st.Stderr
 	o := &runOptions{}
-	var native, image, rungs string
+	var native, image, rungs, rootlessUser string
 	var cpus int
-	var serverTime bool
+	var serverTime, podman bool
 	cmd := &cobra.Command{
 		Use:   "explain [WORKLOAD] --native SPEC --image IMAGE",
 		Short: "Attribute a container's gap to its causes, layer by layer, with confidence intervals",
@@ -29,7 +30,9 @@ func newExplainCmd(st *State) *cobra.Command {
 changing one thing of another: native; the container on the host network with
 a bind-mounted datadir (the container itself); a named volume; the overlay
 filesystem; bridge with a port published on 127.0.0.1 (docker-proxy); no
-seccomp filter; a cpuset; a CPU quota of as many CPUs. It ends with each
+seccomp filter; a cpuset; a CPU quota of as many CPUs. With --podman, Podman's
+rungs too: its host network, its published port (NAT, no proxy) and, with
+--rootless-user, rootless Podman's (rootlessport). It ends with each
 rung's Δ% and CI, the evidence read back for it (network path, proxy and
 server CPU per transaction, datadir, seccomp, throttling) and the
 attribution of the total gap to layers.`,
@@ -51,12 +54,9 @@ attribution of the total gap to layers.`,
 			if cpus < 1 {
 				return usageErr("--explain-cpus must be at least 1")
 			}
-			ladder := explain.Ladder(cpus)
-			if rungs != "" {
-				var err error
-				if ladder, err = explain.Select(ladder, strings.Split(rungs, ",")); err != nil {
-					return usageErr("--rungs: %v", err)
-				}
+			ladder, err := explainLadder(cpus, rungs, podman, rootlessUser)
+			if err != nil {
+				return err
 			}
 			// MySQL/MariaDB time their statements only with performance_schema
 			// on: every managed rung gets it alike (PostgreSQL's
@@ -66,10 +66,7 @@ attribution of the total gap to layers.`,
 				fmt.Fprintln(stderr, "dbduel: explain: performance_schema is on in every managed rung, for the server's time per statement (--server-time=false leaves it off)")
 			}
 			for _, r := range ladder {
-				spec := native
-				if r.Keys != "" {
-					spec = "docker:" + image + "," + r.Keys
-				}
+				spec := r.Spec(native, image)
 				if perfSchema {
 					spec += ",args=--performance-schema=ON"
 				}
@@ -88,8 +85,36 @@ attribution of the total gap to layers.`,
 	cmd.Flags().StringVar(&image, "image", "", "the image of the container rungs")
 	cmd.Flags().StringVar(&rungs, "rungs", "", "comma-separated rungs to measure (with the rungs they are compared to); default: all")
 	cmd.Flags().IntVar(&cpus, "explain-cpus", 1, "CPUs of the cpuset and CPU-quota rungs")
+	cmd.Flags().BoolVar(&podman, "podman", false, "add Podman's rungs: host network, published port (and rootless with --rootless-user)")
+	cmd.Flags().StringVar(&rootlessUser, "rootless-user", "", "the unprivileged user (with /etc/subuid and /etc/subgid ranges) of the podman-rootless rung; implies --podman")
 	cmd.Flags().BoolVar(&serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
 	return cmd
+}
+
+// explainLadder is the rungs to measure: Docker's, Podman's with --podman
+// (the rootless one with a user), or those --rungs names (with their
+// references).
+func explainLadder(cpus int, rungs string, podman bool, rootlessUser string) ([]explain.Rung, error) {
+	ladder := explain.Ladder(cpus)
+	all := append(slices.Clone(ladder), explain.PodmanRungs(rootlessUser)...)
+	if podman || rootlessUser != "" {
+		ladder = all
+		if rootlessUser == "" {
+			ladder = ladder[:len(ladder)-1] // the rootless rung needs its user
+		}
+	}
+	if rungs != "" {
+		var err error
+		if ladder, err = explain.Select(all, strings.Split(rungs, ",")); err != nil {
+			return nil, usageErr("--rungs: %v", err)
+		}
+	}
+	for _, r := range ladder {
+		if r.Name == explain.RootlessRung && rootlessUser == "" {
+			return nil, usageErr("the %s rung needs --rootless-user USER: an unprivileged user with ranges in /etc/subuid and /etc/subgid", explain.RootlessRung)
+		}
+	}
+	return ladder, nil
 }
 
 // sizeMemoryRung sets the memory-limit rung's limit from the native
