@@ -118,8 +118,8 @@ type podmanService struct {
 	pauses       []int
 	pausesBefore map[int]bool
 	idle         bool
-	cmd      *exec.Cmd
-	exited   chan error // the service's exit, once
+	cmd          *exec.Cmd
+	exited       chan error // the service's exit, once
 }
 
 // pid is the service's process id (0 when there is none).
@@ -292,7 +292,6 @@ func (p *podmanService) kill() {
 	}
 	p.cmd = nil
 }
-
 
 // copyFromDocker copies the image from the local Docker engine's store
 // into Podman's, as docker save | podman load would, when the SPEC allows
