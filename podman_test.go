@@ -94,6 +94,7 @@ func TestPodmanTarget(t *testing.T) {
 		if c, _ := run.Intervals[0].Telemetry["server_cpu_cores"].(float64); c <= 0 {
 			t.Errorf("no server CPU read from the Podman container's cgroup: %v", run.Intervals[0].Telemetry)
 		}
+		checkNetBytes(t, run)
 	}
 	if n := podmanLeftovers(t, runID) + leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left behind", n, runID)
@@ -247,5 +248,20 @@ func TestRootlessPodman(t *testing.T) {
 	}
 	if left := rootlessLeftovers(t, user, killed); len(left) > 0 {
 		t.Fatalf("after dbduel clean, run %s left: %v", killed, left)
+	}
+}
+
+// checkNetBytes checks a container run's network bytes per second against
+// its queries: every query crosses the container's own network, a point
+// select's request and answer each tens of bytes plus their frames'
+// headers, far from a kilobyte.
+func checkNetBytes(t *testing.T, run result.Run) {
+	t.Helper()
+	for _, iv := range run.Intervals[1:] {
+		rx, _ := iv.Telemetry["server_net_rx_bytes_per_s"].(float64)
+		tx, _ := iv.Telemetry["server_net_tx_bytes_per_s"].(float64)
+		if q := iv.QPS; q <= 0 || rx < 20*q || tx < 20*q || rx > 1000*q || tx > 1000*q {
+			t.Errorf("%s: network bytes per query: rx %.0f/s tx %.0f/s at %.0f qps", run.Target, rx, tx, q)
+		}
 	}
 }

@@ -77,6 +77,7 @@ func TestRemoteEngine(t *testing.T) {
 		if _, measured := tel["proxy_cpu_cores"]; measured || tel["proxy_cpu_cores_note"] == nil {
 			t.Errorf("docker-proxy on the other host must read as not measured, not as a figure: %v", tel)
 		}
+		checkNetBytes(t, run) // from the engine's stats API
 	}
 	if n := remoteLeftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left on the remote engine", n, runID)

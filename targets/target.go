@@ -40,6 +40,12 @@ type Sample struct {
 	// ClientCPUNS is the cumulative CPU of a benchmark client the target
 	// runs itself (dbduel's agent in the server's network namespace; 0: none).
 	ClientCPUNS uint64
+	// NetRxBytes and NetTxBytes are the cumulative bytes the server's
+	// network interfaces received and sent, loopback aside (as the
+	// engine's stats API counts them), when NetMeasured: a container with
+	// a network of its own (on the host network they would be the host's).
+	NetRxBytes, NetTxBytes uint64
+	NetMeasured            bool
 }
 
 // Target is one database under test.

@@ -216,3 +216,27 @@ func readPIDNamespaceUsage(procRoot string, pid int) cgroupUsage {
 	}
 	return u
 }
+
+// readNetDev sums the bytes received and sent by the interfaces of pid's
+// network namespace, loopback aside, from /proc/PID/net/dev: what the
+// engine's stats API reports for a container's network.
+func readNetDev(procRoot string, pid int) (rx, tx uint64, ok bool) {
+	data, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "net/dev"))
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		name, counters, found := strings.Cut(l, ":")
+		fs := strings.Fields(counters)
+		if !found || strings.TrimSpace(name) == "lo" || len(fs) < 9 {
+			continue
+		}
+		r, err1 := strconv.ParseUint(fs[0], 10, 64)
+		t, err2 := strconv.ParseUint(fs[8], 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		rx, tx, ok = rx+r, tx+t, true
+	}
+	return rx, tx, ok
+}

@@ -597,8 +597,12 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 	if !cg.ok {
 		return targets.Sample{}, errors.New("container cgroup not readable")
 	}
-	return targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: hostinfo.ProcCPU(s.proxyPID), ThrottledNS: cg.throttledNS,
-		Periods: cg.periods, ThrottledPeriods: cg.throttledPeriods}, nil
+	out := targets.Sample{At: time.Now(), CPUNS: cg.cpuNS, MemBytes: cg.memBytes, ProxyCPUNS: hostinfo.ProcCPU(s.proxyPID), ThrottledNS: cg.throttledNS,
+		Periods: cg.periods, ThrottledPeriods: cg.throttledPeriods}
+	if s.o.Network != "host" {
+		out.NetRxBytes, out.NetTxBytes, out.NetMeasured = readNetDev("/proc", s.pid)
+	}
+	return out, nil
 }
 
 // Restart restarts the container (same datadir and port).

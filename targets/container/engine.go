@@ -384,8 +384,16 @@ func (s *Server) remoteSample(ctx context.Context) (targets.Sample, error) {
 		return targets.Sample{}, fmt.Errorf("the engine's stats: %w", err)
 	}
 	th := st.CPUStats.ThrottlingData
-	return targets.Sample{At: time.Now(), CPUNS: st.CPUStats.CPUUsage.TotalUsage, MemBytes: st.MemoryStats.Usage,
-		ThrottledNS: th.ThrottledTime, Periods: th.Periods, ThrottledPeriods: th.ThrottledPeriods, ProxyUnmeasured: true}, nil
+	out := targets.Sample{At: time.Now(), CPUNS: st.CPUStats.CPUUsage.TotalUsage, MemBytes: st.MemoryStats.Usage,
+		ThrottledNS: th.ThrottledTime, Periods: th.Periods, ThrottledPeriods: th.ThrottledPeriods, ProxyUnmeasured: true}
+	if s.o.Network != "host" {
+		for _, n := range st.Networks {
+			out.NetRxBytes += n.RxBytes
+			out.NetTxBytes += n.TxBytes
+		}
+		out.NetMeasured = len(st.Networks) > 0
+	}
+	return out, nil
 }
 
 // readPublishedPort reads the host port the engine picked.

@@ -87,3 +87,19 @@ func TestReadPIDNamespaceUsage(t *testing.T) {
 		t.Fatalf("usage %+v, want cpu %d mem %d", u, uint64(190)*10_000_000, 5000*1024)
 	}
 }
+
+// A namespace's network bytes are its interfaces' counters, loopback aside.
+func TestReadNetDev(t *testing.T) {
+	root := fakeRoot(t, map[string]string{"7/net/dev": "Inter-|   Receive                                                |  Transmit\n" +
+		" face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n" +
+		"    lo: 999999     10    0    0    0     0          0         0   999999     10    0    0    0     0       0          0\n" +
+		"  eth0:   1200     12    0    0    0     0          0         0     3400     20    0    0    0     0       0          0\n" +
+		"  tap0:     34      1    0    0    0     0          0         0       56      1    0    0    0     0       0          0\n"})
+	rx, tx, ok := readNetDev(root, 7)
+	if !ok || rx != 1234 || tx != 3456 {
+		t.Fatalf("rx %d tx %d ok %v", rx, tx, ok)
+	}
+	if _, _, ok := readNetDev(root, 8); ok {
+		t.Fatal("a missing process measured")
+	}
+}

@@ -168,7 +168,8 @@ func stopTargets(ctx context.Context, ts []targets.Target, keep bool, stderr io.
 }
 
 // telemetry turns a target's cumulative samples into per-interval figures:
-// server CPU in cores, memory, and the docker-proxy's CPU when there is one.
+// server CPU in cores, memory, the docker-proxy's CPU when there is one,
+// and the bytes per second the server's own network carried when it has one.
 // Targets that cannot be sampled (an existing server) give nil.
 func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 	prev, err := t.Sample(ctx)
@@ -194,6 +195,10 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 		}
 		if cur.ClientCPUNS > 0 && dt > 0 && cur.ClientCPUNS >= prev.ClientCPUNS {
 			m["client_cpu_cores"] = math.Round(float64(cur.ClientCPUNS-prev.ClientCPUNS)/1e9/dt*1000) / 1000
+		}
+		if cur.NetMeasured && prev.NetMeasured && dt > 0 && cur.NetRxBytes >= prev.NetRxBytes && cur.NetTxBytes >= prev.NetTxBytes {
+			m["server_net_rx_bytes_per_s"] = math.Round(float64(cur.NetRxBytes-prev.NetRxBytes) / dt)
+			m["server_net_tx_bytes_per_s"] = math.Round(float64(cur.NetTxBytes-prev.NetTxBytes) / dt)
 		}
 		if cur.Periods > prev.Periods {
 			// The share of the quota's periods that throttled the server,

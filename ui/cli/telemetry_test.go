@@ -43,3 +43,26 @@ func TestTelemetryThrottlingAndIdle(t *testing.T) {
 		t.Fatalf("telemetry %v", m)
 	}
 }
+
+// The server's network bytes per second are the counters' differences over
+// the window's own span; a window whose either end is unmeasured gets none.
+func TestTelemetryNetworkBytes(t *testing.T) {
+	defer func(d time.Duration) { idleSample = d }(idleSample)
+	idleSample = 0
+	t0 := time.Unix(1000, 0)
+	tg := &sampled{Fake: &targets.Fake{TargetName: "c"}, samples: []targets.Sample{
+		{At: t0},
+		{At: t0.Add(time.Second)},
+		{At: t0.Add(2 * time.Second), NetMeasured: true, NetRxBytes: 1000, NetTxBytes: 5000},
+		{At: t0.Add(4 * time.Second), NetMeasured: true, NetRxBytes: 9000, NetTxBytes: 25000},
+	}}
+	read := telemetry(context.Background(), tg)
+	if m := read(); m["server_net_rx_bytes_per_s"] != nil {
+		t.Fatalf("unmeasured window got network bytes: %v", m)
+	}
+	m := read()
+	// (9000-1000)/2 s and (25000-5000)/2 s.
+	if m["server_net_rx_bytes_per_s"] != 4000.0 || m["server_net_tx_bytes_per_s"] != 10000.0 {
+		t.Fatalf("telemetry %v", m)
+	}
+}
