@@ -1,10 +1,12 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/client"
 
@@ -83,6 +85,7 @@ func TestRemoteEngine(t *testing.T) {
 		t.Fatalf("%d things of run %s left on the remote engine", n, runID)
 	}
 	clientHereAndBeside(t, img)
+	nativeOnHostBWithClientBeside(t, img)
 }
 
 // clientHereAndBeside runs the same container on host B twice: with the
@@ -144,4 +147,81 @@ func remoteLeftovers(t *testing.T, runID string) int {
 	}
 	defer dc.Close()
 	return engineLeftovers(t, dc, runID)
+}
+
+// nativeOnHostB starts a mariadbd of this machine's package in host B's
+// network namespace, listening on its address only, with a user
+// bench/bench and the sbtest database: a native server on the other host.
+// It returns its URL.
+func nativeOnHostB(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+dir+"/data", "--auth-root-authentication-method=normal",
+		"--skip-test-db", "--user=root").CombinedOutput(); err != nil {
+		t.Fatalf("mariadb-install-db: %v %s", err, out)
+	}
+	sock := dir + "/sock"
+	srv := exec.Command("nsenter", "--net=/var/run/netns/dbduel-remote", "mariadbd", "--no-defaults", "--datadir="+dir+"/data",
+		"--port=3307", "--bind-address=10.254.77.2", "--socket="+sock, "--user=root", "--skip-name-resolve", "--log-error="+dir+"/log")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	setup := "CREATE USER 'bench'@'%' IDENTIFIED BY 'bench'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE sbtest;"
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, err := exec.Command("mariadb", "--socket="+sock, "-uroot", "-e", setup).CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(dir + "/log")
+			t.Fatalf("mariadbd on host B: %v %s %s", err, out, log)
+		}
+	}
+	return "mysql://bench:bench@10.254.77.2:3307/sbtest"
+}
+
+// nativeOnHostBWithClientBeside compares a native server on host B with
+// the container there, both with their client beside them (dbduel's agent
+// on host B's engine, host network): one plan on one host, no mixed-hosts
+// refusal, each read back as host B's with its client beside it, every
+// statement counted by the server, and nothing left on host B's engine.
+func nativeOnHostBWithClientBeside(t *testing.T, img string) {
+	url := nativeOnHostB(t)
+	runID := "test-" + state.NewRunID()
+	t.Setenv("DBDUEL_RUN_ID", runID)
+	t.Setenv("DBDUEL_AGENT_BINARY", staticBinary(t))
+	if _, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "n="+url+",client=beside", "--time", "1", "--no-tui"); code != 2 || !strings.Contains(stderr, "engine=tcp://") {
+		t.Fatalf("client=beside without engine=: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	beside := ",client=beside,engine=" + remoteEngine
+	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native="+url+beside+",image="+img,
+		"--target", "container=docker:"+img+",engine="+remoteEngine+",client=beside",
+		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range r.Targets {
+		if d := tg.Described; d.ClientPlacement != "beside" || d.Host != "10.254.77.2" {
+			t.Errorf("%s: client %q host %q", tg.Name, d.ClientPlacement, d.Host)
+		}
+		if tg.Name == "native" && (!strings.HasSuffix(tg.SpecRedacted, beside+",image="+img) || strings.Contains(tg.SpecRedacted, "bench:bench")) {
+			t.Errorf("native's SPEC read back as %q", tg.SpecRedacted)
+		}
+	}
+	for _, run := range r.Runs {
+		h := run.Honesty
+		if h == nil || run.Summary.Events == 0 || h.ServerQueries < h.DbduelQueries || h.ServerQueries > h.DbduelQueries+3 {
+			t.Errorf("%s: %d events, honesty %+v", run.Target, run.Summary.Events, run.Honesty)
+		}
+	}
+	if n := remoteLeftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left on the remote engine", n, runID)
+	}
 }

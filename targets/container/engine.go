@@ -384,7 +384,14 @@ func (s *Server) remoteSample(ctx context.Context) (targets.Sample, error) {
 		return targets.Sample{}, fmt.Errorf("the engine's stats: %w", err)
 	}
 	th := st.CPUStats.ThrottlingData
-	out := targets.Sample{At: time.Now(), CPUNS: st.CPUStats.CPUUsage.TotalUsage, MemBytes: st.MemoryStats.Usage,
+	// The engine's own time of the reading: it may hand back the reading
+	// of its last collection (seen: one of two 1 s intervals read 0
+	// cores, the next twice as many), which then spans no time at all.
+	at := st.Read
+	if at.IsZero() {
+		at = time.Now()
+	}
+	out := targets.Sample{At: at, CPUNS: st.CPUStats.CPUUsage.TotalUsage, MemBytes: st.MemoryStats.Usage,
 		ThrottledNS: th.ThrottledTime, Periods: th.Periods, ThrottledPeriods: th.ThrottledPeriods, ProxyUnmeasured: true}
 	if s.o.Network != "host" {
 		for _, n := range st.Networks {

@@ -66,11 +66,25 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 	runID := tc.runID
 	switch {
 	case isServerURL(spec):
-		n, err := existing.New(name, spec)
+		// Keys after the URL (a comma inside it is written %2C): a client
+		// beside the server, on its host's engine.
+		url, keys, _ := strings.Cut(spec, ",")
+		bk, beside, err := container.ParseBesideKeys(keys)
+		if err != nil {
+			return nil, usageErr("--target %s: %v", name, err)
+		}
+		n, err := existing.New(name, url)
 		if err != nil {
 			return nil, err
 		}
 		n.SetNotices(stderr)
+		if beside {
+			bin, err := tc.agentBinary()
+			if err != nil {
+				return nil, err
+			}
+			return container.NewBesideClient(n, bk, keys, runID, bin, tc.workloadArgs, dialAgent), nil
+		}
 		return n, nil
 	case strings.HasPrefix(spec, "docker:"), strings.HasPrefix(spec, "podman:"):
 		var c *container.Server
