@@ -40,7 +40,7 @@ func ParseBesideKeys(keys string) (BesideKeys, bool, error) {
 		key, v, ok := strings.Cut(kv, "=")
 		switch {
 		case !ok:
-			return k, false, fmt.Errorf("%q: want key=value after the URL (a comma in the URL is written %%2C)", kv)
+			return k, false, fmt.Errorf("%q: want key=value after the URL (a comma after its host is written %%2C)", kv)
 		case key == "client":
 			client = v
 		case key == "engine":

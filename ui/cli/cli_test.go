@@ -21,3 +21,17 @@ func TestMain(m *testing.M) {
 	os.Setenv("DBDUEL_STATE_DIR", filepath.Join(os.TempDir(), "dbduel-test-state"))
 	os.Exit(m.Run())
 }
+
+// Keys follow a server URL after its host; a password keeps its commas.
+func TestSplitURLKeys(t *testing.T) {
+	for spec, want := range map[string][2]string{
+		"mysql://root:p,w@127.0.0.1:1/x":                         {"mysql://root:p,w@127.0.0.1:1/x", ""},
+		"mysql://u:p,w@h:3307/db,client=beside,engine=tcp://h:1": {"mysql://u:p,w@h:3307/db", "client=beside,engine=tcp://h:1"},
+		"postgres://h/db,client=beside":                          {"postgres://h/db", "client=beside"},
+		"mysql://h:3306/sbtest":                                  {"mysql://h:3306/sbtest", ""},
+	} {
+		if url, keys := splitURLKeys(spec); url != want[0] || keys != want[1] {
+			t.Errorf("%s: %q %q", spec, url, keys)
+		}
+	}
+}

@@ -66,12 +66,11 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 	runID := tc.runID
 	switch {
 	case isServerURL(spec):
-		// Keys after the URL (a comma inside it is written %2C): a client
-		// beside the server, on its host's engine.
-		url, keys, _ := strings.Cut(spec, ",")
+		// Keys after the URL: a client beside the server, on its host's engine.
+		url, keys := splitURLKeys(spec)
 		bk, beside, err := container.ParseBesideKeys(keys)
 		if err != nil {
-			return nil, usageErr("--target %s: %v", name, err)
+			return nil, &targets.UsageError{Msg: err.Error()}
 		}
 		n, err := existing.New(name, url)
 		if err != nil {
@@ -154,6 +153,18 @@ func newHostTarget(name, spec string, tc targetContext) (targets.Target, error) 
 }
 
 // isServerURL says spec is a URL of a registered protocol (an existing server).
+// splitURLKeys splits a server URL from the ",key=value" keys after it:
+// at the first comma after its user information, so that a password may
+// hold commas (a comma after the host is written %2C).
+func splitURLKeys(spec string) (url, keys string) {
+	at := strings.LastIndex(spec, "@") + 1
+	i := strings.Index(spec[at:], ",")
+	if i < 0 {
+		return spec, ""
+	}
+	return spec[:at+i], spec[at+i+1:]
+}
+
 func isServerURL(spec string) bool {
 	_, err := driver.ForURL(spec)
 	return err == nil
