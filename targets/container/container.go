@@ -698,9 +698,11 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 	return out, errors.Join(append(errs, err)...)
 }
 
-// killedRootlessPauses reads the pause processes that killed runs'
-// rootless services recorded (by uid), to end with a clean once their
-// users have no running container left.
+// killedRootlessPauses ends what is left of killed runs' rootless
+// services (rootless Podman re-executes itself in the user namespace, and
+// that process has no parent-death signal) and reads the pause processes
+// they recorded (by uid), to end with a clean once their users have no
+// running container left.
 func killedRootlessPauses(runID string, busy func(string) bool) map[int][]int {
 	out := map[int][]int{}
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), hostDirPrefix+runID+"*-podman-*"))
@@ -709,6 +711,7 @@ func killedRootlessPauses(runID string, busy func(string) bool) map[int][]int {
 		if (runID != "" && !strings.HasPrefix(rest, runID+"-")) || skipsAnyPrefix(rest, busy) {
 			continue
 		}
+		endServiceOf("/proc", d)
 		recordedPauses(d, out)
 	}
 	return out

@@ -2,6 +2,7 @@ package container
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -256,4 +257,41 @@ func (e *engine) userIdle() bool {
 func ownedBy(fi os.FileInfo, uid int) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == uid
+}
+
+// endServiceOf ends the processes serving the socket in dir (found by the
+// socket's path in their command line, which only they have): SIGTERM,
+// then SIGKILL after 5 s.
+func endServiceOf(procRoot, dir string) {
+	want := []byte(filepath.Join(dir, "podman.sock"))
+	find := func() []int {
+		var pids []int
+		cmdlines, _ := filepath.Glob(filepath.Join(procRoot, "[0-9]*", "cmdline"))
+		for _, c := range cmdlines {
+			data, err := os.ReadFile(c)
+			if err != nil || !bytes.Contains(data, want) {
+				continue
+			}
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(c))); err == nil && pid != os.Getpid() {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	sig := syscall.SIGTERM
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		pids := find()
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			sig = syscall.SIGKILL
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, sig)
+		}
+		if sig == syscall.SIGKILL {
+			return
+		}
+	}
 }

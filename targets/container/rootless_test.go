@@ -2,9 +2,12 @@ package container
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeRoot writes a machine's user files under a temporary root.
@@ -89,5 +92,31 @@ func TestRootlessSpecRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", spec, err, want)
 		}
+	}
+}
+
+// A killed run's service is found by its socket's path in its command
+// line, and ended; other processes are left alone.
+func TestEndServiceOf(t *testing.T) {
+	dir := t.TempDir()
+	mine := exec.Command("sleep", "30", filepath.Join(dir, "podman.sock"))
+	other := exec.Command("sleep", "30", filepath.Join(dir, "other.sock"))
+	for _, c := range []*exec.Cmd{mine, other} {
+		if err := c.Start(); err != nil {
+			t.Fatalf("sleep: %v", err)
+		}
+	}
+	defer other.Process.Kill()
+	done := make(chan error, 1)
+	go func() { done <- mine.Wait() }()
+	endServiceOf("/proc", dir)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		mine.Process.Kill()
+		t.Fatal("the service was not ended")
+	}
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("another process was ended: %v", err)
 	}
 }
