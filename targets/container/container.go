@@ -500,11 +500,12 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	default:
 		d.NetworkMode = "bridge"
 	}
-	d.NetworkPath = networkPath(d.NetworkMode, s.ep.Port)
 	if s.remote() && d.NetworkMode == "bridge" {
 		// The engine's host has its own (docker-proxy or NAT alone): not
 		// readable from here.
 		d.NetworkPath = "remote-published"
+	} else {
+		d.NetworkPath = networkPath(d.NetworkMode, s.ep.Port)
 	}
 	if datadir == "" {
 		// The server does not say (FerretDB): the path dbduel gave it; the

@@ -112,10 +112,9 @@ type podmanService struct {
 	dir      string
 	rootless string // the user it runs as ("": root)
 	uid      int
-	// pauses are the rootless pause processes this service started
-	// (ourPauses has them with every other service's); idle says the user
-	// has no running container left, so they may end with it.
-	pauses       []int
+	// pausesBefore are the user's pause processes before the service
+	// started (the ones it starts go to ourPauses); idle says the user has
+	// no running container left, so they may end with it.
 	pausesBefore map[int]bool
 	idle         bool
 	cmd          *exec.Cmd
@@ -196,6 +195,7 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 	p.exited = make(chan error, 1)
 	go func() { p.exited <- p.cmd.Wait() }()
 	service := slices.Contains(args, "service")
+	what := strings.Join(args[slices.Index(args, "system"):][:2], " ") // system service, system migrate
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := os.Stat(filepath.Join(p.dir, "podman.sock")); err == nil && service {
@@ -208,7 +208,7 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 				return nil
 			}
 			log, _ := os.ReadFile(filepath.Join(p.dir, "service.log"))
-			return fmt.Errorf("podman %s exited (%v): %s", strings.Join(args[slices.Index(args, "system"):][:2], " "), err, targets.OneLine(string(log)))
+			return fmt.Errorf("podman %s exited (%v): %s", what, err, targets.OneLine(string(log)))
 		case <-ctx.Done():
 			p.kill()
 			return ctx.Err()
@@ -216,7 +216,7 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 		}
 		if time.Now().After(deadline) {
 			p.kill()
-			return fmt.Errorf("podman %s did not finish within 20 s", strings.Join(args[slices.Index(args, "system"):][:2], " "))
+			return fmt.Errorf("podman %s did not finish within 20 s", what)
 		}
 	}
 }

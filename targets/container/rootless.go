@@ -179,20 +179,21 @@ const pauseFile = "pauses"
 // was launched (it starts one, or joins the user's existing one, within
 // moments of starting).
 func (p *podmanService) notePauses() {
+	var started []int
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		p.pauses = p.pauses[:0]
+		started = started[:0]
 		for pid := range pausePIDs("/proc", p.uid) {
 			if !p.pausesBefore[pid] {
-				p.pauses = append(p.pauses, pid)
+				started = append(started, pid)
 			}
 		}
-		if len(p.pauses) > 0 || len(p.pausesBefore) > 0 || time.Now().After(deadline) {
+		if len(started) > 0 || len(p.pausesBefore) > 0 || time.Now().After(deadline) {
 			break
 		}
 	}
-	notePausesOf(p.uid, p.pauses)
+	notePausesOf(p.uid, started)
 	var b strings.Builder
-	for _, pid := range p.pauses {
+	for _, pid := range started {
 		fmt.Fprintf(&b, "%d %d\n", p.uid, pid)
 	}
 	_ = os.WriteFile(filepath.Join(p.dir, pauseFile), []byte(b.String()), 0o600)
