@@ -100,8 +100,8 @@ func TestRetriedEventKeepsItsClock(t *testing.T) {
 			return &mysql.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}
 		}
 		return nil
-	}}, Config{Events: 3, ReportInterval: 0})
-	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	}}, Config{Load: Load{Events: 3, ReportInterval: 0}})
+	run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +122,8 @@ func TestReconnectIsNotAnError(t *testing.T) {
 			return sqldriver.ErrBadConn
 		}
 		return nil
-	}}, Config{Events: 5})
-	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	}}, Config{Load: Load{Events: 5}})
+	run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,8 @@ func TestReconnectIsNotAnError(t *testing.T) {
 
 // --events with --warmup-time: the warm-up does not spend the budget.
 func TestWarmupSpendsNoEventBudget(t *testing.T) {
-	_, cfg := runScripted(t, &scripted{sleep: time.Millisecond}, Config{Threads: 2, Events: 200, Warmup: 300 * time.Millisecond})
-	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	_, cfg := runScripted(t, &scripted{sleep: time.Millisecond}, Config{Point: Point{Threads: 2}, Load: Load{Events: 200, Warmup: 300 * time.Millisecond}})
+	run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,8 +157,8 @@ func TestOpenLoopWakesOnTime(t *testing.T) {
 	// path counted its lateness as queueing, unreported).
 	good := false
 	for attempt := 0; attempt < 3 && !good; attempt++ {
-		_, cfg := runScripted(t, &scripted{sleep: 200 * time.Microsecond}, Config{Threads: 2, Time: 2 * time.Second, Rate: 100, Seed: 3})
-		run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+		_, cfg := runScripted(t, &scripted{sleep: 200 * time.Microsecond}, Config{Point: Point{Threads: 2, Rate: 100}, Load: Load{Time: 2 * time.Second, Seed: 3}})
+		run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,8 +181,8 @@ func TestOpenLoopWakesOnTime(t *testing.T) {
 // Overload: the queue length is counted, and arrivals never served by the
 // end of the run are reported.
 func TestOpenLoopCountsUnservedArrivals(t *testing.T) {
-	_, cfg := runScripted(t, &scripted{sleep: 10 * time.Millisecond}, Config{Threads: 1, Time: time.Second, ReportInterval: 500 * time.Millisecond, Rate: 1000, Seed: 5})
-	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	_, cfg := runScripted(t, &scripted{sleep: 10 * time.Millisecond}, Config{Point: Point{Threads: 1, Rate: 1000}, Load: Load{Time: time.Second, ReportInterval: 500 * time.Millisecond, Seed: 5}})
+	run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +204,8 @@ func TestPanicInAThreadEndsTheRunWithAnError(t *testing.T) {
 			panic("workload bug")
 		}
 		return nil
-	}}, Config{Events: 10})
-	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	}}, Config{Load: Load{Events: 10}})
+	run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 	if err == nil || !strings.Contains(err.Error(), "internal error: workload bug") || run.Complete {
 		t.Fatalf("err %v, complete %v", err, run.Complete)
 	}
@@ -221,8 +221,8 @@ func TestSpentBudgetLetsHeldEventsFinish(t *testing.T) {
 			return &mysql.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}
 		}
 		return nil
-	}}, Config{Threads: 2, Events: 2})
-	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	}}, Config{Point: Point{Threads: 2}, Load: Load{Events: 2}})
+	run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,8 +246,8 @@ func (endsWorker) Close(context.Context, *workload.Counts) error { return nil }
 // A complete run with no event is a failed run, reported as such (a 0-TPS
 // block used to be dropped from the comparison in silence).
 func TestRunWithNoEventFails(t *testing.T) {
-	cfg := Config{Workload: &endsAtOnce{}, Threads: 2, Time: time.Second, Percentile: 95}
-	run, err := RunOnce(context.Background(), cfg, "t", fakeDB(t), nil)
+	cfg := Config{Point: Point{Workload: &endsAtOnce{}, Threads: 2}, Load: Load{Time: time.Second, Percentile: 95}}
+	run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 	if !errors.Is(err, ErrNoEvents) || run.Complete {
 		t.Fatalf("complete %v, err %v", run.Complete, err)
 	}
@@ -285,9 +285,9 @@ func (frozenWorker) Close(context.Context, *workload.Counts) error { return nil 
 // hung printing tps 0.00 past the run's end until it was unpaused.
 func TestFrozenServerEndsTheRun(t *testing.T) {
 	db := &frozen{SQLPool: fakeDB(t).(classifying).SQLPool, shut: make(chan struct{})}
-	cfg := Config{Workload: &frozenWorkload{db: db}, Threads: 2, Time: 10 * time.Second, Percentile: 95, StallTimeout: 300 * time.Millisecond}
+	cfg := Config{Point: Point{Workload: &frozenWorkload{db: db}, Threads: 2}, Load: Load{Time: 10 * time.Second, Percentile: 95, StallTimeout: 300 * time.Millisecond}}
 	start := time.Now()
-	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	run, err := Measure(context.Background(), cfg, "t", db, nil)
 	if !errors.Is(err, ErrServerStalled) || run.Complete || time.Since(start) > 5*time.Second {
 		t.Fatalf("after %s: complete %v, err %v", time.Since(start), run.Complete, err)
 	}
@@ -308,8 +308,8 @@ func TestUnhealthyTargetEndsTheRun(t *testing.T) {
 		}
 		return lost
 	}
-	cfg := Config{Workload: &frozenWorkload{db: db}, Threads: 2, Time: 10 * time.Second, Percentile: 95, Health: health}
-	run, err := RunOnce(context.Background(), cfg, "t", db, nil)
+	cfg := Config{Point: Point{Workload: &frozenWorkload{db: db}, Threads: 2}, Load: Load{Time: 10 * time.Second, Percentile: 95}, Health: health}
+	run, err := Measure(context.Background(), cfg, "t", db, nil)
 	if !errors.Is(err, lost) || run.Complete || asked.Load() != 3 {
 		t.Fatalf("asked %d times: complete %v, err %v", asked.Load(), run.Complete, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/fakesql"
 )
@@ -21,26 +20,27 @@ func TestLiveRoundsSegmentsAndPause(t *testing.T) {
 		db, _ := fakesql.Open(false)
 		return &driver.SQLPool{DB: db, Protocol: "fake"}, nil
 	}
-	ctl := NewLiveControl(2, 0)
+	ctl := NewLiveControl(Point{Workload: w, Threads: 2})
 	sess := Session{
-		Config: Config{Workload: w, Threads: 2, ReportInterval: 100 * time.Millisecond, Percentile: 95},
-		Plan:   plan.New([]string{"a", "b"}, []plan.Point{{Threads: 2}}, 1, 0, 7),
-		Live:   &Live{Slice: 300 * time.Millisecond, Settle: 100 * time.Millisecond, Control: ctl},
+		Load:     Load{Time: 300 * time.Millisecond, Warmup: 100 * time.Millisecond, ReportInterval: 100 * time.Millisecond, Percentile: 95},
+		Schedule: NewLive(ctl, nil, 7),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	events := make(chan Event, 16)
 	go Run(ctx, sess, []Target{{Name: "a", Open: open}, {Name: "b", Open: open}}, events)
 	var final *result.Result
-	snapshots, pausedAt, runsWhilePaused := 0, time.Time{}, 0
+	changed, pausedAt, runsWhilePaused := false, time.Time{}, 0
 	for e := range events {
 		switch e.Kind {
 		case EventSnapshot:
-			snapshots++
-			switch snapshots {
-			case 2:
+			// Snapshots follow each slice (the newest pending one only):
+			// the rounds they hold say how far the session is.
+			switch rounds := e.Snapshot.Plan.Runs; {
+			case rounds >= 2 && !changed:
+				changed = true
 				ctl.SetThreads(4)
-			case 4:
+			case rounds >= 6 && pausedAt.IsZero():
 				ctl.SetPaused(true)
 				pausedAt = time.Now()
 				go func() { time.Sleep(2500 * time.Millisecond); cancel() }()

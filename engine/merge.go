@@ -22,11 +22,14 @@ type intervalMerger struct {
 	workload workload.Workload
 }
 
-func newIntervalMerger(out chan<- Event, pct float64, w workload.Workload) *intervalMerger {
-	return &intervalMerger{out: out, pct: pct, workload: w}
+func newIntervalMerger(out chan<- Event, pct float64) *intervalMerger {
+	return &intervalMerger{out: out, pct: pct}
 }
 
-func (m *intervalMerger) send(e Event, h *hdrhistogram.Histogram) {
+// send sends e (an interval of workload w, with its latencies h), or
+// merges it into the pending one.
+func (m *intervalMerger) send(e Event, h *hdrhistogram.Histogram, w workload.Workload) {
+	m.workload = w
 	if m.pending != nil && (m.pending.Target != e.Target || m.pending.Block != e.Block || m.pending.Interval.Warmup != e.Interval.Warmup) {
 		m.flushBlocking(context.Background())
 	}

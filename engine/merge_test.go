@@ -13,7 +13,7 @@ import (
 
 func TestMergerNeverBlocksAndMergesExactly(t *testing.T) {
 	out := make(chan Event, 1)
-	m := newIntervalMerger(out, 95, nil)
+	m := newIntervalMerger(out, 95)
 	hist := func(vals ...int64) *hdrhistogram.Histogram {
 		h := stats.NewHistogram()
 		for _, v := range vals {
@@ -26,9 +26,9 @@ func TestMergerNeverBlocksAndMergesExactly(t *testing.T) {
 	}
 	// The consumer takes nothing: the first send fills the channel, the
 	// next two merge into one pending interval; none of the calls blocks.
-	m.send(Event{Kind: EventInterval, Target: "a", Interval: iv(1, 10)}, hist(100))
-	m.send(Event{Kind: EventInterval, Target: "a", Interval: iv(2, 20)}, hist(100, 200))
-	m.send(Event{Kind: EventInterval, Target: "a", Interval: iv(3, 30)}, hist(5000, 5000, 5000))
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: iv(1, 10)}, hist(100), nil)
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: iv(2, 20)}, hist(100, 200), nil)
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: iv(3, 30)}, hist(5000, 5000, 5000), nil)
 	first := <-out
 	if first.Interval.Events != 10 {
 		t.Fatalf("first interval altered: %+v", first.Interval)
@@ -50,11 +50,11 @@ func TestMergerNeverBlocksAndMergesExactly(t *testing.T) {
 func TestMergeKeepsAStalledIntervalsLength(t *testing.T) {
 	out := make(chan Event, 1)
 	out <- Event{} // the consumer is behind: the next two merge
-	m := newIntervalMerger(out, 95, nil)
+	m := newIntervalMerger(out, 95)
 	stalled := result.Interval{Figures: result.Figures{Errors: 8}, TS: 1, SpanS: 1}
 	busy := result.Interval{Figures: result.Figures{Events: 100, Reads: 100, TPS: 100, QPS: 100}, TS: 2, SpanS: 1}
-	m.send(Event{Kind: EventInterval, Target: "a", Interval: stalled}, stats.NewHistogram())
-	m.send(Event{Kind: EventInterval, Target: "a", Interval: busy}, stats.NewHistogram())
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: stalled}, stats.NewHistogram(), nil)
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: busy}, stats.NewHistogram(), nil)
 	<-out
 	m.flush(context.Background())
 	merged := (<-out).Interval
@@ -68,13 +68,13 @@ func TestMergeKeepsAStalledIntervalsLength(t *testing.T) {
 func TestMergeAddsTPCCCounts(t *testing.T) {
 	out := make(chan Event, 1)
 	out <- Event{}
-	m := newIntervalMerger(out, 95, nil)
+	m := newIntervalMerger(out, 95)
 	a := result.Interval{Figures: result.Figures{Events: 20}, TS: 1, SpanS: 1, TPMC: 600, TPM: 1200,
 		Types: map[string]result.TypeInterval{"new_order": {Count: 10, P95US: 900}, "payment": {Count: 10, Errors: 1, P95US: 400}}}
 	b := result.Interval{Figures: result.Figures{Events: 30}, TS: 3, SpanS: 2, TPMC: 300, TPM: 900,
 		Types: map[string]result.TypeInterval{"new_order": {Count: 11, Rollbacks: 1, P95US: 1200}, "payment": {Count: 19, P95US: 300}}}
-	m.send(Event{Kind: EventInterval, Target: "a", Interval: a}, stats.NewHistogram())
-	m.send(Event{Kind: EventInterval, Target: "a", Interval: b}, stats.NewHistogram())
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: a}, stats.NewHistogram(), nil)
+	m.send(Event{Kind: EventInterval, Target: "a", Interval: b}, stats.NewHistogram(), nil)
 	<-out
 	m.flush(context.Background())
 	got := (<-out).Interval

@@ -13,14 +13,14 @@ import (
 // Remote is a DB that runs the workload itself, somewhere else (dbduel's
 // agent inside a container): the engine hands it whole runs and table
 // steps instead of driving connections to it. Its runs honour Config as
-// RunOnce does, Telemetry, Noise, AtReady and AtEnd included, and emit
+// Measure does, Telemetry, Noise, AtReady and AtEnd included, and emit
 // intervals with their histograms as they arrive.
 type Remote interface {
 	driver.DB
 	Check(ctx context.Context, w workload.Workload, threads int) (workload.TableState, error)
 	Prepare(ctx context.Context, w workload.Workload, threads int, progress func(workload.Progress)) error
 	Cleanup(ctx context.Context, w workload.Workload, threads int) ([]string, error)
-	RunOnce(ctx context.Context, cfg Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error)
+	Measure(ctx context.Context, cfg Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error)
 }
 
 // The table steps and runs go to the workload, or to a Remote DB whole.
@@ -46,9 +46,9 @@ func cleanupTables(ctx context.Context, w workload.Workload, db driver.DB, threa
 	return w.Cleanup(ctx, db, threads)
 }
 
-func runOn(ctx context.Context, cfg Config, target string, db driver.DB, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
+func measureOn(ctx context.Context, cfg Config, target string, db driver.DB, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
 	if r, ok := db.(Remote); ok {
-		return r.RunOnce(ctx, cfg, target, emit)
+		return r.Measure(ctx, cfg, target, emit)
 	}
-	return RunOnce(ctx, cfg, target, db, emit)
+	return Measure(ctx, cfg, target, db, emit)
 }

@@ -60,11 +60,10 @@ func TestRunThroughTheAgent(t *testing.T) {
 	}
 	w := build(t, "cpu", "--cpu-max-prime=2000")
 	calls := 0
-	cfg := engine.Config{Workload: w, Threads: 2, Time: 1200 * time.Millisecond, ReportInterval: 300 * time.Millisecond, Percentile: 95,
-		Telemetry: func() map[string]any { calls++; return map[string]any{"n": calls} }}
+	cfg := engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: 1200 * time.Millisecond, ReportInterval: 300 * time.Millisecond, Percentile: 95}, Telemetry: func() map[string]any { calls++; return map[string]any{"n": calls} }}
 	var emitted []result.Interval
 	var histEvents int64
-	run, err := c.RunOnce(context.Background(), cfg, "ctr", func(iv result.Interval, h *hdrhistogram.Histogram) {
+	run, err := c.Measure(context.Background(), cfg, "ctr", func(iv result.Interval, h *hdrhistogram.Histogram) {
 		emitted = append(emitted, iv)
 		histEvents += h.TotalCount()
 	})
@@ -97,7 +96,7 @@ func TestStopReachesTheAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	run, _ := c.RunOnce(ctx, engine.Config{Workload: w, Threads: 1, Time: time.Minute, ReportInterval: time.Second, Percentile: 95}, "ctr", nil)
+	run, _ := c.Measure(ctx, engine.Config{Point: engine.Point{Workload: w, Threads: 1}, Load: engine.Load{Time: time.Minute, ReportInterval: time.Second, Percentile: 95}}, "ctr", nil)
 	if took := time.Since(start); took > 10*time.Second || run.Complete {
 		t.Fatalf("stopped run took %s, complete=%v", took, run.Complete)
 	}
@@ -186,10 +185,9 @@ func TestSilentAgentEndsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { g.thaw(); outR.Close(); inW.Close(); <-served }()
-	cfg := engine.Config{Workload: build(t, "cpu"), Threads: 1, Time: time.Minute, ReportInterval: 100 * time.Millisecond,
-		Percentile: 95, StallTimeout: 300 * time.Millisecond}
+	cfg := engine.Config{Point: engine.Point{Workload: build(t, "cpu"), Threads: 1}, Load: engine.Load{Time: time.Minute, ReportInterval: 100 * time.Millisecond, Percentile: 95, StallTimeout: 300 * time.Millisecond}}
 	start := time.Now()
-	run, err := c.RunOnce(context.Background(), cfg, "ctr", func(result.Interval, *hdrhistogram.Histogram) { g.freeze() })
+	run, err := c.Measure(context.Background(), cfg, "ctr", func(result.Interval, *hdrhistogram.Histogram) { g.freeze() })
 	if !errors.Is(err, engine.ErrServerStalled) || run.Complete || time.Since(start) > 20*time.Second {
 		t.Fatalf("after %s: complete %v, err %v", time.Since(start), run.Complete, err)
 	}
@@ -216,8 +214,8 @@ func TestSignalledAgentSaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { inW.Close(); <-served }()
-	cfg := engine.Config{Workload: build(t, "cpu"), Threads: 1, Time: time.Minute, ReportInterval: 100 * time.Millisecond, Percentile: 95}
-	run, err := c.RunOnce(context.Background(), cfg, "ctr", func(result.Interval, *hdrhistogram.Histogram) { signalled() })
+	cfg := engine.Config{Point: engine.Point{Workload: build(t, "cpu"), Threads: 1}, Load: engine.Load{Time: time.Minute, ReportInterval: 100 * time.Millisecond, Percentile: 95}}
+	run, err := c.Measure(context.Background(), cfg, "ctr", func(result.Interval, *hdrhistogram.Histogram) { signalled() })
 	if err == nil || err.Error() != ErrAgentSignalled.Error() || run.Complete {
 		t.Fatalf("complete %v, err %v", run.Complete, err)
 	}

@@ -220,10 +220,10 @@ func (c *Client) Cleanup(ctx context.Context, w workload.Workload, threads int) 
 	return removed, err
 }
 
-// RunOnce runs cfg in the agent. The host side adds what it alone can
+// Measure runs cfg in the agent. The host side adds what it alone can
 // see to each interval as it arrives: the container's telemetry and the
 // machine's noise.
-func (c *Client) RunOnce(ctx context.Context, cfg engine.Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
+func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
 	req, err := c.workloadRequest("run", cfg.Workload, cfg.Threads)
 	if err != nil {
 		return result.Run{Target: target}, err
@@ -294,7 +294,7 @@ func (c *Client) RunOnce(ctx context.Context, cfg engine.Config, target string, 
 }
 
 // The driver.DB side: the engine opens the agent like any target; its
-// connections are never used (runs go through RunOnce).
+// connections are never used (runs go through Measure).
 
 func (c *Client) Conn(ctx context.Context) (driver.Conn, error) { return host.New(c.dir).Conn(ctx) }
 func (c *Client) Classify(err error) driver.Failure             { return host.New(c.dir).Classify(err) }

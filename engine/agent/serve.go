@@ -160,9 +160,9 @@ func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyW
 			return errors.New("run request without its settings")
 		}
 		s := r.Run
-		cfg := engine.Config{Workload: wl, Threads: s.Threads, Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval,
-			Percentile: s.Percentile, Seed: s.Seed, Rate: s.Rate, Warmup: s.Warmup}
-		run, runErr := engine.RunOnce(ctx, cfg, "", db, func(iv result.Interval, h *hdrhistogram.Histogram) {
+		cfg := engine.Config{Point: engine.Point{Workload: wl, Threads: s.Threads, Rate: s.Rate},
+			Load: engine.Load{Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval, Percentile: s.Percentile, Seed: s.Seed, Warmup: s.Warmup}}
+		run, runErr := engine.Measure(ctx, cfg, "", db, func(iv result.Interval, h *hdrhistogram.Histogram) {
 			enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 			w.send(reply{Type: "interval", Interval: &iv, Hist: string(enc)})
 		})

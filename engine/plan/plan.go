@@ -1,6 +1,7 @@
-// Package plan lays out a comparison: sweep points (threads × table size),
-// and per point blocks that run every target once in a seeded shuffled
-// order (never two targets at once), warm-up blocks first.
+// Package plan lays out a comparison: per sweep point, blocks that run
+// every target once in a seeded shuffled order (never two targets at
+// once), warm-up blocks first. What a point runs (its threads, its data)
+// is the engine's Point; the plan knows points by index.
 package plan
 
 import (
@@ -10,20 +11,10 @@ import (
 	"strings"
 )
 
-// Point is one sweep point.
-type Point struct {
-	Threads   int
-	TableSize int
-}
-
-func (p Point) String() string {
-	return fmt.Sprintf("threads=%d table_size=%d", p.Threads, p.TableSize)
-}
-
 // Block runs every target once.
 type Block struct {
 	Seq    int // 1-based position in the whole plan
-	Point  int // index into Plan.Points
+	Point  int // the sweep point's index
 	Index  int // 1-based among the point's blocks of the same kind
 	Warmup bool
 	Order  []string
@@ -31,17 +22,19 @@ type Block struct {
 
 // Plan is the whole schedule.
 type Plan struct {
-	Points     []Point
+	Points int // sweep points
+
 	Runs       int
 	WarmupRuns int
 	Seed       int64
 	Blocks     []Block
 }
 
-// New builds the plan. Points run in the given order (callers sort by
-// table size so data is prepared once per size). A single block keeps the
-// targets' order so a plain comparison runs the baseline first.
-func New(targets []string, points []Point, runs, warmupRuns int, seed int64) Plan {
+// New builds the plan of points sweep points. Points run in their order
+// (callers sort them by table size so data is prepared once per size). A
+// single block keeps the targets' order so a plain comparison runs the
+// baseline first.
+func New(targets []string, points, runs, warmupRuns int, seed int64) Plan {
 	p := Plan{Points: points, Runs: runs, WarmupRuns: warmupRuns, Seed: seed}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0xdbd0e1))
 	shuffle := runs+warmupRuns > 1
@@ -91,15 +84,4 @@ func ParseList(flag, s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// Sweep is every combination of table sizes and thread counts, sizes outer.
-func Sweep(threads, sizes []int) []Point {
-	var pts []Point
-	for _, s := range sizes {
-		for _, t := range threads {
-			pts = append(pts, Point{Threads: t, TableSize: s})
-		}
-	}
-	return pts
 }

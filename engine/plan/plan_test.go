@@ -7,7 +7,7 @@ import (
 
 func TestEachBlockHoldsEachTargetOnce(t *testing.T) {
 	targets := []string{"native", "container", "tuned"}
-	p := New(targets, []Point{{8, 1000}, {16, 1000}}, 5, 1, 42)
+	p := New(targets, 2, 5, 1, 42)
 	if len(p.Blocks) != 12 || p.TotalRuns() != 36 {
 		t.Fatalf("blocks %d runs %d", len(p.Blocks), p.TotalRuns())
 	}
@@ -38,18 +38,18 @@ func TestEachBlockHoldsEachTargetOnce(t *testing.T) {
 }
 
 func TestSeededAndSingleRunKeepsOrder(t *testing.T) {
-	a := New([]string{"a", "b", "c"}, []Point{{1, 1}}, 4, 0, 7)
-	b := New([]string{"a", "b", "c"}, []Point{{1, 1}}, 4, 0, 7)
+	a := New([]string{"a", "b", "c"}, 1, 4, 0, 7)
+	b := New([]string{"a", "b", "c"}, 1, 4, 0, 7)
 	if !reflect.DeepEqual(a.Orders(), b.Orders()) {
 		t.Fatal("same seed, different order")
 	}
-	one := New([]string{"a", "b"}, []Point{{1, 1}}, 1, 0, 99)
+	one := New([]string{"a", "b"}, 1, 1, 0, 99)
 	if !reflect.DeepEqual(one.Orders(), [][]string{{"a", "b"}}) {
 		t.Fatalf("single run must keep the baseline first: %v", one.Orders())
 	}
 }
 
-func TestParseListAndSweep(t *testing.T) {
+func TestParseList(t *testing.T) {
 	l, err := ParseList("threads", "10, 32,64")
 	if err != nil || !reflect.DeepEqual(l, []int{10, 32, 64}) {
 		t.Fatalf("%v %v", l, err)
@@ -58,8 +58,5 @@ func TestParseListAndSweep(t *testing.T) {
 		if _, err := ParseList("threads", bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
-	}
-	if got := Sweep([]int{1, 2}, []int{10, 20}); !reflect.DeepEqual(got, []Point{{1, 10}, {2, 10}, {1, 20}, {2, 20}}) {
-		t.Fatalf("%v", got)
 	}
 }

@@ -31,7 +31,7 @@ func newDemoCmd(st *State) *cobra.Command {
 			// which layer costs what.
 			o.targets = []string{"native=local:mariadbd", "bridge=docker:" + imageRef, "host=docker:" + imageRef + ",network=host"}
 			fmt.Fprintln(stderr, strings.Join(demoHeader(imageRef, o), "\n"))
-			return runVerb(cmd.Context(), st, "run", "oltp_read_write", o)
+			return runFamilyVerb(cmd.Context(), st, "oltp_read_write", o)
 		},
 	}
 	bindRunFlags(cmd.Flags(), o)

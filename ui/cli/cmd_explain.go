@@ -14,15 +14,20 @@ import (
 	"github.com/dbduel/dbduel/targets/container"
 )
 
+// explainOptions are dbduel explain's flags: run's, and the ladder's.
+type explainOptions struct {
+	runOptions
+	native, image, rungs, rootlessUser string
+	cpus                               int
+	serverTime, podman                 bool
+	ladder                             []explain.Rung
+}
+
 // newExplainCmd is dbduel explain: the ablation ladder from a native
 // server to the container `docker run -p` gives, every rung a target of
 // one interleaved plan, ending with a waterfall of deltas with CIs.
 func newExplainCmd(st *State) *cobra.Command {
-	stderr := st.Stderr
-	o := &runOptions{}
-	var native, image, rungs, rootlessUser string
-	var cpus int
-	var serverTime, podman bool
+	o := &explainOptions{}
 	cmd := &cobra.Command{
 		Use:   "explain [WORKLOAD] --native SPEC --image IMAGE",
 		Short: "Attribute a container's gap to its causes, layer by layer, with confidence intervals",
@@ -42,53 +47,69 @@ attribution of the total gap to layers.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
-			if len(o.targets) > 0 {
-				return usageErr("explain builds its targets from --native and --image; --target does not apply")
-			}
-			if native == "" || image == "" {
-				return usageErr("explain needs --native SPEC (e.g. local:mariadbd) and --image IMAGE")
-			}
-			if strings.HasPrefix(image, "docker:") || strings.Contains(image, ",") {
-				return usageErr("--image %q: want an image name only (the rungs add their own keys)", image)
-			}
-			if cpus < 1 {
-				return usageErr("--explain-cpus must be at least 1")
-			}
-			ladder, err := explainLadder(cpus, rungs, podman, rootlessUser)
-			if err != nil {
+			if err := o.ladderTargets(st.Stderr); err != nil {
 				return err
 			}
-			// MySQL/MariaDB time their statements only with performance_schema
-			// on: every managed rung gets it alike (PostgreSQL's
-			// pg_stat_statements is always there on managed targets).
-			perfSchema := serverTime && (strings.HasPrefix(native, "local:mariadbd") || strings.HasPrefix(native, "local:mysqld"))
-			if perfSchema {
-				fmt.Fprintln(stderr, "dbduel: explain: performance_schema is on in every managed rung, for the server's time per statement (--server-time=false leaves it off)")
-			}
-			for _, r := range ladder {
-				spec := r.Spec(native, image)
-				if perfSchema {
-					spec += ",args=--performance-schema=ON"
-				}
-				o.targets = append(o.targets, r.Name+"="+spec)
-			}
-			o.ladder = ladder
-			o.prestart = sizeMemoryRung(stderr)
-			if o.dryRun {
-				return dryRun(st, "run", name, o)
-			}
-			return runVerb(cmd.Context(), st, "run", name, o)
+			return runFamilyVerb(cmd.Context(), st, name, o)
 		},
 	}
-	bindRunFlags(cmd.Flags(), o)
-	cmd.Flags().StringVar(&native, "native", "", "the native server's SPEC (local:mariadbd, local:postgres, mysql://...)")
-	cmd.Flags().StringVar(&image, "image", "", "the image of the container rungs")
-	cmd.Flags().StringVar(&rungs, "rungs", "", "comma-separated rungs to measure (with the rungs they are compared to); default: all")
-	cmd.Flags().IntVar(&cpus, "explain-cpus", 1, "CPUs of the cpuset and CPU-quota rungs")
-	cmd.Flags().BoolVar(&podman, "podman", false, "add Podman's rungs: host network, published port (and rootless with --rootless-user)")
-	cmd.Flags().StringVar(&rootlessUser, "rootless-user", "", "the unprivileged user (with /etc/subuid and /etc/subgid ranges) of the podman-rootless rung; implies --podman")
-	cmd.Flags().BoolVar(&serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
+	bindRunFlags(cmd.Flags(), &o.runOptions)
+	cmd.Flags().StringVar(&o.native, "native", "", "the native server's SPEC (local:mariadbd, local:postgres, mysql://...)")
+	cmd.Flags().StringVar(&o.image, "image", "", "the image of the container rungs")
+	cmd.Flags().StringVar(&o.rungs, "rungs", "", "comma-separated rungs to measure (with the rungs they are compared to); default: all")
+	cmd.Flags().IntVar(&o.cpus, "explain-cpus", 1, "CPUs of the cpuset and CPU-quota rungs")
+	cmd.Flags().BoolVar(&o.podman, "podman", false, "add Podman's rungs: host network, published port (and rootless with --rootless-user)")
+	cmd.Flags().StringVar(&o.rootlessUser, "rootless-user", "", "the unprivileged user (with /etc/subuid and /etc/subgid ranges) of the podman-rootless rung; implies --podman")
+	cmd.Flags().BoolVar(&o.serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
 	return cmd
+}
+
+// ladderTargets makes the rungs the targets, from --native and --image.
+func (o *explainOptions) ladderTargets(stderr io.Writer) error {
+	if len(o.targets) > 0 {
+		return usageErr("explain builds its targets from --native and --image; --target does not apply")
+	}
+	if o.native == "" || o.image == "" {
+		return usageErr("explain needs --native SPEC (e.g. local:mariadbd) and --image IMAGE")
+	}
+	if strings.HasPrefix(o.image, "docker:") || strings.Contains(o.image, ",") {
+		return usageErr("--image %q: want an image name only (the rungs add their own keys)", o.image)
+	}
+	if o.cpus < 1 {
+		return usageErr("--explain-cpus must be at least 1")
+	}
+	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser)
+	if err != nil {
+		return err
+	}
+	// MySQL/MariaDB time their statements only with performance_schema
+	// on: every managed rung gets it alike (PostgreSQL's
+	// pg_stat_statements is always there on managed targets).
+	perfSchema := o.serverTime && (strings.HasPrefix(o.native, "local:mariadbd") || strings.HasPrefix(o.native, "local:mysqld"))
+	if perfSchema {
+		fmt.Fprintln(stderr, "dbduel: explain: performance_schema is on in every managed rung, for the server's time per statement (--server-time=false leaves it off)")
+	}
+	for _, r := range ladder {
+		spec := r.Spec(o.native, o.image)
+		if perfSchema {
+			spec += ",args=--performance-schema=ON"
+		}
+		o.targets = append(o.targets, r.Name+"="+spec)
+	}
+	o.ladder = ladder
+	return nil
+}
+
+// check is run's, and the memory-limit rung sized from the native server.
+func (o *explainOptions) check(st *State, rc *runConfig) error {
+	rc.prestart = sizeMemoryRung(st.Stderr)
+	return o.runOptions.check(st, rc)
+}
+
+// do is run's, with the ladder analysed at every annotation.
+func (o *explainOptions) do(ctx context.Context, st *State, rc *runConfig, ts *startedTargets) error {
+	ts.ladder = o.ladder
+	return o.runOptions.do(ctx, st, rc, ts)
 }
 
 // explainLadder is the rungs to measure: Docker's, Podman's with --podman

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/dbduel/dbduel/engine"
@@ -20,8 +21,10 @@ import (
 	"github.com/dbduel/dbduel/ui/tui"
 )
 
-// liveOptions are dbduel live's own flags.
+// liveOptions are dbduel live's flags: the shared ones, the slices, and
+// what is watched and exported; and the SPECs as the session changes them.
 type liveOptions struct {
+	commonOptions
 	slice, settle  float64 // seconds
 	exportScenario string
 	watch          []string
@@ -32,13 +35,19 @@ type liveOptions struct {
 	specs []string
 }
 
-func bindLiveFlags(fs *pflag.FlagSet, o *runOptions) {
-	o.live = &liveOptions{}
-	o.live.slice, o.live.settle = 3, 1
-	fs.Var((*secondsValue)(&o.live.slice), "slice", "`SECONDS` (or a duration: 3s, 500ms) each target runs per round before the next takes its turn")
-	fs.Var((*secondsValue)(&o.live.settle), "settle", "`SECONDS` (or a duration) at the start of each slice run but not counted")
-	fs.StringArrayVar(&o.live.watch, "watch", nil, "`PATH` to watch: a cnf= file (or its directory), or the -f scenario or --compose file; an edit restarts the targets it changes and starts an iteration (repeatable)")
-	fs.StringVar(&o.live.exportScenario, "export-scenario", "", "on quit (and on x), write the explored segments as a scenario `FILE.yaml` for dbduel run -f")
+func newLiveCmd(st *State) *cobra.Command {
+	o := &liveOptions{}
+	return familyCommand(st, "live", "Explore at the terminal: targets take turns in short slices, keys change the load (docs/live.md)", o,
+		func(fs *pflag.FlagSet) { bindLiveFlags(fs, o) })
+}
+
+func bindLiveFlags(fs *pflag.FlagSet, o *liveOptions) {
+	bindCommonFlags(fs, &o.commonOptions)
+	o.slice, o.settle = 3, 1
+	fs.Var((*secondsValue)(&o.slice), "slice", "`SECONDS` (or a duration: 3s, 500ms) each target runs per round before the next takes its turn")
+	fs.Var((*secondsValue)(&o.settle), "settle", "`SECONDS` (or a duration) at the start of each slice run but not counted")
+	fs.StringArrayVar(&o.watch, "watch", nil, "`PATH` to watch: a cnf= file (or its directory), or the -f scenario or --compose file; an edit restarts the targets it changes and starts an iteration (repeatable)")
+	fs.StringVar(&o.exportScenario, "export-scenario", "", "on quit (and on x), write the explored segments as a scenario `FILE.yaml` for dbduel run -f")
 }
 
 // secondsValue is a flag of seconds that takes a duration too ("3s").
@@ -71,56 +80,73 @@ func liveWorkloads() []string {
 	return out
 }
 
-// checkLive refuses what live cannot do, before any target starts.
-func checkLive(st *State, wlName string, o *runOptions) error {
+// check refuses what live cannot do, before any target starts, and makes
+// each run a slice: --slice long, its first --settle not counted.
+func (o *liveOptions) check(st *State, rc *runConfig) error {
 	if !o.dryRun && (o.format != "" || o.noTUI || !isTerminal(st.Stdout)) {
 		return usageErr("dbduel live needs a terminal (its keys drive the load); headless, use dbduel run with --runs N and a --threads list")
 	}
-	return checkLiveOptions(wlName, o)
+	return o.checkSlices(rc)
 }
 
-// checkLiveOptions is checkLive less the terminal.
-func checkLiveOptions(wlName string, o *runOptions) error {
-	if !slices.Contains(liveWorkloads(), wlName) {
-		return usageErr("dbduel live runs the OLTP workloads (%s), not %s; use dbduel run", strings.Join(liveWorkloads(), ", "), wlName)
+// checkSlices is check less the terminal.
+func (o *liveOptions) checkSlices(rc *runConfig) error {
+	if wl := rc.workload.Name(); !slices.Contains(liveWorkloads(), wl) {
+		return usageErr("dbduel live runs the OLTP workloads (%s), not %s; use dbduel run", strings.Join(liveWorkloads(), ", "), wl)
 	}
-	if strings.Contains(o.threads, ",") {
-		return usageErr("dbduel live takes one --threads number (↑/↓ change it while it runs)")
+	if len(rc.points) > 1 {
+		return usageErr("dbduel live takes one --threads number and one --table-size (↑/↓ change the threads while it runs)")
 	}
-	if o.runsFlag != "1" || len(o.failIf) > 0 || o.warmupRuns > 0 || o.restartBetween {
-		return usageErr("dbduel live runs rounds until q: --runs, --fail-if, --warmup-runs and --restart-between-runs are dbduel run's")
-	}
-	if o.live.slice <= 0 || o.live.settle < 0 || o.live.settle >= o.live.slice {
+	if o.slice <= 0 || o.settle < 0 || o.settle >= o.slice {
 		return usageErr("--slice must be positive and --settle shorter than it")
 	}
-	o.timeS, o.warmupTime = o.live.slice, o.live.settle // what validate checks and the header shows
+	rc.load.Time, rc.load.Warmup, rc.load.Events = seconds(o.slice), seconds(o.settle), 0
 	return nil
 }
 
-// session makes the engine's live session from the flags, and starts
-// --watch (until ctx ends).
-func (l *liveOptions) session(ctx context.Context, state *State, rc *runConfig, o *runOptions, st *startedTargets) (*engine.Live, error) {
-	l.iter = newLiveIterations()
-	l.specs = slices.Clone(o.targets)
-	live := &engine.Live{Slice: seconds(l.slice), Settle: seconds(l.settle),
-		Control: engine.NewLiveControl(rc.threads[0], rc.engine.Rate), Restart: liveRestarter(st, l.iter)}
-	if len(l.watch) > 0 {
-		specFile, reload := l.specSource(ctx, state, o)
-		w, err := newConfigWatch(l.watch, st.all, l.iter, specFile, reload)
+// dryRun says what the session will do.
+func (o *liveOptions) printDryRun(st *State, rc *runConfig, _ []targets.Target) {
+	fmt.Fprintf(st.Stdout, "live: rounds of one %gs slice per target (the first %gs not counted), in an order shuffled per round (seed %d), %d thread(s) to start with, until q\n",
+		o.slice, o.settle, rc.seed, rc.points[0].Threads)
+}
+
+// do runs rounds until the user quits, then writes --export-scenario.
+func (o *liveOptions) do(ctx context.Context, st *State, rc *runConfig, ts *startedTargets) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends --watch
+	sess, ctl, err := o.session(runCtx, st, rc, ts)
+	if err != nil {
+		return err
+	}
+	out := play(ctx, st, rc, &o.commonOptions, sess, ts, screen{view: tui.LiveView{Control: o.keys(ctl, rc, ts)}})
+	o.writeExport(out.res, func(f string, a ...any) { fmt.Fprintf(st.Stderr, f, a...) })
+	return finish(out, &o.commonOptions, st.Stderr)
+}
+
+// session is dbduel live's session: rounds on the point the flags give,
+// steered by the keys and --watch (which runs until ctx ends).
+func (o *liveOptions) session(ctx context.Context, state *State, rc *runConfig, st *startedTargets) (engine.Session, *engine.LiveControl, error) {
+	o.iter = newLiveIterations()
+	o.specs = slices.Clone(o.targets)
+	ctl := engine.NewLiveControl(rc.points[0])
+	sched := engine.NewLive(ctl, liveRestarter(st, o.iter), rc.seed)
+	if len(o.watch) > 0 {
+		specFile, reload := o.specSource(ctx, state)
+		w, err := newConfigWatch(o.watch, st.all, o.iter, specFile, reload)
 		if err != nil {
-			return nil, err
+			return engine.Session{}, nil, err
 		}
-		go w.run(ctx, live.Control, func(specs map[string]string, cause string) error {
-			return l.respecAll(live.Control, st, specs, cause)
+		go w.run(ctx, ctl, func(specs map[string]string, cause string) error {
+			return o.respecAll(ctl, st, specs, cause)
 		})
 	}
-	return live, nil
+	return newSession(rc, &o.commonOptions, sched, st, state.Stderr), ctl, nil
 }
 
 // specSource is the file the session's targets came from (-f, or
 // --compose) and how to read their SPECs from it again ("" and nil when
 // they came from --target alone).
-func (l *liveOptions) specSource(ctx context.Context, state *State, o *runOptions) (string, func() (map[string]string, error)) {
+func (l *liveOptions) specSource(ctx context.Context, state *State) (string, func() (map[string]string, error)) {
 	asMap := func(list []string) map[string]string {
 		m := map[string]string{}
 		for _, t := range list {
@@ -130,17 +156,17 @@ func (l *liveOptions) specSource(ctx context.Context, state *State, o *runOption
 		return m
 	}
 	switch {
-	case o.compose != "":
-		return o.compose, func() (map[string]string, error) {
-			ci, err := loadCompose(ctx, o.compose, o.services, o.flags, state.Environ())
+	case l.compose != "":
+		return l.compose, func() (map[string]string, error) {
+			ci, err := loadCompose(ctx, l.compose, l.services, state.Environ())
 			if err != nil {
 				return nil, err
 			}
 			return asMap(ci.targets), nil
 		}
-	case o.file != "" && !o.flags.Changed("target"):
-		return o.file, func() (map[string]string, error) {
-			sc, err := loadScenario(o.file, o.flags, state.LookupEnv)
+	case l.file != "" && !l.flags.Changed("target"):
+		return l.file, func() (map[string]string, error) {
+			sc, err := loadScenario(l.file, state.LookupEnv)
 			if err != nil {
 				return nil, err
 			}
@@ -150,23 +176,57 @@ func (l *liveOptions) specSource(ctx context.Context, state *State, o *runOption
 	return "", nil
 }
 
-// tuiLive is what the TUI's live keys need.
-func (l *liveOptions) tuiLive(ctl *engine.LiveControl, o *runOptions, rc *runConfig, st *startedTargets) *tui.Live {
+// liveKeys is what the TUI's live keys reach: the engine's control, w's
+// cycle of workloads, the SPEC editor and x's scenario export
+// (tui.LiveControl).
+type liveKeys struct {
+	*engine.LiveControl
+	o         *liveOptions
+	st        *startedTargets
+	workloads []string // w's cycle; the session's first
+}
+
+func (o *liveOptions) keys(ctl *engine.LiveControl, rc *runConfig, st *startedTargets) *liveKeys {
 	names := liveWorkloads()
 	// The session's workload first: w goes on from it.
 	if i := slices.Index(names, rc.workload.Name()); i > 0 {
 		names = append(names[i:], names[:i]...)
 	}
-	tl := &tui.Live{Control: ctl, Workloads: names, Workload: func(name string) (workload.Workload, error) { return o.newWorkload(name) }}
-	tl.Respec = func(name, spec string) error {
-		return l.respecAll(ctl, st, map[string]string{name: spec}, "")
+	return &liveKeys{LiveControl: ctl, o: o, st: st, workloads: names}
+}
+
+// NextWorkload runs the workload after the current one from the next round.
+func (k *liveKeys) NextWorkload() (string, error) {
+	if len(k.workloads) < 2 {
+		return "", errors.New("no other workload to switch to")
 	}
-	if l.exportScenario != "" {
-		tl.Export = func(r *result.Result) (string, error) {
-			return l.exportScenario, writeScenario(l.exportScenario, r, o.targets, l, o.workloadArgs())
+	cur := k.Settings().Workload.Name()
+	next := k.workloads[0]
+	for i, n := range k.workloads {
+		if n == cur {
+			next = k.workloads[(i+1)%len(k.workloads)]
 		}
 	}
-	return tl
+	wl, err := k.o.newWorkload(next)
+	if err != nil {
+		return "", err
+	}
+	k.SetWorkload(wl)
+	return next, nil
+}
+
+// Respec asks for target name's new SPEC from the next round.
+func (k *liveKeys) Respec(name, spec string) error {
+	return k.o.respecAll(k.LiveControl, k.st, map[string]string{name: spec}, "")
+}
+
+// ExportScenario writes --export-scenario now ("" when none was named).
+func (k *liveKeys) ExportScenario(r *result.Result) (string, error) {
+	o := k.o
+	if o.exportScenario == "" {
+		return "", nil
+	}
+	return o.exportScenario, writeScenario(o.exportScenario, r, o.targets, o, o.workloadArgs())
 }
 
 // respecAll asks for targets' new SPECs from the next round, as one

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,27 +32,26 @@ func TestLiveRefusesWhatItCannotDo(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line with %q", args, code, stderr, exitUsage, want)
 		}
 	}
-	// The terminal check comes first; the others are checked by checkLive.
-	o := &runOptions{threads: "2,4", runsFlag: "1", live: &liveOptions{slice: 3, settle: 1}}
-	if err := checkLiveOptions("oltp_read_only", o); err == nil || !strings.Contains(err.Error(), "one --threads number") {
-		t.Errorf("a --threads list: %v", err)
+	// The terminal check comes first; --dry-run needs none, and meets the
+	// others before any target starts.
+	dry := []string{"live", target, "--dry-run"}
+	refused := map[string][]string{
+		"one --threads number": append(slices.Clone(dry), "oltp_read_only", "--threads", "2,4"),
+		"unknown flag: --runs": append(slices.Clone(dry), "oltp_read_only", "--runs", "3"),
+		"--settle shorter":     append(slices.Clone(dry), "oltp_read_only", "--slice", "1", "--settle", "1"),
+		"not bulk_insert;":     append(slices.Clone(dry), "bulk_insert"),
+		"not cpu; use dbduel":  append(slices.Clone(dry), "cpu"),
+		"not tpcc; use dbduel": append(slices.Clone(dry), "tpcc"),
 	}
-	o = &runOptions{threads: "2", runsFlag: "3", live: &liveOptions{slice: 3, settle: 1}}
-	if err := checkLiveOptions("oltp_read_only", o); err == nil || !strings.Contains(err.Error(), "--runs") {
-		t.Errorf("--runs 3: %v", err)
-	}
-	o = &runOptions{threads: "2", runsFlag: "1", live: &liveOptions{slice: 1, settle: 1}}
-	if err := checkLiveOptions("oltp_read_only", o); err == nil || !strings.Contains(err.Error(), "--settle") {
-		t.Errorf("--settle as long as --slice: %v", err)
-	}
-	o = &runOptions{threads: "2", runsFlag: "1", live: &liveOptions{slice: 3, settle: 1}}
-	for _, wl := range []string{"oltp_bulk_insert", "cpu", "tpcc"} {
-		if err := checkLiveOptions(wl, o); err == nil || !strings.Contains(err.Error(), "runs the OLTP workloads") {
-			t.Errorf("%s: %v", wl, err)
+	for want, args := range refused {
+		if _, stderr, code := runCLI(t, args...); code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q", args, code, stderr, exitUsage, want)
 		}
 	}
-	if err := checkLiveOptions("oltp_update_index", o); err != nil || o.timeS != 3 || o.warmupTime != 1 {
-		t.Errorf("oltp_update_index: %v (time %v, warm-up %v)", err, o.timeS, o.warmupTime)
+	// A slice is a run of --slice seconds, the first --settle not counted.
+	stdout, stderr, code := runCLI(t, append(dry, "oltp_update_index", "--slice", "3s", "--settle", "500ms")...)
+	if code != 0 || !strings.Contains(stdout, "one 3s slice per target (the first 0.5s not counted)") {
+		t.Errorf("oltp_update_index: exit %d, %s%s", code, stdout, stderr)
 	}
 }
 
@@ -115,7 +115,7 @@ func TestWatchedScenarioRespecsItsTargets(t *testing.T) {
 	st := &startedTargets{all: []targets.Target{a, b}}
 	l := &liveOptions{iter: newLiveIterations(), specs: []string{"a=mysql://root@127.0.0.1:1/x", "b=docker:img:1,memory=1g"}}
 	reload := func() (map[string]string, error) {
-		sc, err := loadScenario(path, runFlags(t), func(string) (string, bool) { return "", false })
+		sc, err := loadScenario(path, func(string) (string, bool) { return "", false })
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +130,7 @@ func TestWatchedScenarioRespecsItsTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := engine.NewLiveControl(1, 0)
+	ctl := engine.NewLiveControl(engine.Point{Threads: 1})
 	settle := func() (map[string]string, error) {
 		t.Helper()
 		for range 3 { // a change acts once it has settled for one more look

@@ -68,7 +68,13 @@ func replay(ctx context.Context, st *State, r *result.Result, speed float64) err
 // replayInfo is the header of a replayed result.
 func replayInfo(r *result.Result) tui.Info {
 	info := tui.Info{Workload: r.Workload.Name, Targets: r.Targets, Runs: max(r.Plan.Runs, 1), TotalRuns: len(r.Runs),
-		Replay: r.StartedAt.Local().Format("2006-01-02 15:04"), Explain: r.Explain != nil, ReplaysLive: r.Live != nil}
+		Note: "replay of a run measured " + r.StartedAt.Local().Format("2006-01-02 15:04")}
+	switch {
+	case r.Explain != nil:
+		info.Schedule = tui.LadderView{}
+	case r.Live != nil:
+		info.Schedule = tui.LiveView{} // no control: nothing steers a replay
+	}
 	o := r.Workload.Options
 	info.Tables, _ = toIntOK(o["tables"])
 	info.TableSize, _ = toIntOK(o["table_size"])
@@ -78,7 +84,9 @@ func replayInfo(r *result.Result) tui.Info {
 	if s := r.Runs[0].Summary; s.DurationS > 0 {
 		info.RunTime = time.Duration(s.DurationS * float64(time.Second)).Round(100 * time.Millisecond)
 	}
-	info.TPCC = r.Runs[0].Summary.CountedBy != ""
+	if r.Runs[0].Summary.CountedBy != "" {
+		info.Figures = tui.NewOrders
+	}
 	return info
 }
 

@@ -16,19 +16,13 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/hostinfo"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
-// runVerb is run, prepare and cleanup: resolve the flags, start the
-// targets, do the verb, stop the targets, and turn the outcome into an
-// exit code.
-func runVerb(ctx context.Context, state *State, verb, wlName string, o *runOptions) error {
-	stderr := state.Stderr
-	rc, err := newRunConfig(state, verb, wlName, o)
-	if err != nil {
-		return err
-	}
+// runVerb starts the targets rc and the verb's flags name, does the verb,
+// stops the targets, and turns the outcome into an exit code.
+func runVerb(ctx context.Context, state *State, rc *runConfig, v familyVerb) error {
+	o := v.shared()
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
@@ -36,17 +30,17 @@ func runVerb(ctx context.Context, state *State, verb, wlName string, o *runOptio
 		}
 		defer stop()
 	}
-	ts, err := buildTargets(o.targets, newTargetContext(state, rc, o), stderr)
+	ts, err := buildTargets(o.targets, newTargetContext(state, rc, o), state.Stderr)
 	if err != nil {
 		return err
 	}
-	return conduct(ctx, state, verb, rc, o, ts)
+	return conduct(ctx, state, rc, v, ts)
 }
 
 // conduct starts the targets, does the verb and stops the targets on
 // every exit path.
-func conduct(ctx context.Context, state *State, verb string, rc *runConfig, o *runOptions, ts []targets.Target) error {
-	stderr := state.Stderr
+func conduct(ctx context.Context, state *State, rc *runConfig, v familyVerb, ts []targets.Target) error {
+	stderr, o := state.Stderr, v.shared()
 	// Managed targets are removed on every exit path unless --keep, which
 	// says where each kept one is.
 	defer stopTargets(ctx, ts, o.keep, stderr)
@@ -54,67 +48,37 @@ func conduct(ctx context.Context, state *State, verb string, rc *runConfig, o *r
 		defer announceKept(ts, rc.runID, stderr)
 	}
 	st, err := startTargets(ctx, ts, rc, stderr)
-	if verb == "run" && rc.onHost() && !o.keep {
-		// fileio's files go on every exit path, an interrupted run's too
-		// (a complete run's were removed by its own cleanup already).
-		defer removeHostFiles(ctx, rc, st, stderr)
-	}
 	if err != nil {
 		return err
 	}
-	st.ladder = o.ladder
 	if hosts := st.hosts(); len(hosts) > 1 && !o.allowMixedHosts {
 		return usageErr("the targets run on different machines (%s): the comparison would measure two machines, not where the server runs; --allow-mixed-hosts runs it anyway", strings.Join(hosts, ", "))
 	}
 	if o.strictParity && st.differ() {
 		return &exitError{code: exitParity, err: errors.New("--strict-parity: the targets differ in version or configuration (see above); nothing was run")}
 	}
-	return runVerbs[verb].do(ctx, state, rc, o, st)
+	return v.do(ctx, state, rc, st)
 }
 
-// measure runs the plan with the TUI or headless and finishes the run.
-func measure(ctx context.Context, state *State, rc *runConfig, o *runOptions, st *startedTargets) error {
+// play runs sess with the TUI or headless and says how it ended; the
+// verb finishes it (finish, and its own judgement).
+func play(ctx context.Context, state *State, rc *runConfig, o *commonOptions, sess engine.Session, st *startedTargets, scr screen) outcome {
 	stdout, stderr := state.Stdout, state.Stderr
-	sess := rc.session(o, targetNames(st.all))
-	if o.restartBetween {
-		sess.BeforeRun = restarter(st)
-	}
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
-	if o.live != nil {
-		var err error
-		if sess.Live, err = o.live.session(runCtx, state, rc, o, st); err != nil {
-			return err
-		}
-	}
-	if sess.Plan.TotalRuns() > len(st.all) && sess.Live == nil {
-		fmt.Fprintf(stderr, "dbduel: plan: %d point(s) × %d block(s) of %d target(s); seed %d (repeat the order with --seed %d)\n",
-			len(sess.Plan.Points), o.runs+o.warmupRuns, len(st.all), rc.seed, rc.seed)
-	}
-	sess.Annotate = st.annotate
-	sess.NoiseSampler = func() func(map[string]any) map[string]any { return hostinfo.NewNoiseSampler("/").Sample }
-	if o.out != "" {
-		sess.OnSnapshot = func(r *result.Result) {
-			if err := result.WriteFile(o.out, r); err != nil {
-				fmt.Fprintf(stderr, "dbduel: %v\n", err)
-			}
-		}
-	}
 	events := make(chan engine.Event, 64)
 	go engine.Run(runCtx, sess, st.engine, events) // its last event carries the result
 	var out outcome
 	if o.format == "" && !o.noTUI && isTerminal(stdout) {
-		out = runTUI(ctx, rc, o, st, sess, events, cancelRun, stdout, stderr)
+		out = runTUI(ctx, rc, o, st, scr, events, cancelRun, stdout, stderr)
 	} else {
 		out = runHeadless(ctx, rc, o, st, events, stdout, stderr)
 	}
-	writeLiveExport(o, out.res, func(f string, a ...any) { fmt.Fprintf(stderr, f, a...) })
 	out.err = explainFailure(ctx, out, st)
 	if out.res != nil && out.res.Explain != nil && o.format != "json" {
-		ex := out.res.Explain
-		fmt.Fprint(stdout, "\n"+explain.Waterfall(ex))
+		fmt.Fprint(stdout, "\n"+explain.Waterfall(out.res.Explain))
 	}
-	return finish(out, rc, o, stderr)
+	return out
 }
 
 // explainFailure turns how a plan ended into words that name the cause: who
@@ -169,7 +133,7 @@ func diagnose(ctx context.Context, err error, st *startedTargets) string {
 }
 
 // finish writes --out and maps the outcome to an exit code.
-func finish(out outcome, rc *runConfig, o *runOptions, stderr io.Writer) error {
+func finish(out outcome, o *commonOptions, stderr io.Writer) error {
 	res := out.res
 	if o.out != "" {
 		if err := result.WriteFile(o.out, res); err != nil {
@@ -185,12 +149,12 @@ func finish(out outcome, rc *runConfig, o *runOptions, stderr io.Writer) error {
 		return &exitError{code: exitFailed, err: out.err}
 	case out.userStopped && !res.Complete && out.err == nil:
 		return &exitError{code: exitInterrupted, err: errors.New("stopped by the user before the plan finished")}
-	case out.err != nil:
-		return out.err
 	}
-	return checkThresholds(rc.thresholds, res.Comparisons, stderr)
+	return out.err
 }
 
+// restarter restarts a managed target before each of its runs
+// (--restart-between-runs).
 func restarter(st *startedTargets) func(context.Context, string) error {
 	return func(ctx context.Context, name string) error {
 		for _, t := range st.all {
@@ -264,7 +228,7 @@ func removeHostFiles(ctx context.Context, rc *runConfig, st *startedTargets, std
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	for _, t := range st.engine {
-		if _, err := engine.Cleanup(cctx, rc.workload, rc.engine.Threads, t); err != nil {
+		if _, err := engine.Cleanup(cctx, rc.workload, rc.threads(), t); err != nil {
 			fmt.Fprintf(stderr, "dbduel: %s: removing the test files: %v\n", t.Name, err)
 		}
 	}

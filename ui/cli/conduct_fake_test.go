@@ -38,11 +38,11 @@ func fakeRunCtx(ctx context.Context, t *testing.T, workload string, fakes []*tar
 	}
 	var stdout, stderr bytes.Buffer
 	st := NewState(&stdout, &stderr, os.Environ())
-	rc, err := newRunConfig(st, "run", workload, o)
+	rc, err := newRunConfig(st, workload, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = conduct(ctx, st, "run", rc, o, ts)
+	err = conduct(ctx, st, rc, o, ts)
 	return stderr.String() + stdout.String(), err
 }
 

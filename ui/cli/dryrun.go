@@ -15,20 +15,15 @@ import (
 	"github.com/dbduel/dbduel/targets/state"
 )
 
-// dryRun prints what a run would do, resolved from the files and flags,
-// and starts nothing.
-func dryRun(st *State, verb, wlName string, o *runOptions) error {
-	stdout := st.Stdout
-	rc, err := newRunConfig(st, verb, wlName, o)
-	if err != nil {
-		return err
-	}
+// dryRun prints what a family verb would do, resolved from the files and
+// flags, and starts nothing.
+func dryRun(st *State, rc *runConfig, v familyVerb) error {
+	stdout, o := st.Stdout, v.shared()
 	ts, err := buildTargets(o.targets, newTargetContext(st, rc, o), io.Discard)
 	if err != nil {
 		return err
 	}
-	sess := rc.session(o, targetNames(ts))
-	fmt.Fprintf(stdout, "%s %s (dry run: nothing started)\n", verb, rc.workload.Name())
+	fmt.Fprintf(stdout, "%s %s (dry run: nothing started)\n", o.flags.Name(), rc.workload.Name())
 	opts := rc.workload.Options()
 	var kv []string
 	for _, k := range slices.Sorted(maps.Keys(opts)) {
@@ -42,29 +37,7 @@ func dryRun(st *State, verb, wlName string, o *runOptions) error {
 		}
 		fmt.Fprintf(stdout, "target %s%s: %s\n", t.Name(), role, t.SpecRedacted())
 	}
-	if o.live != nil {
-		fmt.Fprintf(stdout, "live: rounds of one %gs slice per target (the first %gs not counted), in an order shuffled per round (seed %d), %d thread(s) to start with, until q\n",
-			o.live.slice, o.live.settle, rc.seed, rc.threads[0])
-		return nil
-	}
-	fmt.Fprintf(stdout, "plan: %d run(s) and %d warm-up run(s) per target and point, %s, seed %d\n",
-		o.runs, o.warmupRuns, runLength(o.timeS, o.events), rc.seed)
-	for i, pt := range sess.Plan.Points {
-		fmt.Fprintf(stdout, "point %d: threads=%d table_size=%d\n", i+1, pt.Threads, pt.TableSize)
-	}
-	for i, b := range sess.Plan.Blocks {
-		kind := "run"
-		if b.Warmup {
-			kind = "warm-up"
-		}
-		fmt.Fprintf(stdout, "block %d (point %d, %s %d): %s\n", i+1, b.Point+1, kind, b.Index, strings.Join(b.Order, " "))
-	}
-	for _, line := range planTotals(rc, o, sess.Plan.TotalRuns(), ts) {
-		fmt.Fprintln(stdout, line)
-	}
-	if len(rc.thresholds) > 0 {
-		fmt.Fprintf(stdout, "fail-if: %s\n", strings.Join(o.failIf, " "))
-	}
+	v.printDryRun(st, rc, ts)
 	if o.out != "" {
 		fmt.Fprintf(stdout, "result: %s\n", o.out)
 	}
@@ -91,10 +64,9 @@ const innoDBRowBytes = 230
 // planTotals add the plan up: its run time, the data each target holds,
 // and the disk free where managed servers keep it, with a warning when
 // the data will not fit.
-func planTotals(rc *runConfig, o *runOptions, runs int, ts []targets.Target) []string {
+func planTotals(rc *runConfig, per float64, runs int, ts []targets.Target) []string {
 	var out []string
-	if o.timeS > 0 {
-		per := o.timeS + o.warmupTime
+	if rc.load.Time > 0 {
 		total := time.Duration(float64(runs) * per * float64(time.Second))
 		out = append(out, fmt.Sprintf("planned run time: %d runs × %gs = %s, plus preparing the data and the cool-downs between runs", runs, per, total))
 	}
@@ -102,9 +74,9 @@ func planTotals(rc *runConfig, o *runOptions, runs int, ts []targets.Target) []s
 	if shape.Tables == 0 || !slices.Contains(rc.workload.Protocols(), "mysql") || rc.onHost() {
 		return out
 	}
-	rows := int64(shape.Tables) * int64(slices.Max(rc.sizes))
+	rows := int64(shape.Tables) * int64(rc.maxTableSize())
 	bytes := rows * innoDBRowBytes
-	out = append(out, fmt.Sprintf("data: %d × %d rows per target, about %s on disk each (InnoDB, ~%d bytes a row)", shape.Tables, slices.Max(rc.sizes), humanBytes(bytes), innoDBRowBytes))
+	out = append(out, fmt.Sprintf("data: %d × %d rows per target, about %s on disk each (InnoDB, ~%d bytes a row)", shape.Tables, rc.maxTableSize(), humanBytes(bytes), innoDBRowBytes))
 	need := map[string]int64{} // where managed datadirs go: bytes they will hold
 	for _, t := range ts {
 		switch t.Kind() {

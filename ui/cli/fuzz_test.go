@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/spf13/pflag"
+	"io"
 )
 
 // report and compare on any file: a report, a refusal with exit 2, never a
@@ -46,11 +46,9 @@ func FuzzScenario(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		o := &runOptions{}
-		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		bindRunFlags(fs, o)
-		if sc, err := loadScenario(p, fs, func(string) (string, bool) { return "", false }); err == nil {
-			_ = sc.apply(fs)
+		fs := runFlagSet()
+		if sc, err := loadScenario(p, func(string) (string, bool) { return "", false }); err == nil {
+			_ = sc.apply(fs, io.Discard)
 		}
 	})
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
-	"github.com/spf13/pflag"
 )
 
 // composeImport is what a compose file gives a run: one docker: target per
@@ -31,7 +30,7 @@ var datadirs = map[string]bool{"/var/lib/mysql": true, "/var/lib/postgresql/data
 
 // loadCompose turns compose services into container targets with
 // compose-go (the compose specification's own loader).
-func loadCompose(ctx context.Context, path string, only []string, fs *pflag.FlagSet, environ []string) (*composeImport, error) {
+func loadCompose(ctx context.Context, path string, only []string, environ []string) (*composeImport, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr("--compose %s: %v", path, err)
@@ -74,7 +73,7 @@ func loadCompose(ctx context.Context, path string, only []string, fs *pflag.Flag
 		}
 	}
 	if xdbduel != nil {
-		sc, err := scenarioFromNode(path, xdbduel, fs)
+		sc, err := scenarioFromNode(path, xdbduel)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -67,8 +68,8 @@ func expandEnv(text string, lookup func(string) (string, bool)) (string, error) 
 	return out, nil
 }
 
-// loadScenario reads and checks a scenario file against the run flags fs.
-func loadScenario(path string, fs *pflag.FlagSet, lookup func(string) (string, bool)) (*scenario, error) {
+// loadScenario reads and checks a scenario file against dbduel run's flags.
+func loadScenario(path string, lookup func(string) (string, bool)) (*scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr("-f %s: %v", path, err)
@@ -88,13 +89,14 @@ func loadScenario(path string, fs *pflag.FlagSet, lookup func(string) (string, b
 	if !ok {
 		return nil, (&scenario{path: path}).errAt(file.Docs[0].Body, "want a mapping with workload, targets, options and plan")
 	}
-	return scenarioFromNode(path, top, fs)
+	return scenarioFromNode(path, top)
 }
 
 // scenarioFromNode reads workload, targets, options and plan from a mapping
 // (a scenario file's top level, or a compose file's x-dbduel block).
-func scenarioFromNode(path string, top *ast.MappingNode, fs *pflag.FlagSet) (*scenario, error) {
+func scenarioFromNode(path string, top *ast.MappingNode) (*scenario, error) {
 	sc := &scenario{path: path}
+	fs := runFlagSet()
 	for _, kv := range top.Values {
 		key := kv.Key.String()
 		switch key {
@@ -158,8 +160,7 @@ func (sc *scenario) addFlag(kv *ast.MappingValueNode, fs *pflag.FlagSet) error {
 	}
 	// Check the value now, on a flag set of its own, so that the error can
 	// point at the file.
-	probe := pflag.NewFlagSet("probe", pflag.ContinueOnError)
-	bindRunFlags(probe, &runOptions{})
+	probe := runFlagSet()
 	for _, v := range sf.joined(f) {
 		if err := probe.Set(f.Name, v); err != nil {
 			return sc.errAt(kv.Value, fmt.Sprintf("%s: %v", kv.Key.String(), err))
@@ -178,10 +179,22 @@ func (sf scenarioFlag) joined(f *pflag.Flag) []string {
 	return []string{strings.Join(sf.values, ",")}
 }
 
-// apply sets every flag the command line did not set.
-func (sc *scenario) apply(fs *pflag.FlagSet) error {
+// apply sets every flag of fs the command line did not set; dbduel run's
+// flags that fs lacks (a plan's runs, read by dbduel live) are named in a
+// note on stderr and left out.
+func (sc *scenario) apply(fs *pflag.FlagSet, stderr io.Writer) error {
+	var other []string
+	defer func() {
+		if len(other) > 0 {
+			fmt.Fprintf(stderr, "dbduel: %s: %s do not apply to %s (dbduel run's plan): left out\n", sc.path, strings.Join(other, ", "), fs.Name())
+		}
+	}()
 	for _, sf := range sc.flags {
 		f := fs.Lookup(sf.name)
+		if f == nil {
+			other = append(other, sf.name)
+			continue
+		}
 		if f.Changed {
 			continue // the command line wins
 		}
@@ -192,6 +205,13 @@ func (sc *scenario) apply(fs *pflag.FlagSet) error {
 		}
 	}
 	return nil
+}
+
+// runFlagSet is dbduel run's flags: every scenario key is one of them.
+func runFlagSet() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	bindRunFlags(fs, &runOptions{})
+	return fs
 }
 
 func (sc *scenario) errAt(n ast.Node, msg string) error {

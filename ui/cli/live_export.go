@@ -11,16 +11,16 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 )
 
-// writeLiveExport writes --export-scenario on quit.
-func writeLiveExport(o *runOptions, r *result.Result, say func(string, ...any)) {
-	if o.live == nil || o.live.exportScenario == "" || r == nil || len(r.Segments) == 0 {
+// writeExport writes --export-scenario on quit.
+func (o *liveOptions) writeExport(r *result.Result, say func(string, ...any)) {
+	if o.exportScenario == "" || r == nil || len(r.Segments) == 0 {
 		return
 	}
-	if err := writeScenario(o.live.exportScenario, r, o.targets, o.live, o.workloadArgs()); err != nil {
+	if err := writeScenario(o.exportScenario, r, o.targets, o, o.workloadArgs()); err != nil {
 		say("dbduel: --export-scenario: %v\n", err)
 		return
 	}
-	say("dbduel: the explored segments are in %s (dbduel run -f %s repeats them)\n", o.live.exportScenario, o.live.exportScenario)
+	say("dbduel: the explored segments are in %s (dbduel run -f %s repeats them)\n", o.exportScenario, o.exportScenario)
 }
 
 // maxExportRuns bounds an exported plan's blocks: a long live session

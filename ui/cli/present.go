@@ -21,7 +21,7 @@ import (
 
 // runHeadless prints the event stream in the chosen format until the
 // engine's last event, which carries the result.
-func runHeadless(ctx context.Context, rc *runConfig, o *runOptions, st *startedTargets, events <-chan engine.Event, stdout, stderr io.Writer) outcome {
+func runHeadless(ctx context.Context, rc *runConfig, o *commonOptions, st *startedTargets, events <-chan engine.Event, stdout, stderr io.Writer) outcome {
 	printer := pickPrinter(o, stdout, rc)
 	progress := newProgressPrinter(stderr, rc.workload)
 	var out outcome
@@ -55,21 +55,44 @@ func runHeadless(ctx context.Context, rc *runConfig, o *runOptions, st *startedT
 	return out
 }
 
-// runTUI shows the live panels until the user quits; the final result comes
-// on the event stream, whether the plan ended or was stopped.
-func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTargets, sess engine.Session, events <-chan engine.Event,
-	cancelRun func(), stdout, stderr io.Writer) outcome {
+// screen is what a verb's session adds to the TUI: how the screens
+// follow its schedule, and how many runs it plans.
+type screen struct {
+	view      tui.Schedule
+	runs      int // measured runs per target and point (0: open-ended)
+	totalRuns int // runs in the whole plan, warm-ups included
+}
+
+// screen is the TUI's view of run's plan (explain's ladder: a waterfall).
+func (o *runOptions) screen(rc *runConfig, names int) screen {
+	var view tui.Schedule = tui.PlanView{}
+	if o.flags.Name() == "explain" {
+		view = tui.LadderView{}
+	}
+	return screen{view: view, runs: o.runs, totalRuns: len(rc.points) * (o.runs + o.warmupRuns) * names}
+}
+
+// tuiInfo is what the TUI's header shows of the session.
+func tuiInfo(rc *runConfig, o *commonOptions, st *startedTargets, scr screen) tui.Info {
 	shape := rc.workload.Shape()
 	info := tui.Info{Workload: rc.workload.Name(), Tables: shape.Tables, TableSize: shape.TableSize,
-		Threads: rc.engine.Threads, Rate: o.rate, Runs: o.runs, RunTime: rc.engine.Time, Targets: slices.Clone(st.described), OutPath: o.out,
-		TotalRuns: sess.Plan.TotalRuns(), Data: dataLabel(rc), Rows: nouns(rc.workload).row, Explain: st.ladder != nil}
-	if sess.Live != nil {
-		info.Live = o.live.tuiLive(sess.Live.Control, o, rc, st)
-	}
-	if _, ok := rc.workload.(workload.ServerCounted); ok {
-		info.TPCC = true
+		Threads: rc.points[0].Threads, Rate: rc.points[0].Rate, Runs: scr.runs, RunTime: rc.load.Time, Targets: slices.Clone(st.described),
+		OutPath: o.out, TotalRuns: scr.totalRuns, Data: dataLabel(rc), Rows: nouns(rc.workload).row, Schedule: scr.view}
+	switch _, tpcc := rc.workload.(workload.ServerCounted); {
+	case tpcc:
+		info.Figures = tui.NewOrders
 		info.Data = fmt.Sprintf("%d warehouse(s)", shape.TableSize)
+	case rc.onHost():
+		info.Figures = tui.Events
 	}
+	return info
+}
+
+// runTUI shows the live panels until the user quits; the final result comes
+// on the event stream, whether the plan ended or was stopped.
+func runTUI(ctx context.Context, rc *runConfig, o *commonOptions, st *startedTargets, scr screen, events <-chan engine.Event,
+	cancelRun func(), stdout, stderr io.Writer) outcome {
+	info := tuiInfo(rc, o, st, scr)
 	finished := make(chan outcome, 1)
 	// The model reads the engine's stream through this tap, which keeps
 	// the final result for the caller.
@@ -115,13 +138,13 @@ func runTUI(ctx context.Context, rc *runConfig, o *runOptions, st *startedTarget
 	return out
 }
 
-func pickPrinter(o *runOptions, stdout io.Writer, rc *runConfig) text.Printer {
+func pickPrinter(o *commonOptions, stdout io.Writer, rc *runConfig) text.Printer {
 	switch o.format {
 	case "sysbench":
-		cfg := rc.engine
+		pt := rc.points[0]
 		return &text.SysbenchPrinter{W: stdout, Banner: text.Banner{
-			Version: Version, Threads: cfg.Threads, ReportInterval: int(cfg.ReportInterval.Seconds()),
-			RandSeed: rc.workload.Shape().RandSeed, Percentile: int(cfg.Percentile), Rate: cfg.Rate,
+			Version: Version, Threads: pt.Threads, ReportInterval: int(rc.load.ReportInterval.Seconds()),
+			RandSeed: rc.workload.Shape().RandSeed, Percentile: int(rc.load.Percentile), Rate: pt.Rate,
 			Workload: rc.workload.Name(),
 		}}
 	case "json":

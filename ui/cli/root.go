@@ -55,7 +55,7 @@ var ErrStdioClosed = errors.New("stdout or stderr was closed")
 
 // verbs is every command, each built over the one State.
 var verbs = []func(*State) *cobra.Command{
-	runFamily("run"), runFamily("prepare"), runFamily("cleanup"), runFamily("check"), runFamily("live"), newReplayCmd,
+	newRunCmd, newPrepareCmd, newCleanupCmd, newCheckCmd, newLiveCmd, newReplayCmd,
 	newDemoCmd, newCleanCmd, newReportCmd, newCompareCmd, newAgentCmd, newExplainCmd,
 }
 

@@ -2,48 +2,38 @@ package cli
 
 import (
 	"context"
-	"math"
 	"slices"
-
-	"strings"
 	"time"
-
-	"github.com/dbduel/dbduel/engine/driver/host"
-	"github.com/dbduel/dbduel/targets"
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/driver/host"
 	"github.com/dbduel/dbduel/engine/plan"
-	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/state"
 )
 
-// runConfig is what the flags of run, prepare and cleanup resolve to,
-// checked before anything starts.
+// runConfig is what a family verb's flags resolve to, checked before
+// anything starts: the workload, the points (the one place a run's
+// threads come from), the load every run shares, and the run's identity.
 type runConfig struct {
-	verb        string
 	workload    workload.Workload
-	engine      engine.Config
+	points      []engine.Point     // the sweep: threads × table size, sizes outer
+	load        engine.Load        // what every run shares
 	openOptions driver.OpenOptions // the protocols' own flags (--mysql-ignore-errors)
-	threads     []int              // the --threads sweep
-	sizes       []int              // the --table-size sweep
-	thresholds  []stats.Threshold
-	seed        int64 // plan order
+	seed        int64              // plan order
 	runID       string
 	// prestart, if set, is called before each target starts, with the
 	// targets already started (explain sizes a rung from another's figures).
 	prestart func(ctx context.Context, t targets.Target, started []targets.Target) error
 }
 
-// newRunConfig resolves the flags (pure but for the clock that seeds an
-// unseeded run): every input error is a usage error.
-func newRunConfig(st *State, verb, wlName string, o *runOptions) (*runConfig, error) {
-	if o.calibrate && len(o.targets) > 0 && !strings.Contains(strings.Join(o.targets, " "), stats.CalibrationSuffix+"=") {
-		// The A/A copy comes right after the baseline, with the same SPEC.
-		name, spec, _ := strings.Cut(o.targets[0], "=")
-		o.targets = append([]string{o.targets[0], name + stats.CalibrationSuffix + "=" + spec}, o.targets[1:]...)
-	}
+// newRunConfig resolves the shared flags and lets the verb check and
+// complete them (pure but for the clock that seeds an unseeded run):
+// every input error is a usage error.
+func newRunConfig(st *State, wlName string, v familyVerb) (*runConfig, error) {
+	o := v.shared()
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -51,41 +41,27 @@ func newRunConfig(st *State, verb, wlName string, o *runOptions) (*runConfig, er
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	rc := &runConfig{verb: verb, workload: wl, seed: o.seed, prestart: o.prestart}
-	if rc.threads, err = plan.ParseList("threads", o.threads); err != nil {
+	threads, err := plan.ParseList("threads", o.threads)
+	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	rc.sizes = []int{wl.Shape().TableSize}
-	if sw, ok := wl.(workload.Sweepable); ok {
-		rc.sizes = sw.TableSizes()
+	rc := &runConfig{workload: wl, seed: o.seed, openOptions: o.protocolOptions()}
+	if rc.points, err = sweep(wl, threads, o.rate); err != nil {
+		return nil, usageErr("%v", err)
 	}
-	rc.openOptions = o.protocolOptions()
 	if err := driver.CheckOpenOptions(rc.openOptions); err != nil {
 		return nil, usageErr("%v", err)
 	}
-	if rc.thresholds, err = stats.ParseThresholds(o.failIf); err != nil {
-		return nil, usageErr("%v", err)
-	}
-	for _, th := range rc.thresholds {
-		if _, counted := wl.(workload.ServerCounted); (th.Metric == "nopm" || th.Metric == "tpm") && !counted {
-			return nil, usageErr("--fail-if %s: workload %s has no %s (TPC-C's figure)", th.Text, wl.Name(), strings.ToUpper(th.Metric))
-		}
-	}
-	rc.engine = engine.Config{
-		Workload: wl, Threads: rc.threads[0],
-		Time:           seconds(o.timeS),
-		Events:         o.events,
-		ReportInterval: seconds(o.reportInterval),
-		Percentile:     float64(o.percentile),
-		Rate:           o.rate,
-		Warmup:         seconds(o.warmupTime),
-		StallTimeout:   seconds(o.stallTimeout),
-		Seed:           uint64(time.Now().UnixNano()),
-	}
+	rc.load = engine.Load{Time: seconds(o.timeS), Events: o.events, ReportInterval: seconds(o.reportInterval),
+		Percentile: float64(o.percentile), Warmup: seconds(o.warmupTime), StallTimeout: seconds(o.stallTimeout),
+		Seed: uint64(time.Now().UnixNano())}
 	if rs := wl.Shape().RandSeed; rs != 0 {
-		rc.engine.Seed = rs
+		rc.load.Seed = rs
 	}
-	if err := rc.engine.Validate(); err != nil {
+	if err := v.check(st, rc); err != nil {
+		return nil, err
+	}
+	if err := rc.validate(); err != nil {
 		return nil, usageErr("%v", err)
 	}
 	if o.out != "" {
@@ -103,6 +79,56 @@ func newRunConfig(st *State, verb, wlName string, o *runOptions) (*runConfig, er
 	return rc, nil
 }
 
+func (rc *runConfig) validate() error {
+	if err := rc.load.Validate(); err != nil {
+		return err
+	}
+	for _, pt := range rc.points {
+		if err := pt.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweep is every combination of the workload's table sizes and threads,
+// sizes outer (data is made once per size), each at --rate.
+func sweep(wl workload.Workload, threads []int, rate float64) ([]engine.Point, error) {
+	sized := []workload.Workload{wl}
+	if sw, ok := wl.(workload.Sweepable); ok {
+		sized = nil
+		for i, n := range sw.TableSizes() {
+			w := wl
+			if i > 0 {
+				var err error
+				if w, err = sw.WithTableSize(n); err != nil {
+					return nil, err
+				}
+			}
+			sized = append(sized, w)
+		}
+	}
+	var pts []engine.Point
+	for _, w := range sized {
+		for _, n := range threads {
+			pts = append(pts, engine.Point{Workload: w, Threads: n, Rate: rate})
+		}
+	}
+	return pts, nil
+}
+
+// threads is the first point's threads: what prepare and cleanup use.
+func (rc *runConfig) threads() int { return rc.points[0].Threads }
+
+// maxTableSize is the largest table size of the sweep.
+func (rc *runConfig) maxTableSize() int {
+	n := 0
+	for _, pt := range rc.points {
+		n = max(n, pt.TableSize())
+	}
+	return n
+}
+
 // onHost says the workload runs on the machine itself (cpu, memory,
 // fileio): its files are removed at the end unless --keep.
 func (rc *runConfig) onHost() bool {
@@ -110,44 +136,3 @@ func (rc *runConfig) onHost() bool {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-// session builds the engine's plan: every sweep point, interleaved blocks.
-func (rc *runConfig) session(o *runOptions, names []string) engine.Session {
-	points := plan.Sweep(rc.threads, rc.sizes)
-	sess := engine.Session{Config: rc.engine, Plan: plan.New(names, points, o.runs, o.warmupRuns, rc.seed),
-		Reprepare: o.reprepare, Cleanup: o.cleanup || (rc.onHost() && !o.keep)}
-	sess.Cooldown, _ = o.cooldownDuration() // checked by validate
-	if o.auto {
-		sess.Adaptive = &engine.Adaptive{CITargetPct: o.ciTarget, MaxTime: seconds(o.maxTime)}
-	}
-	sess.MarginPct, sess.PrecisionPct = o.margin, rc.precisionTarget(o)
-	if len(rc.sizes) > 1 {
-		wl, first := rc.workload, rc.sizes[0]
-		sw := wl.(workload.Sweepable)
-		sess.WorkloadFor = func(n int) (workload.Workload, error) {
-			if n == first {
-				return wl, nil
-			}
-			return sw.WithTableSize(n)
-		}
-	}
-	return sess
-}
-
-// precisionTarget is the half-width the primary verdicts are held to: the
-// --runs auto target, else a --fail-if threshold on the primary metric,
-// else --margin, else 5%.
-func (rc *runConfig) precisionTarget(o *runOptions) float64 {
-	if o.auto {
-		return o.ciTarget
-	}
-	for _, th := range rc.thresholds {
-		if (th.Metric == "tps" || th.Metric == "nopm") && th.Pct != 0 {
-			return math.Abs(th.Pct)
-		}
-	}
-	if o.margin > 0 {
-		return o.margin
-	}
-	return stats.DefaultPrecisionPct
-}

@@ -18,7 +18,7 @@ func prepareAll(ctx context.Context, rc *runConfig, ts []engine.Target, reprepar
 	for _, t := range ts {
 		start := time.Now()
 		progress := newProgressPrinter(stderr, rc.workload)
-		err := engine.EnsureTables(ctx, rc.workload, rc.engine.Threads, reprepare, t, func(e engine.Event) {
+		err := engine.EnsureTables(ctx, rc.workload, rc.threads(), reprepare, t, func(e engine.Event) {
 			switch e.Kind {
 			case engine.EventProgress:
 				progress.print(e)
@@ -37,7 +37,7 @@ func prepareAll(ctx context.Context, rc *runConfig, ts []engine.Target, reprepar
 // cleanupAll drops the workload's tables (only those of its shape).
 func cleanupAll(ctx context.Context, rc *runConfig, ts []engine.Target, stderr io.Writer) error {
 	for _, t := range ts {
-		dropped, err := engine.Cleanup(ctx, rc.workload, rc.engine.Threads, t)
+		dropped, err := engine.Cleanup(ctx, rc.workload, rc.threads(), t)
 		what := "dropped " + nouns(rc.workload).table
 		if rc.onHost() {
 			what = "removed file"

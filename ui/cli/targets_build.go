@@ -31,7 +31,7 @@ type targetContext struct {
 	keep        bool // --keep: managed servers outlive dbduel
 }
 
-func newTargetContext(st *State, rc *runConfig, o *runOptions) targetContext {
+func newTargetContext(st *State, rc *runConfig, o *commonOptions) targetContext {
 	return targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir, workloadArgs: o.workloadArgs(), agentBinary: st.agentBinary, keep: o.keep}
 }
 

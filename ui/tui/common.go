@@ -21,28 +21,31 @@ type Info struct {
 	OutPath   string
 	TotalRuns int // runs in the whole plan (all points, warm-ups included)
 	// Data replaces "T×N rows" in the header for workloads without tables
-	// (cpu, memory, fileio), whose cards show events/s and MiB/s.
+	// (cpu, memory, fileio) and TPC-C's warehouses.
 	Data string
 	// Rows is what the workload's tables hold, for the header and the
 	// prepare card: "rows" (the default), or MongoDB's "documents".
 	Rows string
-	// TPCC: cards and charts show the client-counted tpmC and TPM per
-	// interval, and each finished run's server-counted NOPM and TPM.
-	TPCC bool
-	// Explain: the run is dbduel explain's ladder, its targets the rungs;
-	// a waterfall fills rung by rung in place of the comparison lines.
-	Explain bool
-	// Live is dbduel live's control (nil for other runs).
-	Live *Live
-	// Replay is when a replayed result was measured ("" when live);
-	// ReplaysLive says it is a dbduel live session's.
-	Replay      string
-	ReplaysLive bool
+	// Figures is what the cards and charts count.
+	Figures Figures
+	// Schedule is how the screens follow the session (PlanView when nil).
+	Schedule Schedule
+	// Note follows the header's first line ("replay of a run measured …").
+	Note string
 }
 
-// slices says the runs are dbduel live's slices: a target's cards and
-// chart go on from one slice to its next, segment by segment.
-func (i Info) slices() bool { return i.Live != nil || i.ReplaysLive }
+// Figures is what a workload's cards and charts count.
+type Figures int
+
+const (
+	// Transactions: TPS and QPS (sysbench's OLTP scripts, MongoDB's).
+	Transactions Figures = iota
+	// NewOrders: TPC-C's client-counted tpmC and TPM per interval, and
+	// each finished run's server-counted NOPM and TPM.
+	NewOrders
+	// Events: the system tests' events/s and the MiB/s they moved.
+	Events
+)
 
 // common is what every screen shares: the run's description, the
 // terminal, the clock, the plan's state and its result, the last message.

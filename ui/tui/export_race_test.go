@@ -55,9 +55,13 @@ func TestExportDuringAMultiRunPlan(t *testing.T) {
 		return &driver.SQLPool{DB: db, Protocol: "fake"}, nil
 	}
 	targets := []engine.Target{{Name: "a", Open: open}, {Name: "b", Open: open}}
+	sched, err := engine.NewPlan(plan.New([]string{"a", "b"}, 1, 4, 0, 1), []engine.Point{{Workload: quick{}, Threads: 2}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sess := engine.Session{
-		Config: engine.Config{Workload: quick{}, Threads: 2, Time: 150 * time.Millisecond, ReportInterval: 50 * time.Millisecond, Percentile: 95},
-		Plan:   plan.New([]string{"a", "b"}, []plan.Point{{Threads: 2}}, 4, 0, 1),
+		Load:     engine.Load{Time: 150 * time.Millisecond, ReportInterval: 50 * time.Millisecond, Percentile: 95},
+		Schedule: sched,
 		Annotate: func(r *result.Result) {
 			r.Targets = []result.Target{{Name: "a"}, {Name: "b"}}
 			stats.Analyze(r)

@@ -192,7 +192,7 @@ func TestNarrowCardsPage(t *testing.T) {
 	m := modelOf(4)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	feedAll(m, 4)
-	if m.run.fullCards(4) {
+	if m.run.fullCards(4, 3) {
 		t.Fatal("four cards side by side at 80 columns")
 	}
 	typeKey(m, "c")
@@ -308,7 +308,7 @@ func TestExplainWaterfallLive(t *testing.T) {
 	for _, n := range []string{"native", "host-bind", "host-volume", "host-overlay", "bridge-proxy", "bridge-direct", "seccomp-unconfined", "memory-limit", "cpuset", "cpu-quota"} {
 		rungs = append(rungs, result.Target{Name: n})
 	}
-	m := New(Info{Workload: "oltp_point_select", Tables: 1, TableSize: 1000, Threads: 4, Runs: 2, RunTime: 2 * time.Second, Targets: rungs, Explain: true},
+	m := New(Info{Workload: "oltp_point_select", Tables: 1, TableSize: 1000, Threads: 4, Runs: 2, RunTime: 2 * time.Second, Targets: rungs, Schedule: LadderView{}},
 		nil, nil, nil, false)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	snap := &result.Result{Explain: &result.Explain{Metric: "tps", Rungs: []result.Rung{

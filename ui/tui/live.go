@@ -13,23 +13,27 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
-	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/ui/chart"
 )
 
-// Live is what dbduel live adds to the screen: the control its keys
-// change (for every target at once, from the next round) and the
-// workloads w cycles through.
-type Live struct {
-	Control   *engine.LiveControl
-	Workloads []string // w's cycle; the session's first
-	Workload  func(name string) (workload.Workload, error)
-	// Export writes the explored segments as a scenario file (x); it says
-	// where, and may be nil.
-	Export func(*result.Result) (string, error)
+// LiveControl is what dbduel live's keys steer: the load of every target
+// at once, from the next round (the engine's LiveControl), and the
+// session's own steps. Its methods may do I/O: the model calls the last
+// two in commands, never in Update.
+type LiveControl interface {
+	Settings() engine.LiveSettings
+	SetThreads(n int)
+	SetRate(r float64)
+	SetPaused(p bool)
+	// NextWorkload runs the next workload of w's cycle from the next
+	// round and names it, or says why not.
+	NextWorkload() (string, error)
 	// Respec asks for a target's new SPEC (the editor's enter): checked
-	// now, applied before the next round; may be nil.
-	Respec func(target, spec string) error
+	// now, applied before the next round.
+	Respec(target, spec string) error
+	// ExportScenario writes the explored segments as a scenario file (x)
+	// and says where ("": no file was named).
+	ExportScenario(*result.Result) (string, error)
 }
 
 // liveKeys are dbduel live's own keys (they replace the scroll keys while
@@ -71,9 +75,7 @@ func liveHelp() []key.Binding {
 }
 
 // liveKey applies a live key to the control; it says whether it used a.
-func (m *running) liveKey(a action) bool {
-	l := m.info.Live
-	ctl := l.Control
+func (m *running) liveKey(a action, ctl LiveControl) bool {
 	set := ctl.Settings()
 	switch a {
 	case actMore:
@@ -105,7 +107,9 @@ func (m *running) liveKey(a action) bool {
 		}
 		ctl.SetRate(float64(int(set.Rate*f + 0.5)))
 	case actWorkload:
-		m.nextWorkload(set)
+		if _, err := ctl.NextWorkload(); err != nil {
+			m.message = "w: " + err.Error()
+		}
 	default:
 		return false
 	}
@@ -127,38 +131,10 @@ func (m *running) slowestTPS() float64 {
 	return low
 }
 
-func (m *running) nextWorkload(set engine.LiveSettings) {
-	l := m.info.Live
-	if len(l.Workloads) < 2 || l.Workload == nil {
-		m.message = "w: no other workload to switch to"
-		return
-	}
-	cur := m.info.Workload
-	if set.Workload != nil {
-		cur = set.Workload.Name()
-	}
-	next := l.Workloads[0]
-	for i, n := range l.Workloads {
-		if n == cur {
-			next = l.Workloads[(i+1)%len(l.Workloads)]
-		}
-	}
-	wl, err := l.Workload(next)
-	if err != nil {
-		m.message = "w: " + err.Error()
-		return
-	}
-	l.Control.SetWorkload(wl)
-}
-
 // liveHeader is dbduel live's first header line: the segment, the round,
 // the load the next round runs and whether it is paused.
-func (m *running) liveHeader() []string {
-	set := m.info.Live.Control.Settings()
-	wl := m.info.Workload
-	if set.Workload != nil {
-		wl = set.Workload.Name()
-	}
+func (m *running) liveHeader(set engine.LiveSettings) []string {
+	wl := set.Workload.Name()
 	load := fmt.Sprintf("%d threads", set.Threads)
 	if set.Threads == 1 {
 		load = "1 thread"

@@ -20,26 +20,28 @@ var editorKeys = struct{ Left, Right, Open, Apply, Cancel key.Binding }{
 }
 
 // editorKey handles a key while the editor is open or for selecting; it
-// says whether it used k.
-func (m *running) editorKey(k tea.KeyMsg) bool {
+// says whether it used k, and what to do next (applying a SPEC reads its
+// files: a command).
+func (m *running) editorKey(k tea.KeyMsg, ctl LiveControl) (bool, tea.Cmd) {
 	if m.editor != nil {
+		var cmd tea.Cmd
 		switch {
 		case k.String() == "ctrl+c":
-			return false // quits, as everywhere
+			return false, nil // quits, as everywhere
 		case key.Matches(k, editorKeys.Cancel):
 			m.editor = nil
 		case key.Matches(k, editorKeys.Apply):
-			m.applySpec(m.editor.Value())
+			cmd = m.applySpec(ctl, m.editor.Value())
 		default:
 			ed, _ := m.editor.Update(k)
 			m.editor = &ed
 		}
-		return true
+		return true, cmd
 	}
 	n := len(m.cards)
 	switch {
 	case n == 0:
-		return false
+		return false, nil
 	case key.Matches(k, editorKeys.Left):
 		m.selected = (max(m.selected, 0) + n - 1) % n
 	case key.Matches(k, editorKeys.Right):
@@ -54,9 +56,9 @@ func (m *running) editorKey(k tea.KeyMsg) bool {
 		ed.CursorEnd() // where an added key goes
 		m.editor = &ed
 	default:
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
 // specOf is a target's SPEC as last applied (its read-back's at first).
@@ -72,21 +74,28 @@ func (m *running) specOf(name string) string {
 	return ""
 }
 
-// applySpec asks for the edited SPEC; the editor stays open when it is
-// refused, with the reason under it.
-func (m *running) applySpec(spec string) {
+// respecMsg is what a SPEC's apply command found.
+type respecMsg struct {
+	target, spec string
+	err          error
+}
+
+// applySpec asks for the edited SPEC in a command (checking it opens the
+// files it names).
+func (m *running) applySpec(ctl LiveControl, spec string) tea.Cmd {
 	name := m.cards[m.selected].name
-	if m.info.Live.Respec == nil {
-		m.message = "this session cannot change a SPEC"
-		m.editor = nil
+	return func() tea.Msg { return respecMsg{target: name, spec: spec, err: ctl.Respec(name, spec)} }
+}
+
+// respecDone says what became of an applied SPEC; the editor stays open
+// when it was refused, with the reason under it.
+func (m *running) respecDone(msg respecMsg) {
+	if msg.err != nil {
+		m.message = msg.target + ": " + msg.err.Error()
 		return
 	}
-	if err := m.info.Live.Respec(name, spec); err != nil {
-		m.message = name + ": " + err.Error()
-		return
-	}
-	m.specs[name] = spec
-	m.message = name + ": the new SPEC applies from the next round (a restart: an iteration)"
+	m.specs[msg.target] = msg.spec
+	m.message = msg.target + ": the new SPEC applies from the next round (a restart: an iteration)"
 	m.editor = nil
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -57,18 +56,17 @@ func TestLiveKeysDriveTheEngine(t *testing.T) {
 		return &driver.SQLPool{DB: db, Protocol: "fake"}, nil
 	}
 	names := []result.Target{{Name: "a"}, {Name: "b"}}
-	ctl := engine.NewLiveControl(2, 0)
+	ctl := engine.NewLiveControl(engine.Point{Workload: w, Threads: 2})
 	sess := engine.Session{
-		Config:   engine.Config{Workload: w, Threads: 2, ReportInterval: 50 * time.Millisecond, Percentile: 95},
-		Plan:     plan.New([]string{"a", "b"}, []plan.Point{{Threads: 2}}, 1, 0, 1),
-		Live:     &engine.Live{Slice: 200 * time.Millisecond, Settle: 50 * time.Millisecond, Control: ctl},
+		Load:     engine.Load{Time: 200 * time.Millisecond, Warmup: 50 * time.Millisecond, ReportInterval: 50 * time.Millisecond, Percentile: 95},
+		Schedule: engine.NewLive(ctl, nil, 1),
 		Annotate: func(r *result.Result) { r.Targets = names; stats.Analyze(r) },
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	events := make(chan engine.Event, 16)
 	go engine.Run(ctx, sess, []engine.Target{{Name: "a", Open: open}, {Name: "b", Open: open}}, events)
-	m := New(Info{Workload: "quick", Threads: 2, RunTime: 200 * time.Millisecond, Targets: names, Live: &Live{Control: ctl}}, events, cancel, nil, false)
+	m := New(Info{Workload: "quick", Threads: 2, RunTime: 200 * time.Millisecond, Targets: names, Schedule: LiveView{Control: &fakeControl{LiveControl: ctl}}}, events, cancel, nil, false)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	waitFor := func(s string) {
 		t.Helper()
@@ -164,7 +162,7 @@ func TestSegmentRulesLandOnTheirInterval(t *testing.T) {
 func TestSpecEditorHandsTheSpecOver(t *testing.T) {
 	var got []string
 	refuse := true
-	live := &Live{Control: engine.NewLiveControl(2, 0), Respec: func(name, spec string) error {
+	ctl := &fakeControl{LiveControl: engine.NewLiveControl(engine.Point{Workload: quick{}, Threads: 2}), respec: func(name, spec string) error {
 		if refuse {
 			refuse = false
 			return errors.New("only memory=, cpus= and cpuset= change in place")
@@ -173,11 +171,21 @@ func TestSpecEditorHandsTheSpecOver(t *testing.T) {
 		return nil
 	}}
 	names := []result.Target{{Name: "a", SpecRedacted: "local:mariadbd"}, {Name: "b", SpecRedacted: "docker:img:1"}}
-	m := New(Info{Workload: "quick", Threads: 2, Targets: names, Live: live}, nil, func() {}, nil, false)
+	m := New(Info{Workload: "quick", Threads: 2, Targets: names, Schedule: LiveView{Control: ctl}}, nil, func() {}, nil, false)
 	m.width, m.height = 100, 30
+	// Each key's command runs after Update returns, as Bubble Tea runs it:
+	// Update itself never reaches the control's I/O (checking a SPEC
+	// reads the files it names).
 	send := func(msgs ...tea.KeyMsg) {
 		for _, k := range msgs {
-			m.Update(k)
+			calls := ctl.calls
+			_, cmd := m.Update(k)
+			if ctl.calls != calls {
+				t.Fatalf("Update of %q called the control's I/O itself", k)
+			}
+			if cmd != nil {
+				m.Update(cmd())
+			}
 		}
 	}
 	runes := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
@@ -201,4 +209,29 @@ func TestSpecEditorHandsTheSpecOver(t *testing.T) {
 	if m.run.editor != nil || len(got) != 1 {
 		t.Errorf("esc: editor open %v, %v", m.run.editor != nil, got)
 	}
+}
+
+// fakeControl is the engine's control with the session's own steps
+// faked; calls counts the steps that may do I/O (Respec, ExportScenario).
+type fakeControl struct {
+	*engine.LiveControl
+	respec func(name, spec string) error
+	calls  int
+}
+
+func (f *fakeControl) NextWorkload() (string, error) {
+	return "", errors.New("no other workload to switch to")
+}
+
+func (f *fakeControl) Respec(name, spec string) error {
+	f.calls++
+	if f.respec == nil {
+		return errors.New("this session cannot change a SPEC")
+	}
+	return f.respec(name, spec)
+}
+
+func (f *fakeControl) ExportScenario(*result.Result) (string, error) {
+	f.calls++
+	return "", nil
 }

@@ -8,6 +8,7 @@
 package tui
 
 import (
+	"errors"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -39,6 +40,9 @@ type Model struct {
 // New builds the model. events is the engine's stream; cancel stops the
 // engine; export writes the result so far and says where.
 func New(info Info, events <-chan engine.Event, cancel func(), export func(*result.Result) (string, error), color bool) *Model {
+	if info.Schedule == nil {
+		info.Schedule = PlanView{}
+	}
 	c := &common{info: info, color: color, help: help.New(), width: 120, height: 40, phase: "starting"}
 	run := newRunning(c)
 	return &Model{common: c, run: run, sum: &summary{running: run}, events: events, cancel: cancel, export: export}
@@ -96,6 +100,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
 		return m, nil
+	case respecMsg:
+		m.run.respecDone(msg)
+		return m, nil
 	case exportedMsg:
 		if msg.err != nil {
 			m.message = "export failed: " + msg.err.Error()
@@ -110,17 +117,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if m.info.Live != nil && !m.done && !m.stopping {
-		if m.run.editorKey(k) {
-			return m, nil
-		}
-		switch a := liveAction(k); a {
-		case actNone:
-		case actScenario:
-			return m, m.scenarioCmd()
-		default:
-			m.run.liveKey(a)
-			return m, nil
+	if !m.done && !m.stopping {
+		if used, cmd := m.info.Schedule.key(m, k); used {
+			return m, cmd
 		}
 	}
 	a := keyAction(k, m.stopping)
@@ -153,19 +152,17 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 // scenarioCmd writes the explored segments as a scenario file (x).
-func (m *Model) scenarioCmd() tea.Cmd {
-	export := m.info.Live.Export
+func (m *Model) scenarioCmd(ctl LiveControl) tea.Cmd {
 	r := m.latest
-	if export == nil {
-		m.message = "x: no scenario file to write (--export-scenario FILE names one)"
-		return nil
-	}
 	if r == nil || len(r.Segments) == 0 {
 		m.message = "x: nothing to export until a round has finished"
 		return nil
 	}
 	return func() tea.Msg {
-		path, err := export(r)
+		path, err := ctl.ExportScenario(r)
+		if path == "" && err == nil {
+			err = errors.New("no scenario file to write (--export-scenario FILE names one)")
+		}
 		return exportedMsg{path: path, err: err}
 	}
 }

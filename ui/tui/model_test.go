@@ -276,7 +276,7 @@ func TestNoisyIntervalIsMarked(t *testing.T) {
 // describes the data instead of tables×rows.
 func TestSystemTestCards(t *testing.T) {
 	sys := map[string]string{"cpus_allowed": "0-1", "cpu_quota": "1.00 cpus", "fs_type": "ext4"}
-	info := Info{Workload: "fileio", Data: "rndrw, 16 files, 256M", Threads: 4, Runs: 1, RunTime: 3 * time.Second,
+	info := Info{Workload: "fileio", Data: "rndrw, 16 files, 256M", Figures: Events, Threads: 4, Runs: 1, RunTime: 3 * time.Second,
 		Targets: []result.Target{
 			{Name: "native", Kind: "native", Described: result.Described{System: map[string]string{"cpus_allowed": "0-1", "cpu_quota": "unlimited", "fs_type": "ext4"}}},
 			{Name: "c", Kind: "container", Described: result.Described{Image: "img", NetworkMode: "bridge", System: sys}},
@@ -303,7 +303,7 @@ func TestSystemTestCards(t *testing.T) {
 // TPC-C's cards show the client-counted tpmC and TPM live, the chart draws
 // tpmC, and a finished run shows the server-counted NOPM and TPM.
 func TestTPCCCards(t *testing.T) {
-	info := Info{Workload: "tpcc", Data: "1 warehouse(s)", TPCC: true, Threads: 4, Runs: 1, RunTime: 3 * time.Second,
+	info := Info{Workload: "tpcc", Data: "1 warehouse(s)", Figures: NewOrders, Threads: 4, Runs: 1, RunTime: 3 * time.Second,
 		Targets: []result.Target{{Name: "native", Kind: "native"}, {Name: "c", Kind: "container", Described: result.Described{Image: "img", NetworkMode: "bridge"}}}}
 	m := New(info, nil, nil, nil, false)
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

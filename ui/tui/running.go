@@ -160,7 +160,7 @@ func (m *running) apply(e engine.Event) {
 		if f, _ := iv.Noise["flagged"].(bool); f && !iv.Warmup {
 			c.noisy++
 		}
-		if m.info.TPCC {
+		if m.info.Figures == NewOrders {
 			c.history[0] = append(c.history[0], iv.TPMC)
 			c.history[1] = append(c.history[1], iv.TPM)
 		} else {
@@ -241,15 +241,7 @@ func (m *running) applyPhase(e engine.Event, c *card) {
 	if e.Index > 0 {
 		m.point, m.threads = e.Point, e.Threads
 		c.running = true
-		if m.info.slices() {
-			// A slice goes on where the target's last one ended.
-			m.round = e.Block
-			m.phase = fmt.Sprintf("%s: slice of round %d", e.Target, e.Block)
-			return
-		}
-		c.cumEvents, c.cumQueries, c.cumSeconds, c.noisy = 0, 0, 0, 0
-		c.history = [3][]float64{}
-		m.phase = fmt.Sprintf("%s: %s (block %d)", e.Target, e.Phase, e.Block)
+		m.info.Schedule.runStarts(m, e, c)
 	} else {
 		m.phase = e.Target + ": " + e.Phase
 		if e.Phase == "preparing" {

@@ -56,8 +56,8 @@ func (m *summary) view() []string {
 		// Why it stopped comes first, above the fold.
 		why = m.wrap(m.stopReason())
 	}
-	if m.info.slices() && m.res != nil && m.res.Complete {
-		state = fmt.Sprintf("session ended after %d round(s), %d segment(s)", len(m.res.Plan.Blocks), len(m.res.Segments))
+	if m.res != nil && m.res.Complete {
+		state = m.info.Schedule.ended(m.res)
 	}
 	title := lipgloss.NewStyle().Bold(true).Render(chart.Fit("dbduel · "+m.info.Workload+" · "+state, m.width))
 	body := m.summaryBody()

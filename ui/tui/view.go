@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 
-	"github.com/charmbracelet/bubbles/key"
 	"math"
 	"strings"
 	"time"
@@ -62,13 +61,8 @@ func (m *running) view() []string {
 		cards = m.frozen
 	}
 	bottom := append(m.editorLines(), m.footer()...)
-	cardPart := m.cardLines(cards)
-	var below []string
-	if m.info.Explain {
-		below = m.waterfallLines(false)
-	} else {
-		below = m.comparisonLines(cards)
-	}
+	below := m.info.Schedule.below(m, cards)
+	cardPart := m.cardLines(cards, len(below))
 	if m.message != "" {
 		below = append(below, chart.Fit(m.message, m.width))
 	}
@@ -127,11 +121,11 @@ func (m *common) style(i int) lipgloss.Style {
 	return s
 }
 
-// header is two lines: what runs, then where the plan is.
-func (m *running) header() []string {
-	if m.info.Live != nil {
-		return m.liveHeader()
-	}
+// header is two lines: what runs, then where the session is.
+func (m *running) header() []string { return m.info.Schedule.header(m) }
+
+// planHeader is two lines: what runs, then where the plan is.
+func (m *running) planHeader() []string {
 	elapsed := m.now.Sub(m.started).Truncate(time.Second)
 	runs := m.plannedRuns()
 	frac := 0.0
@@ -158,8 +152,8 @@ func (m *running) header() []string {
 	if m.info.Data != "" {
 		data = m.info.Data
 	}
-	if m.info.Replay != "" {
-		paused += " · replay of a run measured " + m.info.Replay
+	if m.info.Note != "" {
+		paused += " · " + m.info.Note
 	}
 	line1 := chart.Fit(fmt.Sprintf("dbduel · %s · %s · %s%s · %s%s", m.info.Workload, data, threads, rate, m.phase, paused), m.width)
 	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s",
@@ -204,7 +198,7 @@ func (m *running) rows() string {
 // rates is a card's throughput: TPS and QPS, or for the system tests
 // events/s and the MiB/s they moved.
 func (m *running) rates(tps, qps, mib float64) string {
-	if m.info.Data == "" || m.info.TPCC {
+	if m.info.Figures != Events {
 		return fmt.Sprintf("TPS %s  QPS %s", chart.Human(tps), chart.Human(qps))
 	}
 	if mib > 0 {
@@ -215,25 +209,23 @@ func (m *running) rates(tps, qps, mib float64) string {
 
 // metricName is chart metric k's name: TPC-C's first two are tpmC and TPM.
 func (m *running) metricName(k int) string {
-	if m.info.TPCC && k < 2 {
+	if m.info.Figures == NewOrders && k < 2 {
 		return []string{"tpmC", "TPM"}[k]
 	}
 	return metricNames[k]
 }
 
-// fullCards says whether the cards fit side by side with a readable chart
-// under them; otherwise each target gets one line and c pages full cards.
-func (m *running) fullCards(n int) bool {
+// fullCards says whether n cards fit side by side with a readable chart
+// under them and the below lines between; otherwise each target gets one
+// line and c pages full cards.
+func (m *running) fullCards(n, below int) bool {
 	w := m.width/max(n, 1) - 2
-	rest := 2 + (n - 1) + minChartRows + 2 + 2 + 1 // header, comparisons, chart, sparklines, footer
-	if m.info.Explain {
-		rest = 2 + n + 2 + minChartRows + 2 + 1
-	}
+	rest := 2 + max(below, n-1) + minChartRows + 2 + 2 + 1 // header, below, chart, sparklines, footer
 	return w >= fullCardWidth && m.height >= cardRows+rest
 }
 
-func (m *running) cardLines(cards []*card) []string {
-	if !m.fullCards(len(cards)) {
+func (m *running) cardLines(cards []*card, below int) []string {
+	if !m.fullCards(len(cards), below) {
 		return m.compactCards(cards)
 	}
 	n := max(len(cards), 1)
@@ -268,7 +260,7 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 	if c.running {
 		status = "running"
 	}
-	if m.info.Live != nil && m.selected == i {
+	if m.info.Schedule.selectable() && m.selected == i {
 		status = "▸selected · " + status
 	}
 	lines = append(lines, m.style(i).Bold(true).Render(theme.For(i).Glyph+" "+chart.Fit(c.name, w-2-len(status)-2))+"  "+status)
@@ -293,7 +285,7 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 		}
 	case c.running && c.last.TS > 0:
 		iv := c.last
-		if m.info.TPCC {
+		if m.info.Figures == NewOrders {
 			lines = append(lines, fmt.Sprintf("tpmC %s  TPM %s  TPS %s", chart.Human(iv.TPMC), chart.Human(iv.TPM), chart.Human(iv.TPS)))
 		} else {
 			lines = append(lines, m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS))
@@ -308,10 +300,7 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 			lines = append(lines, fmt.Sprintf("! %d noisy interval(s) this run%s", c.noisy, text.Noise(iv)))
 		}
 		if c.cumSeconds > 0 {
-			so := "run"
-			if m.info.slices() {
-				so = "segment"
-			}
+			so := m.info.Schedule.stretch()
 			lines = append(lines, fmt.Sprintf("%s so far: TPS %s QPS %s", so, chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
 		}
 		lines = append(lines, fmt.Sprintf("err/s %.2f  reconn/s %.2f", errs, reconn))
@@ -373,7 +362,7 @@ func (m *running) compactCards(cards []*card) []string {
 		case c.running && c.last.TS > 0:
 			status = "running"
 			iv := c.last
-			if m.info.TPCC {
+			if m.info.Figures == NewOrders {
 				what = fmt.Sprintf("tpmC %s TPM %s", chart.Human(iv.TPMC), chart.Human(iv.TPM))
 			} else {
 				what = m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS)
@@ -565,14 +554,10 @@ func (m *common) footer() []string {
 	switch {
 	case m.done:
 		s = m.help.ShortHelpView(keys.SummaryHelp())
-	case m.info.Live != nil && m.fullHelp:
-		s = m.help.FullHelpView([][]key.Binding{liveHelp(), keys.FullHelp()[1]})
-	case m.info.Live != nil:
-		s = m.help.ShortHelpView(liveHelp())
 	case m.fullHelp:
-		s = m.help.FullHelpView(keys.FullHelp())
+		s = m.help.FullHelpView(m.info.Schedule.help(true))
 	default:
-		s = m.help.ShortHelpView(keys.ShortHelp())
+		s = m.help.ShortHelpView(m.info.Schedule.help(false)[0])
 	}
 	return strings.Split(s, "\n")
 }

@@ -49,9 +49,8 @@ func TestOpenLoopCountsQueueTime(t *testing.T) {
 	o.TableSize = 1000
 	w, db := prepared(t, srv, "oltp_point_select", o)
 	// Far more arrivals than one thread can serve: events queue up.
-	cfg := engine.Config{Workload: w, Threads: 1, Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95,
-		Rate: 50000, Seed: 1}
-	run, err := engine.RunOnce(context.Background(), cfg, "t", db, nil)
+	cfg := engine.Config{Point: engine.Point{Workload: w, Threads: 1, Rate: 50000}, Load: engine.Load{Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95, Seed: 1}}
+	run, err := engine.Measure(context.Background(), cfg, "t", db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +63,7 @@ func TestOpenLoopCountsQueueTime(t *testing.T) {
 	}
 	// Below capacity the rate is met and the queue stays short.
 	cfg.Rate, cfg.Threads = 300, 2
-	run, err = engine.RunOnce(context.Background(), cfg, "t", db, nil)
+	run, err = engine.Measure(context.Background(), cfg, "t", db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +140,7 @@ func TestRealDeadlockIsCountedAndRestarted(t *testing.T) {
 	defer db.Close()
 	d := &deadlocker{}
 	d.barrier.Add(2)
-	run, err := engine.RunOnce(context.Background(), engine.Config{Workload: d, Threads: 2, Events: 10, Percentile: 95}, "t", db, nil)
+	run, err := engine.Measure(context.Background(), engine.Config{Point: engine.Point{Workload: d, Threads: 2}, Load: engine.Load{Events: 10, Percentile: 95}}, "t", db, nil)
 	if err != nil {
 		t.Fatalf("a deadlock (1213) is ignored by default and must not end the run: %v", err)
 	}
@@ -158,7 +157,7 @@ func TestRealDeadlockIsCountedAndRestarted(t *testing.T) {
 	d2 := &deadlocker{}
 	d2.barrier.Add(2)
 	setIgnore(db, "none")
-	_, err = engine.RunOnce(context.Background(), engine.Config{Workload: d2, Threads: 2, Events: 10, Percentile: 95}, "t", db, nil)
+	_, err = engine.Measure(context.Background(), engine.Config{Point: engine.Point{Workload: d2, Threads: 2}, Load: engine.Load{Events: 10, Percentile: 95}}, "t", db, nil)
 	if err == nil || !strings.Contains(err.Error(), "1213") {
 		t.Fatalf("want the deadlock to end the run, got %v", err)
 	}
@@ -170,14 +169,14 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	o.TableSize = 1000
 	w, db := prepared(t, srv, "oltp_point_select", o)
 	setIgnore(db, "all")
-	cfg := engine.Config{Workload: w, Threads: 2, Time: 6 * time.Second, ReportInterval: time.Second, Percentile: 95}
+	cfg := engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: 6 * time.Second, ReportInterval: time.Second, Percentile: 95}}
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
 		if err := srv.Restart(context.Background()); err != nil {
 			t.Errorf("restart: %v", err)
 		}
 	}()
-	run, err := engine.RunOnce(context.Background(), cfg, "t", db, nil)
+	run, err := engine.Measure(context.Background(), cfg, "t", db, nil)
 	if err != nil {
 		t.Fatalf("with lost-connection errors ignored the run must survive a restart: %v", err)
 	}
@@ -195,7 +194,7 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 		srv.Restart(context.Background())
 	}()
 	start := time.Now()
-	_, err = engine.RunOnce(context.Background(), cfg, "t", db, nil)
+	_, err = engine.Measure(context.Background(), cfg, "t", db, nil)
 	if err == nil || !strings.Contains(err.Error(), "lost the connection") || !strings.Contains(err.Error(), "--mysql-ignore-errors") {
 		t.Fatalf("without ignoring, a restart must end the run with a clear message, got %v", err)
 	}
@@ -209,8 +208,8 @@ func TestWarmupIsRunButNotCounted(t *testing.T) {
 	o := oltp.DefaultOptions()
 	o.TableSize = 1000
 	w, db := prepared(t, srv, "oltp_point_select", o)
-	cfg := engine.Config{Workload: w, Threads: 2, Time: 2 * time.Second, Warmup: time.Second, ReportInterval: time.Second, Percentile: 95}
-	run, err := engine.RunOnce(context.Background(), cfg, "t", db, nil)
+	cfg := engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: 2 * time.Second, Warmup: time.Second, ReportInterval: time.Second, Percentile: 95}}
+	run, err := engine.Measure(context.Background(), cfg, "t", db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +240,7 @@ func TestIntervalCountMatchesSysbench(t *testing.T) {
 	o.TableSize = 500
 	w, db := prepared(t, srv, "oltp_point_select", o)
 	for i := 0; i < 3; i++ {
-		run, err := engine.RunOnce(context.Background(), engine.Config{Workload: w, Threads: 1, Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95}, "t", db, nil)
+		run, err := engine.Measure(context.Background(), engine.Config{Point: engine.Point{Workload: w, Threads: 1}, Load: engine.Load{Time: 2 * time.Second, ReportInterval: time.Second, Percentile: 95}}, "t", db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +258,7 @@ func TestCancelledRunIsIncomplete(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	start := time.Now()
-	run, err := engine.RunOnce(ctx, engine.Config{Workload: w, Threads: 2, Time: 30 * time.Second, ReportInterval: time.Second, Percentile: 95}, "t", db, nil)
+	run, err := engine.Measure(ctx, engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: 30 * time.Second, ReportInterval: time.Second, Percentile: 95}}, "t", db, nil)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestCPUEventCountsSysbenchsPrimes(t *testing.T) {
 // has total/block events however long --time allows.
 func TestMemoryStopsAfterTotalSize(t *testing.T) {
 	w := build(t, "memory", "--memory-total-size=4M", "--memory-block-size=1K", "--memory-oper=read", "--memory-access-mode=rnd")
-	run, err := engine.RunOnce(context.Background(), engine.Config{Workload: w, Threads: 2, Time: time.Minute, Percentile: 95}, "h", host.New(t.TempDir()), nil)
+	run, err := engine.Measure(context.Background(), engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: time.Minute, Percentile: 95}}, "h", host.New(t.TempDir()), nil)
 	if err != nil || !run.Complete {
 		t.Fatalf("%v", err)
 	}
@@ -192,7 +192,7 @@ func TestFileioRunCounts(t *testing.T) {
 	if err := w.Prepare(context.Background(), db, 2, func(workload.Progress) {}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := engine.RunOnce(context.Background(), engine.Config{Workload: w, Threads: 2, Events: 300, Percentile: 95}, "h", db, nil)
+	run, err := engine.Measure(context.Background(), engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Events: 300, Percentile: 95}}, "h", db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

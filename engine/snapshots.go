@@ -7,9 +7,9 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 )
 
-// snapshotter annotates and sends dbduel live's snapshots off the live
-// loop (a snapshot's copy and analysis must not lengthen the switch
-// between slices); only the newest pending one is made.
+// snapshotter annotates and sends the session's snapshots off the
+// conductor's goroutine (a snapshot's copy and analysis must not lengthen
+// the switch between runs); only the newest pending one is made.
 type snapshotter struct {
 	c       *conductor
 	mu      sync.Mutex
@@ -25,17 +25,20 @@ func newSnapshotter(c *conductor) *snapshotter {
 	return s
 }
 
-// offer takes a shallow copy of the result now: the live loop only
-// appends runs, which nobody changes once appended.
+// offer takes a shallow copy of the result now: the conductor and the
+// schedules only append runs, segments and blocks, which nobody changes
+// once appended, and replace the other fields they change.
 func (s *snapshotter) offer() {
 	r := *s.c.res
 	r.Runs = slices.Clone(r.Runs)
 	r.Segments = slices.Clone(r.Segments)
 	r.Plan.Points = slices.Clone(r.Plan.Points)
 	r.Plan.Blocks = slices.Clone(r.Plan.Blocks)
-	live := *r.Live
-	r.Live = &live
-	r.Complete = true // what it holds are complete rounds
+	r.Plan.Stein = slices.Clone(r.Plan.Stein)
+	if r.Live != nil {
+		live := *r.Live
+		r.Live = &live
+	}
 	s.mu.Lock()
 	s.pending = &r
 	s.mu.Unlock()

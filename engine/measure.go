@@ -16,11 +16,41 @@ import (
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
-// oneRun is one RunOnce in its steps: connect the threads, start the
+// Measure runs the workload once against db and returns the run with its
+// intervals. emit receives each interval as it completes, with its latency
+// histogram (valid only during the call). A cancelled ctx
+// ends the run early: the result then has Complete false.
+func Measure(ctx context.Context, cfg Config, target string, db driver.DB, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
+	r := &measurement{cfg: cfg, db: db, emit: emit, openLoop: cfg.Rate > 0,
+		s:   &runState{cfg: cfg, db: db, stopCh: make(chan struct{})},
+		run: result.Run{Target: target}}
+	r.s.remaining.Store(int64(cfg.Events)) // used only when --events is set
+	defer r.closeConns()
+	if err := r.connectThreads(ctx); err != nil {
+		return r.run, err
+	}
+	r.startClock(ctx)
+	r.startWorkers(ctx)
+	r.loop(ctx)
+	r.finish(ctx)
+	r.summarize()
+	r.run.Complete = r.s.failErr == nil && ctx.Err() == nil
+	if r.run.Complete && r.run.Summary.Events == 0 {
+		// A run that measured nothing is a failed run, not a 0 to divide by.
+		r.run.Complete = false
+		return r.run, fmt.Errorf("%w (%.1f s measured)", ErrNoEvents, r.run.Summary.DurationS)
+	}
+	return r.run, r.s.failErr
+}
+
+// ErrNoEvents fails a run that ended without a measured event.
+var ErrNoEvents = errors.New("the run completed no event: a failed run")
+
+// measurement is one Measure in its steps: connect the threads, start the
 // clock and the workers, collect an interval at each tick while the
 // timers run, then the tail and the summary. Its fields are what the steps
 // hand each other; nothing here runs per event.
-type oneRun struct {
+type measurement struct {
 	cfg      Config
 	db       driver.DB
 	emit     func(result.Interval, *hdrhistogram.Histogram)
@@ -48,7 +78,7 @@ type oneRun struct {
 
 // connectThreads connects and prepares every thread before the clock
 // starts (sysbench's thread_init).
-func (r *oneRun) connectThreads(ctx context.Context) error {
+func (r *measurement) connectThreads(ctx context.Context) error {
 	cfg := r.cfg
 	if k := cfg.Kept; k != nil && k.fits(cfg.Threads, cfg.Workload) {
 		r.conns, r.workers = k.conns, k.workers
@@ -84,7 +114,7 @@ func (r *oneRun) connectThreads(ctx context.Context) error {
 	return nil
 }
 
-func (r *oneRun) closeConns() {
+func (r *measurement) closeConns() {
 	if r.cfg.Kept != nil {
 		return // its owner's
 	}
@@ -97,7 +127,7 @@ func (r *oneRun) closeConns() {
 
 // startClock opens the windows of every cumulative counter and starts the
 // run's clock (and the open loop's schedule).
-func (r *oneRun) startClock(ctx context.Context) {
+func (r *measurement) startClock(ctx context.Context) {
 	cfg := r.cfg
 	r.types = newTypeTally(cfg.Workload, r.workers)
 	r.counts = newServerCounts(cfg.Workload)
@@ -123,7 +153,7 @@ func (r *oneRun) startClock(ctx context.Context) {
 	r.measuredStart, r.lastTick = r.start, r.start
 	r.inWarmup = cfg.Warmup > 0
 	if r.openLoop {
-		r.s.sched = newSchedule(r.start, cfg.Rate, cfg.Seed)
+		r.s.arrivals = newArrivals(r.start, cfg.Rate, cfg.Seed)
 	}
 	r.totalHist, r.ivHist = stats.NewHistogram(), stats.NewHistogram()
 	r.totalSvc, r.ivSvc = stats.NewHistogram(), stats.NewHistogram()
@@ -137,7 +167,7 @@ func (r *oneRun) startClock(ctx context.Context) {
 }
 
 // startWorkers starts one goroutine per thread; done closes when all return.
-func (r *oneRun) startWorkers(ctx context.Context) {
+func (r *measurement) startWorkers(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i := range r.workers {
 		wg.Add(1)
@@ -165,7 +195,7 @@ type timers struct {
 	stop                       []func() bool
 }
 
-func (r *oneRun) newTimers() *timers {
+func (r *measurement) newTimers() *timers {
 	t := &timers{}
 	if r.cfg.Warmup > 0 {
 		w := time.NewTimer(r.cfg.Warmup)
@@ -185,7 +215,7 @@ func (r *oneRun) newTimers() *timers {
 
 // loop waits for the workers while the timers fire: an interval at each
 // tick, the warm-up's end, the time limit, a cancellation.
-func (r *oneRun) loop(ctx context.Context) {
+func (r *measurement) loop(ctx context.Context) {
 	t := r.newTimers()
 	defer func() {
 		for _, stop := range t.stop {
@@ -245,7 +275,7 @@ var HealthInterval = time.Second
 // watchHealth asks Config.Health until ctx ends (the run's loop returns);
 // its first error fails the run and shuts the sockets (threads may sit in
 // a read).
-func (r *oneRun) watchHealth(ctx context.Context) {
+func (r *measurement) watchHealth(ctx context.Context) {
 	t := time.NewTicker(HealthInterval)
 	defer t.Stop()
 	for {
@@ -279,13 +309,13 @@ var ErrServerStalled = errors.New("the server stopped answering")
 // event, it shuts the sockets and fails the run with the reason, instead
 // of waiting for ever on a paused container.
 type watchdog struct {
-	r        *oneRun
+	r        *measurement
 	ticker   *time.Ticker
 	last     uint64
 	lastMove time.Time
 }
 
-func (r *oneRun) newWatchdog() *watchdog {
+func (r *measurement) newWatchdog() *watchdog {
 	if r.cfg.StallTimeout <= 0 {
 		return nil
 	}
@@ -312,7 +342,7 @@ func (w *watchdog) check(now time.Time) {
 		e, _ := rec.Fairness()
 		n += e
 	}
-	waiting := w.r.s.sched == nil || w.r.s.busy.Load() > 0 // an open loop may idle between arrivals
+	waiting := w.r.s.arrivals == nil || w.r.s.busy.Load() > 0 // an open loop may idle between arrivals
 	if n != w.last || !waiting {
 		w.last, w.lastMove = n, now
 		return
@@ -329,7 +359,7 @@ func (w *watchdog) check(now time.Time) {
 // 1.1's rule). Each recorder starts measuring in the swap itself: an event
 // that sees it measuring spends the --events budget and is recorded as
 // measured; only events in flight (one per thread) straddle.
-func (r *oneRun) endWarmup(ctx context.Context, now time.Time, ticker *time.Ticker) {
+func (r *measurement) endWarmup(ctx context.Context, now time.Time, ticker *time.Ticker) {
 	for _, rec := range r.s.recs {
 		rec.MeasureFromNextSwap()
 	}
@@ -352,7 +382,7 @@ func (r *oneRun) endWarmup(ctx context.Context, now time.Time, ticker *time.Tick
 // collect closes the interval ending at now: its counts and latencies
 // from every thread's recorder, the target's telemetry and the machine's
 // noise; a measured one adds to the run's totals.
-func (r *oneRun) collect(now time.Time, warm bool) {
+func (r *measurement) collect(now time.Time, warm bool) {
 	cfg := r.cfg
 	if !warm && r.maxIntervals >= 0 && r.measured >= r.maxIntervals {
 		return
@@ -383,7 +413,7 @@ func (r *oneRun) collect(now time.Time, warm bool) {
 		r.measured++
 	}
 	if r.openLoop {
-		iv.QueueLen, _ = r.s.sched.backlog(now)
+		iv.QueueLen, _ = r.s.arrivals.backlog(now)
 		if iv.QueueLen > QueueCapacity {
 			r.s.fail(fmt.Errorf("%w (%g/s, more than %d events queued)", ErrQueueFull, cfg.Rate, QueueCapacity))
 		}
@@ -408,7 +438,7 @@ func (r *oneRun) collect(now time.Time, warm bool) {
 // finish takes the tail after the last full interval into the totals (as
 // sysbench does), closes the workers and reads the server's counts at
 // the end.
-func (r *oneRun) finish(ctx context.Context) {
+func (r *measurement) finish(ctx context.Context) {
 	r.elapsed = time.Since(r.measuredStart)
 	var tail stats.Counters
 	tailHist, tailSvc := stats.NewHistogram(), stats.NewHistogram()
@@ -454,7 +484,7 @@ func (r *oneRun) finish(ctx context.Context) {
 }
 
 // summarize is the run's summary over its measured time.
-func (r *oneRun) summarize() {
+func (r *measurement) summarize() {
 	elapsed := r.elapsed
 	if r.inWarmup {
 		elapsed = 0 // interrupted during warm-up: nothing was measured
@@ -479,7 +509,7 @@ func (r *oneRun) summarize() {
 		}
 		// Arrivals still queued when the run stopped were never served:
 		// under overload they are the worst latencies, so say how many.
-		n, oldest := r.s.sched.backlog(r.stoppedAt)
+		n, oldest := r.s.arrivals.backlog(r.stoppedAt)
 		sum.UnservedEvents = n
 		if n > 0 {
 			sum.UnservedMaxWaitUS = us(uint64(r.stoppedAt.Sub(oldest).Nanoseconds()))

@@ -13,12 +13,11 @@ import (
 // opened for it at the start).
 const MaxLiveThreads = 512
 
-// LiveSettings are the load of a dbduel live segment.
+// LiveSettings are the load of a dbduel live segment, and whether the
+// load is paused.
 type LiveSettings struct {
-	Threads  int
-	Rate     float64           // events/s, open loop; 0: closed loop
-	Workload workload.Workload // nil: the session's
-	Paused   bool
+	Point
+	Paused bool
 }
 
 // LiveControl is what dbduel live's keys change, for every target at
@@ -33,9 +32,9 @@ type LiveControl struct {
 	wake     chan struct{}
 }
 
-// NewLiveControl starts with threads and rate (the run flags').
-func NewLiveControl(threads int, rate float64) *LiveControl {
-	return &LiveControl{set: LiveSettings{Threads: threads, Rate: rate}, wake: make(chan struct{}, 1)}
+// NewLiveControl starts with the point the flags give.
+func NewLiveControl(first Point) *LiveControl {
+	return &LiveControl{set: LiveSettings{Point: first}, wake: make(chan struct{}, 1)}
 }
 
 // Settings are the load the next round runs.
@@ -85,11 +84,7 @@ func rateWords(r float64) string {
 
 // SetWorkload runs wl from the next round.
 func (l *LiveControl) SetWorkload(wl workload.Workload) {
-	old := l.Settings().Workload
-	from := "?"
-	if old != nil {
-		from = old.Name()
-	}
+	from := l.Settings().Workload.Name()
 	l.change(fmt.Sprintf("workload %s→%s", from, wl.Name()), func(s *LiveSettings) { s.Workload = wl })
 }
 
@@ -124,10 +119,10 @@ func (l *LiveControl) SetPaused(p bool) {
 	l.change("", func(s *LiveSettings) { s.Paused = p })
 }
 
-// liveStep is what the next round runs: its settings, what changed since
-// the last (empty: nothing), the targets to restart first, and whether a
-// pause was waited out.
-type liveStep struct {
+// liveRequest is what the next round runs: its settings, what changed
+// since the last (empty: nothing), the targets to restart first, and
+// whether a pause was waited out.
+type liveRequest struct {
 	set     LiveSettings
 	change  string
 	restart []string
@@ -135,8 +130,8 @@ type liveStep struct {
 }
 
 // next waits while paused and returns the next round's step.
-func (l *LiveControl) next(ctx context.Context) (liveStep, error) {
-	var st liveStep
+func (l *LiveControl) next(ctx context.Context) (liveRequest, error) {
+	var st liveRequest
 	for {
 		l.mu.Lock()
 		st.set = l.set
