@@ -23,8 +23,8 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	tcontainer "github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/local"
-	"github.com/dbduel/dbduel/targets/state"
 )
 
 // testImage is the test image matching the host's MariaDB; CI builds it.
@@ -46,10 +46,10 @@ func leftovers(t *testing.T, runID string) int {
 		t.Fatal(err)
 	}
 	defer dc.Close()
-	procs, _ := state.Processes(runID)
+	procs, _ := ledger.Processes(runID)
 	alive := 0
 	for _, p := range procs {
-		if state.Alive(p.PID, p.Binary) {
+		if ledger.Alive(p.PID, p.Binary) {
 			alive++
 		}
 	}
@@ -59,7 +59,7 @@ func leftovers(t *testing.T, runID string) int {
 // engineLeftovers counts one engine's containers and volumes of a run.
 func engineLeftovers(t *testing.T, dc *client.Client, runID string) int {
 	t.Helper()
-	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
+	f := filters.NewArgs(filters.Arg("label", ledger.Label+"="+runID))
 	cs, err := dc.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func engineLeftovers(t *testing.T, dc *client.Client, runID string) int {
 
 func TestNativeVsContainerJSON(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
@@ -184,7 +184,7 @@ func buildBinary(t *testing.T) string {
 func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
 	bin := buildBinary(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	privateStateDir(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
@@ -223,7 +223,7 @@ func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 func TestCleanAfterSIGKILL(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
 	bin := buildBinary(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	privateStateDir(t)
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--time", "60", "--table-size", "1000", "--no-tui")
@@ -272,7 +272,7 @@ func privateStateDir(t *testing.T) {
 // the containers' host directories).
 func stateFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(state.Dir(), "*"))
+	files, err := filepath.Glob(filepath.Join(ledger.Dir(), "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func (s *syncBuffer) String() string {
 func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
 	bin := buildBinary(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	privateStateDir(t)
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--time", "30", "--table-size", "1000", "--format", "text")
@@ -451,7 +451,7 @@ func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 }
 
 func containerRunning(t *testing.T, dc *client.Client, runID string) bool {
-	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
+	f := filters.NewArgs(filters.Arg("label", ledger.Label+"="+runID))
 	cs, err := dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
 	return err == nil && len(cs) > 0
 }
@@ -492,7 +492,7 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	integration.Require(t, "mariadbd")
 	bin := buildBinary(t)
 	privateStateDir(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--time", "60", "--table-size", "500", "--no-tui")
 	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
 	var stdout syncBuffer
@@ -533,7 +533,7 @@ type running struct {
 // returns once its first interval is out (and its container runs).
 func startTarget(t *testing.T, workload, spec string, flags ...string) *running {
 	t.Helper()
-	bg := &running{runID: "test-" + state.NewRunID(), done: make(chan int, 1)}
+	bg := &running{runID: "test-" + ledger.NewRunID(), done: make(chan int, 1)}
 	t.Setenv("DBDUEL_RUN_ID", bg.runID)
 	privateStateDir(t)
 	args := append([]string{"run", workload, "--target", "c=" + spec,
@@ -565,7 +565,7 @@ func startTarget(t *testing.T, workload, spec string, flags ...string) *running 
 
 // containers are the run's containers.
 func (bg *running) containers() []container.Summary {
-	f := filters.NewArgs(filters.Arg("label", state.Label+"="+bg.runID))
+	f := filters.NewArgs(filters.Arg("label", ledger.Label+"="+bg.runID))
 	cs, _ := bg.dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
 	return cs
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // explain on real servers: five rungs (native, the container on the host
@@ -18,7 +18,7 @@ import (
 // run is left.
 func TestExplainLadder(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t)) // the client in the namespace
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -106,7 +106,7 @@ func TestExplainBadInput(t *testing.T) {
 func TestExplainPodmanRungs(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker, Podman and the test image")
 	user := rootlessTestUser(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := dbduel(t, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),

@@ -22,7 +22,7 @@ import (
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testmongo"
 	tcontainer "github.com/dbduel/dbduel/targets/container"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // The fault matrix: every fault done to a running target, for every
@@ -293,7 +293,7 @@ func (r *faultRun) local() bool { return strings.HasPrefix(r.subject.name, "loca
 
 // serverPID is the managed local server's process.
 func (r *faultRun) serverPID(t *testing.T) int {
-	procs, _ := state.Processes(r.runID)
+	procs, _ := ledger.Processes(r.runID)
 	if len(procs) == 0 {
 		t.Fatal("no process of the run's local server")
 	}
@@ -561,7 +561,7 @@ func staticBinary(t *testing.T) string {
 // killDbduelThenClean SIGKILLs a dbduel whose run has started, then runs
 // `dbduel clean`: nothing of the run may be left.
 func killDbduelThenClean(t *testing.T, s subject) time.Duration {
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	privateStateDir(t)
 	killOnceRunning(t, runID, s.workload, "c="+s.spec(t))
 	killed := time.Now()

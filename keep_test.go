@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	_ "github.com/dbduel/dbduel/engine/driver/mysql" // the protocol the kept server speaks
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // --keep leaves a managed server running after dbduel exits, says how to
@@ -25,7 +26,7 @@ func TestKeepLeavesTheServerRunning(t *testing.T) {
 	integration.Require(t, "mariadbd")
 	bin := buildBinary(t)
 	privateStateDir(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "n=local:mariadbd", "--keep",
 		"--time", "1", "--table-size", "200", "--format", "text")
 	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
@@ -41,18 +42,18 @@ func TestKeepLeavesTheServerRunning(t *testing.T) {
 	if st, err := os.Stat(string(line[1])); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("URL file %s: %v %v", line[1], err, st)
 	}
-	url, err := state.Kept(runID, "n")
+	url, err := ledger.Kept(runID, "n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := targets.ParseURL(url)
+	ep, err := specs.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// dbduel has exited: the server still answers.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := targets.Ping(ctx, ep, 5*time.Second); err != nil {
+	if err := driver.Ping(ctx, ep, 5*time.Second); err != nil {
 		t.Fatalf("the kept server does not answer after dbduel exited: %v", err)
 	}
 	// A later command reaches it, tables and all.
@@ -63,7 +64,7 @@ func TestKeepLeavesTheServerRunning(t *testing.T) {
 	if err != nil || !strings.Contains(string(clean), "stopped process") || !strings.Contains(string(clean), "removed directory") || !strings.Contains(string(clean), "removed kept target's URL file") {
 		t.Fatalf("clean: %v\n%s", err, clean)
 	}
-	if targets.Ping(ctx, ep, 2*time.Second) == nil {
+	if driver.Ping(ctx, ep, 2*time.Second) == nil {
 		t.Fatal("the server still answers after clean")
 	}
 }
@@ -74,7 +75,7 @@ func TestKeepLeavesTheServerRunning(t *testing.T) {
 func TestLocalServerCPUIsACgroupFigure(t *testing.T) {
 	integration.Require(t, "mariadbd")
 	privateStateDir(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := t.TempDir() + "/r.json"
 	if _, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "n=local:mariadbd", "--time", "2", "--table-size", "200",

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // tmuxSession runs args in a detached tmux session of its own at 100×30
@@ -23,7 +23,7 @@ func tmuxSession(t *testing.T, env []string, args ...string) (keys func(...strin
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is required (apt-get install tmux): %v", err)
 	}
-	name := "dbduel-test-" + state.NewRunID()
+	name := "dbduel-test-" + ledger.NewRunID()
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
@@ -64,7 +64,7 @@ func waitScreen(t *testing.T, screen func() string, want string, timeout time.Du
 func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker, the test image and tmux")
 	bin := buildBinary(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	dir := t.TempDir()
 	cnf := filepath.Join(dir, "tuned.cnf")
 	if err := os.WriteFile(cnf, []byte("[mysqld]\ninnodb_buffer_pool_size = 128M\n"), 0o644); err != nil {
@@ -73,7 +73,7 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	out := filepath.Join(dir, "live.json")
 	dockerSpec := "docker:" + testImage(t) + ",cnf=" + cnf
 	privateStateDir(t)
-	keys, screen := tmuxSession(t, []string{"DBDUEL_RUN_ID=" + runID, "DBDUEL_STATE_DIR=" + state.Dir()},
+	keys, screen := tmuxSession(t, []string{"DBDUEL_RUN_ID=" + runID, "DBDUEL_STATE_DIR=" + ledger.Dir()},
 		bin, "live", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "docker="+dockerSpec,
 		"--tables", "1", "--table-size", "1000", "--threads", "1", "--slice", "1", "--settle", "0.2", "--watch", cnf, "-o", out)
 	waitScreen(t, screen, "round 3", 120*time.Second)

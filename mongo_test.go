@@ -13,7 +13,7 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testmongo"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // Seed 004's shape at a small scale: a MongoDB-protocol server natively and
@@ -22,7 +22,7 @@ import (
 func TestMongoNativeVsContainerSweep(t *testing.T) {
 	integration.Require(t, "PostgreSQL, Docker and the mongo-compat test image")
 	uri := testmongo.Start(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	privateStateDir(t)
 	for _, wl := range []string{"mongo_read_only", "mongo_read_write"} {
@@ -97,7 +97,7 @@ func TestMongoNativeVsContainerSweep(t *testing.T) {
 func TestMongoSIGINTLeavesNothing(t *testing.T) {
 	integration.Require(t, "Docker and the mongo-compat test image")
 	bin := buildBinary(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	privateStateDir(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "mongo_read_write", "--target", "c=docker:"+testmongo.Image,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // podmanLeftovers counts Podman's containers and volumes of one run id
@@ -19,8 +19,8 @@ func podmanLeftovers(t *testing.T, runID string) int {
 	t.Helper()
 	n := 0
 	for _, args := range [][]string{
-		{"ps", "-a", "-q", "--filter", "label=" + state.Label + "=" + runID},
-		{"volume", "ls", "-q", "--filter", "label=" + state.Label + "=" + runID},
+		{"ps", "-a", "-q", "--filter", "label=" + ledger.Label + "=" + runID},
+		{"volume", "ls", "-q", "--filter", "label=" + ledger.Label + "=" + runID},
 	} {
 		out, err := exec.Command("podman", args...).Output()
 		if err != nil {
@@ -44,7 +44,7 @@ func TestPodmanTarget(t *testing.T) {
 	if _, err := exec.LookPath("podman"); err != nil {
 		t.Fatal("podman is not installed (apt-get install podman): .ci/run installs it")
 	}
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	privateStateDir(t)
 	// A tag of the test image that only Docker has: the run copies it.
@@ -109,7 +109,7 @@ func TestPodmanTarget(t *testing.T) {
 // private service dies with it, the container stays in Podman's store,
 // and `dbduel clean --run` removes it.
 func podmanKilledThenClean(t *testing.T, img string) {
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	killOnceRunning(t, runID, "oltp_point_select", "c=podman:"+img)
 	if n := podmanLeftovers(t, runID); n == 0 {
 		t.Fatal("a killed dbduel left no Podman container: the test shows nothing")
@@ -193,7 +193,7 @@ func rootlessLeftovers(t *testing.T, user, runID string) []string {
 func TestRootlessPodman(t *testing.T) {
 	integration.Require(t, "Podman, Docker and the test image")
 	user := rootlessTestUser(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	privateStateDir(t)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -238,7 +238,7 @@ func TestRootlessPodman(t *testing.T) {
 	if left := rootlessLeftovers(t, user, runID); len(left) > 0 {
 		t.Fatalf("run %s left: %v", runID, left)
 	}
-	killed := "test-" + state.NewRunID()
+	killed := "test-" + ledger.NewRunID()
 	killOnceRunning(t, killed, "oltp_point_select", "c=podman:"+testImage(t)+",rootless="+user)
 	if left := rootlessLeftovers(t, user, killed); len(left) == 0 {
 		t.Fatal("a killed dbduel left nothing of the rootless user's: the test shows nothing")

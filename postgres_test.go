@@ -13,8 +13,8 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
+	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/local"
-	"github.com/dbduel/dbduel/targets/state"
 )
 
 func pgURL(s *local.Server) string { return s.Endpoint().URL() }
@@ -129,7 +129,7 @@ func TestPostgresSysbenchInterop(t *testing.T) {
 // server, a configuration difference found, nothing left behind.
 func TestPostgresNativeVsContainer(t *testing.T) {
 	image := postgresImage(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	privateStateDir(t)
 	out := filepath.Join(t.TempDir(), "r.json")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // remoteEngine is the second Docker engine scripts/remote-engine.sh runs
@@ -38,7 +38,7 @@ func TestRemoteEngine(t *testing.T) {
 			t.Error("the remote engine's network namespace is left behind")
 		}
 	})
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	privateStateDir(t)
 	remote := "r=docker:" + img + ",engine=" + remoteEngine
@@ -92,7 +92,7 @@ func TestRemoteEngine(t *testing.T) {
 // client here (queries cross the network) and beside it (dbduel's agent
 // in a container of its own on that host's network: only results cross).
 func clientHereAndBeside(t *testing.T, img string) {
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	t.Setenv("DBDUEL_AGENT_BINARY", staticBinary(t)) // the client beside the server
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -189,7 +189,7 @@ func nativeOnHostB(t *testing.T) string {
 // statement counted by the server, and nothing left on host B's engine.
 func nativeOnHostBWithClientBeside(t *testing.T, img string) {
 	url := nativeOnHostB(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	t.Setenv("DBDUEL_AGENT_BINARY", staticBinary(t))
 	if _, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "n="+url+",client=beside", "--time", "1", "--no-tui"); code != 2 || !strings.Contains(stderr, "engine=tcp://") {

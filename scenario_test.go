@@ -6,14 +6,14 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // seed000.yaml end to end at a small scale, leaving nothing behind.
 func TestSeed000RunsSmall(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
 	t.Setenv("IMAGE", testImage(t))
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduel(t, "run", "-f", "examples/seed000.yaml", "--tables", "2", "--table-size", "2000", "--time", "2",

@@ -15,7 +15,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // sysbenchRate runs real sysbench and reads one figure from its report.
@@ -118,7 +118,7 @@ func buildStaticBinary(t *testing.T) string {
 func TestCPUInAnAgentContainerIsThrottled(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
 	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t))
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduel(t, "run", "cpu", "--threads", "2", "--target", "native=host", "--target", "c=docker:"+testImage(t)+",cpus=0.5",
@@ -162,7 +162,7 @@ func TestCPUInAnAgentContainerIsThrottled(t *testing.T) {
 func TestFileioOnVolumeBindAndOverlay(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
 	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t))
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
 	img := "docker:" + testImage(t)
@@ -202,7 +202,7 @@ func TestFileioOnVolumeBindAndOverlay(t *testing.T) {
 func TestSIGINTStopsTheAgent(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
 	bin := buildStaticBinary(t)
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	privateStateDir(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "fileio", "--file-num", "2", "--file-total-size", "8M", "--target", "native=host",

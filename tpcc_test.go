@@ -10,7 +10,7 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 func sumNextOID(t *testing.T, db *sql.DB) int64 {
@@ -151,7 +151,7 @@ func TestTPCCNativeVsContainer(t *testing.T) {
 }
 
 func tpccNativeVsContainer(t *testing.T, native, container string) {
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	t.Setenv("DBDUEL_RUN_ID", runID)
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduel(t, "run", "tpcc", "--target", "native="+native, "--target", "c="+container,

@@ -255,4 +255,3 @@ func (s *runState) reconnect(ctx context.Context, i int, conns []driver.Conn, wo
 	}
 	return lastErr
 }
-

@@ -6,12 +6,6 @@ package targets
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"net"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/dbduel/dbduel/engine/driver"
@@ -101,70 +95,8 @@ type Diagnoser interface {
 	Diagnose(ctx context.Context) string
 }
 
-// HostOf is "local" for a loopback or unix-socket address (a server or an
-// engine on this machine), else the address's host.
-func HostOf(addr string) string {
-	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "tcp://"), "unix://")
-	if strings.HasPrefix(addr, "/") || addr == "" {
-		return "local"
-	}
-	h := addr
-	if hp, _, err := net.SplitHostPort(addr); err == nil {
-		h = hp
-	}
-	if ip := net.ParseIP(h); (ip != nil && ip.IsLoopback()) || h == "localhost" {
-		return "local"
-	}
-	return h
-}
-
 // HealthChecker is a target whose host can lose it during a run (a
 // container whose engine stops answering): Health says so.
 type HealthChecker interface {
 	Health(ctx context.Context) error
-}
-
-// UsageError is a SPEC or flag the user got wrong (exit code 2).
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
-
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-
-// SplitTargetFlag splits NAME=SPEC and checks NAME.
-func SplitTargetFlag(s string) (name, spec string, err error) {
-	name, spec, ok := strings.Cut(s, "=")
-	if !ok || spec == "" {
-		return "", "", usagef("--target %q: want NAME=SPEC, e.g. native=mysql://root:pw@127.0.0.1:3306/sbtest", RedactSpec(s))
-	}
-	if !nameRE.MatchString(name) {
-		return "", "", usagef("--target name %q: want [a-z][a-z0-9_-]*", name)
-	}
-	return name, spec, nil
-}
-
-// RedactSpec hides a password in a SPEC (for messages).
-func RedactSpec(s string) string { return driver.RedactURL(s) }
-
-// OneLine folds a multi-line message (a server's start-up error, a Docker
-// error) into one line, whole: dbduel's errors are one line each.
-func OneLine(s string) string { return driver.OneLine(s) }
-
-// FreePort asks the kernel for a free TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// NewPassword returns a random password for a generated account.
-func NewPassword() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -296,14 +296,14 @@ func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, 
 // The driver.DB side: the engine opens the agent like any target; its
 // connections are never used (runs go through Measure).
 
-func (c *Client) Conn(ctx context.Context) (driver.Conn, error) { return host.New(c.dir).Conn(ctx) }
-func (c *Client) Classify(err error) driver.Failure             { return host.New(c.dir).Classify(err) }
+func (c *Client) Conn(ctx context.Context) (driver.Conn, error) { return system.New(c.dir).Conn(ctx) }
+func (c *Client) Classify(err error) driver.Failure             { return system.New(c.dir).Classify(err) }
 
 // OpCount is the server's own count, read by the agent where it reaches
 // the server; the machine has none.
 func (c *Client) OpCount(ctx context.Context) (driver.OpCount, error) {
 	if c.endpoint == nil {
-		return host.New(c.dir).OpCount(ctx)
+		return system.New(c.dir).OpCount(ctx)
 	}
 	var n *driver.OpCount
 	err := c.do(ctx, request{Op: "opcount", Endpoint: c.endpoint, Threads: 0}, func(r reply) error {

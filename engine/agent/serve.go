@@ -14,7 +14,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
 )
@@ -107,7 +107,7 @@ func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyW
 		w.send(reply{Type: "hello", Version: version, Facts: facts()})
 		return nil
 	}
-	var db driver.DB = host.New(dir)
+	var db driver.DB = system.New(dir)
 	if r.Endpoint != nil {
 		if open == nil {
 			return errors.New("this agent reaches no server")

@@ -17,8 +17,8 @@ import (
 
 	mysqldrv "github.com/dbduel/dbduel/engine/driver/mysql"
 
+	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/local"
-	"github.com/dbduel/dbduel/targets/state"
 )
 
 // Server is a running test server.
@@ -31,7 +31,7 @@ type Server struct {
 func Start(tb testing.TB) *Server {
 	tb.Helper()
 	integration.Require(tb, "mariadbd")
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	srv := startLocal(tb, "testdb", "mariadbd", runID, "apt-get install mariadb-server")
 	return &Server{Server: srv, RunID: runID}
 }
@@ -72,7 +72,7 @@ func (s *Server) Exec(tb testing.TB, stmts ...string) {
 func StartPostgres(tb testing.TB) *local.Server {
 	tb.Helper()
 	integration.Require(tb, "PostgreSQL")
-	return startLocal(tb, "pgtest", "postgres", "test-"+state.NewRunID(), "apt-get install postgresql")
+	return startLocal(tb, "pgtest", "postgres", "test-"+ledger.NewRunID(), "apt-get install postgresql")
 }
 
 // startLocal starts a managed server for the test and stops it at its end.

@@ -17,11 +17,13 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/hostinfo"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
+	"github.com/dbduel/dbduel/targets/provision"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // Where the agent lives in its container: its binary, and the directory
@@ -41,7 +43,7 @@ type Agent struct {
 	*Server
 	binary string
 	conn   types.HijackedResponse
-	stderr *targets.TailBuffer
+	stderr *provision.TailBuffer
 	dial   AgentDialer
 	client AgentClient
 	netOf  string // a container whose network namespace the agent joins ("": the SPEC's network)
@@ -75,13 +77,13 @@ func NewAgent(name, spec, runID, binary string, dial AgentDialer) (*Agent, error
 		return nil, err
 	}
 	if s.o.Cnf != "" || len(s.o.Args) > 0 || s.o.Protocol != "" {
-		return nil, &targets.UsageError{Msg: fmt.Sprintf("docker: the system micro-benchmarks run dbduel's agent, not a server: only %s apply", strings.Join(agentKeys, ", "))}
+		return nil, &specs.UsageError{Msg: fmt.Sprintf("docker: the system micro-benchmarks run dbduel's agent, not a server: only %s apply", strings.Join(agentKeys, ", "))}
 	}
-	return &Agent{Server: s, binary: binary, dial: dial, stderr: &targets.TailBuffer{Max: 4096}}, nil
+	return &Agent{Server: s, binary: binary, dial: dial, stderr: &provision.TailBuffer{Max: 4096}}, nil
 }
 
 // Endpoint is the host protocol: the agent runs the workload itself.
-func (a *Agent) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: host.Protocol} }
+func (a *Agent) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: system.Protocol} }
 
 // Start creates the container with the binary copied in, attaches to its
 // stdin and stdout, starts it and waits for the agent's hello.
@@ -100,10 +102,10 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the dbduel binary to copy into the container: %w", err)
 	}
-	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
 		return err
 	}
-	if s.hostDir, err = os.MkdirTemp(state.Dir(), hostDirPrefix+s.runID+"-"+s.name+"-"); err != nil {
+	if s.hostDir, err = os.MkdirTemp(ledger.Dir(), hostDirPrefix+s.runID+"-"+s.name+"-"); err != nil {
 		return err
 	}
 	os.Chmod(s.hostDir, 0o755)
@@ -159,7 +161,7 @@ func (a *Agent) Start(ctx context.Context) error {
 func (a *Agent) lastWords() string {
 	var parts []string
 	if e := strings.TrimSpace(a.stderr.String()); e != "" {
-		parts = append(parts, "agent said: "+targets.OneLine(e))
+		parts = append(parts, "agent said: "+driver.OneLine(e))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -202,7 +204,7 @@ func (a *Agent) Describe(ctx context.Context) (result.Target, error) {
 	}
 	d := &t.Described
 	d.Image, d.ImageID = insp.Config.Image, insp.Image
-	d.Engine, d.Host, d.ClientPlacement = "docker", targets.HostOf(s.cli.DaemonHost()), "inside"
+	d.Engine, d.Host, d.ClientPlacement = "docker", specs.HostOf(s.cli.DaemonHost()), "inside"
 	d.NetworkMode = "bridge"
 	if string(insp.HostConfig.NetworkMode) == "host" {
 		d.NetworkMode = "host"
@@ -264,7 +266,7 @@ type NetnsClient struct {
 func NewNetnsClient(s *Server, binary string, args []string, dial AgentDialer) *NetnsClient {
 	return &NetnsClient{Server: s, args: args,
 		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never", Engine: s.o.Engine, Network: agentNetwork(s.o.Client)}},
-			binary: binary, dial: dial, stderr: &targets.TailBuffer{Max: 4096}}}
+			binary: binary, dial: dial, stderr: &provision.TailBuffer{Max: 4096}}}
 }
 
 // Start starts the server, then the client container in its namespace.

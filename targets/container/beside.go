@@ -9,6 +9,7 @@ import (
 	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/provision"
 )
 
 // BesideClient is a server dbduel does not run (a native server on
@@ -67,7 +68,7 @@ func ParseBesideKeys(keys string) (BesideKeys, bool, error) {
 func NewBesideClient(t targets.Target, keys BesideKeys, given, runID, binary string, args []string, dial AgentDialer) *BesideClient {
 	s := &Server{name: t.Name() + "-client", spec: "docker:" + keys.Image, runID: runID,
 		o: Options{Image: keys.Image, Pull: "never", Engine: keys.Engine, Network: "host"}}
-	return &BesideClient{Target: t, args: args, keys: given, agent: &Agent{Server: s, binary: binary, dial: dial, stderr: &targets.TailBuffer{Max: 4096}}}
+	return &BesideClient{Target: t, args: args, keys: given, agent: &Agent{Server: s, binary: binary, dial: dial, stderr: &provision.TailBuffer{Max: 4096}}}
 }
 
 // Start reaches the server, then starts the agent beside it.

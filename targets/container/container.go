@@ -34,7 +34,9 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/hostinfo"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
+	"github.com/dbduel/dbduel/targets/provision"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // Where the container sees dbduel's files and its datadir.
@@ -67,7 +69,7 @@ func checkDockerHost(h string) error {
 	case h == "" || strings.HasPrefix(h, "unix://"):
 		return nil
 	case strings.HasPrefix(h, "ssh://"):
-		return &targets.UsageError{Msg: "DOCKER_HOST=ssh://... is not supported: run dbduel on that host, or expose the engine as tcp:// on this machine"}
+		return &specs.UsageError{Msg: "DOCKER_HOST=ssh://... is not supported: run dbduel on that host, or expose the engine as tcp:// on this machine"}
 	}
 	return nil
 }
@@ -119,7 +121,7 @@ func NewPodman(name, spec, runID string) (*Server, error) {
 		return nil, err
 	}
 	if s.o.Engine != "" {
-		return nil, &targets.UsageError{Msg: fmt.Sprintf("podman:%s: engine= belongs to docker: SPECs (docker:%s,engine=unix:///run/podman/podman.sock)", s.o.Image, s.o.Image)}
+		return nil, &specs.UsageError{Msg: fmt.Sprintf("podman:%s: engine= belongs to docker: SPECs (docker:%s,engine=unix:///run/podman/podman.sock)", s.o.Image, s.o.Image)}
 	}
 	s.onPodman()
 	s.spec = "podman:" + spec
@@ -138,7 +140,7 @@ func (s *Server) checkRootless() error {
 		return nil
 	}
 	bad := func(format string, args ...any) error {
-		return &targets.UsageError{Msg: fmt.Sprintf("rootless=%s: ", o.Rootless) + fmt.Sprintf(format, args...)}
+		return &specs.UsageError{Msg: fmt.Sprintf("rootless=%s: ", o.Rootless) + fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case o.Engine != enginePodman:
@@ -151,7 +153,7 @@ func (s *Server) checkRootless() error {
 		return bad("client=%s is not supported on a rootless container: drop client=", o.Client)
 	}
 	if _, err := lookupRootless("/", o.Rootless); err != nil {
-		return &targets.UsageError{Msg: err.Error()}
+		return &specs.UsageError{Msg: err.Error()}
 	}
 	return nil
 }
@@ -192,7 +194,7 @@ func redactEnv(spec string) string {
 }
 
 func (s *Server) labels() map[string]string {
-	return map[string]string{state.Label: s.runID, "dbduel.target": s.name, state.OwnerLabel: state.Owner()}
+	return map[string]string{ledger.Label: s.runID, "dbduel.target": s.name, ledger.OwnerLabel: ledger.Owner()}
 }
 
 // Start creates and starts the container and waits until the server answers.
@@ -211,12 +213,12 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
 		return err
 	}
 	// The run id in the name lets `dbduel clean --run` find the directory
 	// of a run that was killed before it could remove it.
-	base := state.Dir()
+	base := ledger.Dir()
 	if s.o.Rootless != "" {
 		base = os.TempDir() // the state directory is root's alone; the rootless runtime mounts from here
 	}
@@ -224,7 +226,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	os.Chmod(s.hostDir, 0o755)
-	port, err := targets.FreePort()
+	port, err := provision.FreePort()
 	if err != nil {
 		return err
 	}
@@ -361,11 +363,11 @@ func (s *Server) ensureImage(ctx context.Context) error {
 	defer cancel()
 	rc, err := s.cli.ImagePull(pctx, s.o.Image, image.PullOptions{})
 	if err != nil {
-		return fmt.Errorf("pull %s: %v", s.o.Image, targets.OneLine(err.Error()))
+		return fmt.Errorf("pull %s: %v", s.o.Image, driver.OneLine(err.Error()))
 	}
 	defer rc.Close()
 	if err := showPullProgress(rc, s.progress); err != nil {
-		return fmt.Errorf("pull %s: %v", s.o.Image, targets.OneLine(err.Error()))
+		return fmt.Errorf("pull %s: %v", s.o.Image, driver.OneLine(err.Error()))
 	}
 	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err != nil {
 		return fmt.Errorf("pull %s: image still missing after pull", s.o.Image)
@@ -406,9 +408,9 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	start := time.Now()
 	deadline, nextNote := start.Add(timeout), start.Add(startNoteEvery)
 	for {
-		if targets.Ping(ctx, s.ep, 2*time.Second) == nil {
+		if driver.Ping(ctx, s.ep, 2*time.Second) == nil {
 			s.recordStart(ctx) // a later restart is told from this start
-			return targets.Ready(ctx, s.ep)
+			return driver.Ready(ctx, s.ep)
 		}
 		insp, ierr := s.cli.ContainerInspect(ctx, s.id)
 		if ierr == nil && insp.State != nil && !insp.State.Running {
@@ -480,7 +482,7 @@ func (s *Server) lastLogs(n int) string {
 // Describe reads back from docker inspect, the cgroup files and the server.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "container", SpecRedacted: s.SpecRedacted()}
-	v, datadir, err := targets.ServerInfo(ctx, s.ep)
+	v, datadir, err := driver.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}
@@ -493,7 +495,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	d.Image = insp.Config.Image
 	d.ImageID = insp.Image
 	d.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
-	d.Engine, d.Host, d.ClientPlacement = s.eng.kind, targets.HostOf(s.cli.DaemonHost()), "here"
+	d.Engine, d.Host, d.ClientPlacement = s.eng.kind, specs.HostOf(s.cli.DaemonHost()), "here"
 	switch mode := string(insp.HostConfig.NetworkMode); mode {
 	case "host", "none", "slirp4netns":
 		d.NetworkMode = mode
@@ -672,8 +674,8 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 		if inProgress == nil {
 			return false
 		}
-		if pid, alive := state.OwnerAlive(labels[state.OwnerLabel]); alive {
-			inProgress[labels[state.Label]] = pid
+		if pid, alive := ledger.OwnerAlive(labels[ledger.OwnerLabel]); alive {
+			inProgress[labels[ledger.Label]] = pid
 			return true
 		}
 		return false
@@ -757,9 +759,9 @@ func cleanPodman(ctx context.Context, runID string, skip func(map[string]string)
 func cleanEngine(ctx context.Context, cli *client.Client, what, runID string, skip func(map[string]string) bool) ([]Leftover, error) {
 	f := filters.NewArgs()
 	if runID != "" {
-		f.Add("label", state.Label+"="+runID)
+		f.Add("label", ledger.Label+"="+runID)
 	} else {
-		f.Add("label", state.Label)
+		f.Add("label", ledger.Label)
 	}
 	var out []Leftover
 	var errs []error
@@ -775,7 +777,7 @@ func cleanEngine(ctx context.Context, cli *client.Client, what, runID string, sk
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, Leftover{Kind: "container", ID: c.ID[:12], RunID: c.Labels[state.Label]})
+		out = append(out, Leftover{Kind: "container", ID: c.ID[:12], RunID: c.Labels[ledger.Label]})
 	}
 	vs, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
 	if err != nil {
@@ -789,7 +791,7 @@ func cleanEngine(ctx context.Context, cli *client.Client, what, runID string, sk
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, Leftover{Kind: "volume", ID: v.Name, RunID: v.Labels[state.Label]})
+		out = append(out, Leftover{Kind: "volume", ID: v.Name, RunID: v.Labels[ledger.Label]})
 	}
 	return out, errors.Join(errs...)
 }
@@ -803,7 +805,7 @@ const hostDirPrefix = "dbduel-container-"
 // state directory: of one run, or of every run when runID is empty (as
 // Clean then removes every dbduel container, none of them is in use).
 func removeHostDirs(runID string, skip func(string) bool) ([]Leftover, error) {
-	dirs, err := filepath.Glob(filepath.Join(state.Dir(), hostDirPrefix+runID+"*"))
+	dirs, err := filepath.Glob(filepath.Join(ledger.Dir(), hostDirPrefix+runID+"*"))
 	if err != nil {
 		return nil, err
 	}
@@ -811,7 +813,7 @@ func removeHostDirs(runID string, skip func(string) bool) ([]Leftover, error) {
 	// container's host directory: in the temporary directory where the
 	// state directory's path is too long for a socket (socketDir) or
 	// another user must reach it.
-	if tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), hostDirPrefix+runID+"*")); state.Dir() != os.TempDir() {
+	if tmp, _ := filepath.Glob(filepath.Join(os.TempDir(), hostDirPrefix+runID+"*")); ledger.Dir() != os.TempDir() {
 		dirs = append(dirs, tmp...)
 	}
 	var out []Leftover
@@ -867,7 +869,7 @@ func (s *Server) imageProtocol(ctx context.Context) (string, error) {
 			keys = append(keys, "protocol="+p.Name)
 		}
 	}
-	return "", &targets.UsageError{Msg: fmt.Sprintf("docker: image %s exposes %v, none of %s: say which with %s", s.o.Image, found, strings.Join(known, ", "), strings.Join(keys, " or "))}
+	return "", &specs.UsageError{Msg: fmt.Sprintf("docker: image %s exposes %v, none of %s: say which with %s", s.o.Image, found, strings.Join(known, ", "), strings.Join(keys, " or "))}
 }
 
 // userConfig copies the SPEC's cnf= file into the directory mounted at
@@ -892,7 +894,7 @@ func (s *Server) userConfig(name string) (string, error) {
 // sets the container's environment; it returns the server's arguments.
 func (s *Server) imageSetup(cc *container.Config, port int) ([]string, error) {
 	p := s.protocol()
-	in := driver.ImageSetup{ConfigDir: configDir, Port: port, HostNetwork: s.o.Network == "host", Password: targets.NewPassword()}
+	in := driver.ImageSetup{ConfigDir: configDir, Port: port, HostNetwork: s.o.Network == "host", Password: provision.NewPassword()}
 	var err error
 	if in.UserConfig, err = s.userConfig(p.Config.UserName); err != nil {
 		return nil, err
@@ -926,7 +928,7 @@ func EngineInfo(ctx context.Context) (version, storageDriver string, err error) 
 	defer cancel()
 	info, err := cli.Info(ctx)
 	if err != nil {
-		return "", "", errors.New(targets.OneLine(err.Error()))
+		return "", "", errors.New(driver.OneLine(err.Error()))
 	}
 	return info.ServerVersion, info.Driver, nil
 }
@@ -993,7 +995,7 @@ func (s *Server) CheckRespec(spec string) error {
 func (s *Server) respecOptions(spec string) (Options, error) {
 	prefix := s.spec[:strings.Index(s.spec, ":")+1] // docker: or podman:
 	if !strings.HasPrefix(spec, prefix) {
-		return Options{}, &targets.UsageError{Msg: "the SPEC must stay " + prefix + "IMAGE,..."}
+		return Options{}, &specs.UsageError{Msg: "the SPEC must stay " + prefix + "IMAGE,..."}
 	}
 	o, err := ParseSpec(strings.TrimPrefix(spec, prefix))
 	if err != nil {
@@ -1011,10 +1013,10 @@ func (s *Server) respecOptions(spec string) (Options, error) {
 		o.Pull, o.pullGiven = s.o.Pull, s.o.pullGiven
 	}
 	if o.Image != s.o.Image || o.Protocol != s.o.Protocol || o.Engine != s.o.Engine || o.Publish != s.o.Publish || o.Client != s.o.Client {
-		return o, &targets.UsageError{Msg: "the image, protocol=, engine=, publish= and client= stay as the session started (another image is another comparison: dbduel run)"}
+		return o, &specs.UsageError{Msg: "the image, protocol=, engine=, publish= and client= stay as the session started (another image is another comparison: dbduel run)"}
 	}
 	if s.limitsOnly(o) && (o.MemoryBytes == 0 && s.o.MemoryBytes > 0 || o.CPUs == 0 && s.o.CPUs > 0 || o.Cpuset == "" && s.o.Cpuset != "") {
-		return o, &targets.UsageError{Msg: "a limit can be changed in place, not removed (dbduel run starts a container without it)"}
+		return o, &specs.UsageError{Msg: "a limit can be changed in place, not removed (dbduel run starts a container without it)"}
 	}
 	return o, nil
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 func testImage(t *testing.T) string {
@@ -50,7 +50,7 @@ func start(t *testing.T, keys string) *Server {
 	if os.Getenv("DBDUEL_STATE_DIR") == "" {
 		t.Setenv("DBDUEL_STATE_DIR", filepath.Join(os.TempDir(), "dbduel-test-state"))
 	}
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	s, err := New("c", testImage(t)+keys, runID)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestLimitsNetworkAndDatadirAreReadBack(t *testing.T) {
 	}
 	bound := false
 	for _, m := range insp.Mounts {
-		if m.Destination == defaultDatadir && string(m.Type) == "bind" && strings.HasPrefix(m.Source, state.Dir()) {
+		if m.Destination == defaultDatadir && string(m.Type) == "bind" && strings.HasPrefix(m.Source, ledger.Dir()) {
 			bound = true
 		}
 	}
@@ -189,7 +189,7 @@ func TestArgsEnvAndCnfReachTheServer(t *testing.T) {
 }
 
 func TestStopRemovesContainerAndVolume(t *testing.T) {
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	s, err := New("c", testImage(t), runID)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func TestStopRemovesContainerAndVolume(t *testing.T) {
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f := filters.NewArgs(filters.Arg("label", state.Label+"="+runID))
+	f := filters.NewArgs(filters.Arg("label", ledger.Label+"="+runID))
 	vs, err := s.cli.VolumeList(ctx, volume.ListOptions{Filters: f})
 	if err != nil || len(vs.Volumes) != 0 {
 		t.Fatalf("volumes left: %v %v", vs.Volumes, err)
@@ -213,7 +213,7 @@ func TestStopRemovesContainerAndVolume(t *testing.T) {
 }
 
 func TestReadinessTimeoutShowsLogs(t *testing.T) {
-	runID := "test-" + state.NewRunID()
+	runID := "test-" + ledger.NewRunID()
 	// A server flag the server rejects: the container exits and the error carries its log.
 	s, err := New("c", testImage(t)+",args=--no-such-server-option", runID)
 	if err != nil {

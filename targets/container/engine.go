@@ -19,8 +19,10 @@ import (
 	"github.com/docker/go-connections/nat"
 	"golang.org/x/sys/unix"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // A container target's engine is any Docker-API endpoint on this machine:
@@ -96,7 +98,7 @@ func connectEngine(ctx context.Context, spec, name, runID, rootless string) (*en
 	v, err := e.cli.ServerVersion(ctx)
 	if err != nil {
 		e.close()
-		return nil, fmt.Errorf("container engine not reachable (%s): %v", e.cli.DaemonHost(), targets.OneLine(err.Error()))
+		return nil, fmt.Errorf("container engine not reachable (%s): %v", e.cli.DaemonHost(), driver.OneLine(err.Error()))
 	}
 	for _, c := range v.Components {
 		if strings.Contains(c.Name, "Podman") {
@@ -142,7 +144,7 @@ func (p *podmanService) host() string { return "unix://" + filepath.Join(p.dir, 
 func startPodmanService(ctx context.Context, name, runID, rootless string) (*podmanService, error) {
 	bin, err := exec.LookPath("podman")
 	if err != nil {
-		return nil, &targets.UsageError{Msg: "engine podman: podman is not installed (apt-get install podman)"}
+		return nil, &specs.UsageError{Msg: "engine podman: podman is not installed (apt-get install podman)"}
 	}
 	dir, err := socketDir(hostDirPrefix+runID+"-"+name[:min(len(name), 16)]+"-podman-", rootless != "")
 	if err != nil {
@@ -208,7 +210,7 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 				return nil
 			}
 			log, _ := os.ReadFile(filepath.Join(p.dir, "service.log"))
-			return fmt.Errorf("podman %s exited (%v): %s", what, err, targets.OneLine(string(log)))
+			return fmt.Errorf("podman %s exited (%v): %s", what, err, driver.OneLine(string(log)))
 		case <-ctx.Done():
 			p.kill()
 			return ctx.Err()
@@ -226,7 +228,7 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 // unix socket's path has at most 107 bytes) or another user must reach it
 // (the state directory is root's alone).
 func socketDir(prefix string, shared bool) (string, error) {
-	base := state.Dir()
+	base := ledger.Dir()
 	if shared || len(filepath.Join(base, prefix+"0123456789", "podman.sock")) > 100 {
 		base = os.TempDir()
 	}
@@ -245,7 +247,7 @@ func socketDir(prefix string, shared bool) (string, error) {
 func (p *podmanService) asUser(args []string) error {
 	u, err := lookupRootless("/", p.rootless)
 	if err != nil {
-		return &targets.UsageError{Msg: err.Error()}
+		return &specs.UsageError{Msg: err.Error()}
 	}
 	if err := os.Chown(p.dir, u.uid, u.gid); err != nil {
 		return err
@@ -316,12 +318,12 @@ func (s *Server) copyFromDocker(ctx context.Context) (copied bool, err error) {
 	defer rc.Close()
 	resp, err := s.cli.ImageLoad(ctx, rc, client.ImageLoadWithQuiet(true))
 	if err != nil {
-		return false, fmt.Errorf("podman load %s: %v", s.o.Image, targets.OneLine(err.Error()))
+		return false, fmt.Errorf("podman load %s: %v", s.o.Image, driver.OneLine(err.Error()))
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err != nil {
-		return false, fmt.Errorf("podman load %s: the image is still missing after the load: %v", s.o.Image, targets.OneLine(err.Error()))
+		return false, fmt.Errorf("podman load %s: the image is still missing after the load: %v", s.o.Image, driver.OneLine(err.Error()))
 	}
 	if s.progress != nil {
 		fmt.Fprintf(s.progress, "%s: copied image %s from Docker's store into Podman's (docker save | podman load)\n", s.name, s.o.Image)
@@ -354,7 +356,7 @@ func podmanLimits(hc *container.HostConfig, pid int) {
 // remote says the engine runs on another host: its containers' /proc and
 // cgroups are not this machine's, so they are read through its API.
 func (s *Server) remote() bool {
-	return s.cli != nil && targets.HostOf(s.cli.DaemonHost()) != "local"
+	return s.cli != nil && specs.HostOf(s.cli.DaemonHost()) != "local"
 }
 
 // publishAddr is the address the server's port is published on: the
@@ -365,7 +367,7 @@ func (s *Server) publishAddr() string {
 	case s.o.Publish != "":
 		return s.o.Publish
 	case s.remote():
-		return targets.HostOf(s.cli.DaemonHost())
+		return specs.HostOf(s.cli.DaemonHost())
 	}
 	return "127.0.0.1"
 }

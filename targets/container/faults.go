@@ -7,11 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"golang.org/x/sys/unix"
-
-	"github.com/dbduel/dbduel/targets"
 )
 
 // What dbduel can say of a container when a run on it fails, in the order
@@ -22,7 +21,7 @@ import (
 // EngineUnreachable is the one line naming an engine that stopped
 // answering (a dead daemon, a closed DOCKER_HOST proxy).
 func (s *Server) engineUnreachable(err error) string {
-	return fmt.Sprintf("engine unreachable: the Docker engine at %s does not answer (%s)", s.cli.DaemonHost(), targets.OneLine(err.Error()))
+	return fmt.Sprintf("engine unreachable: the Docker engine at %s does not answer (%s)", s.cli.DaemonHost(), driver.OneLine(err.Error()))
 }
 
 // Health says whether the engine still holds the container: an engine that

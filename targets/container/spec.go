@@ -9,7 +9,7 @@ import (
 	"github.com/docker/go-units"
 
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // Options are the keys of a docker: SPEC.
@@ -54,17 +54,17 @@ var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, 
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
-	head, kvs, err := targets.SplitSpec(spec)
+	head, kvs, err := specs.SplitSpec(spec)
 	if err != nil {
 		return Options{}, err
 	}
 	bad := func(format string, args ...any) (Options, error) {
-		return Options{}, &targets.UsageError{Msg: "docker: " + fmt.Sprintf(format, args...)}
+		return Options{}, &specs.UsageError{Msg: "docker: " + fmt.Sprintf(format, args...)}
 	}
 	if head == "" || strings.ContainsAny(head, " =") {
 		return bad("SPEC needs an image: docker:IMAGE[,key=value...]")
 	}
-	if err := targets.CheckKeys("docker:", kvs, allowedKeys, map[string]bool{"args": true, "env": true, "ulimit": true}); err != nil {
+	if err := specs.CheckKeys("docker:", kvs, allowedKeys, map[string]bool{"args": true, "env": true, "ulimit": true}); err != nil {
 		return Options{}, err
 	}
 	o := Options{Image: head, Network: "bridge", Datadir: "volume", Pull: "never"}
@@ -93,7 +93,7 @@ func ParseSpec(spec string) (Options, error) {
 			o.Pull, o.pullGiven = v, true
 		case "engine":
 			if err := checkEngineKey(v); err != nil {
-				return Options{}, &targets.UsageError{Msg: "docker: " + err.Error()}
+				return Options{}, &specs.UsageError{Msg: "docker: " + err.Error()}
 			}
 			o.Engine = v
 		case "rootless":
@@ -132,7 +132,7 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Seccomp = v
 		case "cnf":
-			abs, err := targets.CheckCnf(v)
+			abs, err := specs.CheckCnf(v)
 			if err != nil {
 				return bad("%v", err)
 			}
@@ -162,7 +162,7 @@ func (o *Options) parseLimit(key, v string) (limit bool, err error) {
 		}
 		o.CPUs = f
 	case "cpuset":
-		if err := targets.CheckCpuset(v); err != nil {
+		if err := specs.CheckCpuset(v); err != nil {
 			return true, err
 		}
 		o.Cpuset = v

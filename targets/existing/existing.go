@@ -10,8 +10,10 @@ import (
 	"net"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // Server is an existing server: dbduel connects to it and manages nothing.
@@ -27,7 +29,7 @@ func (s *Server) SetNotices(w io.Writer) { s.notices = w }
 
 // New parses a mysql:// SPEC.
 func New(name, spec string) (*Server, error) {
-	ep, err := targets.ParseURL(spec)
+	ep, err := specs.ParseURL(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +38,7 @@ func New(name, spec string) (*Server, error) {
 
 func (s *Server) Name() string               { return s.name }
 func (s *Server) Kind() string               { return "native" }
-func (s *Server) SpecRedacted() string       { return targets.RedactSpec(s.spec) }
+func (s *Server) SpecRedacted() string       { return specs.Redact(s.spec) }
 func (s *Server) Endpoint() targets.Endpoint { return s.ep }
 
 // Start checks that the server answers and that the database exists,
@@ -44,7 +46,7 @@ func (s *Server) Endpoint() targets.Endpoint { return s.ep }
 func (s *Server) Start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	created, err := targets.EnsureDatabase(ctx, s.ep)
+	created, err := driver.EnsureDatabase(ctx, s.ep)
 	if created && s.notices != nil {
 		// A typo in the DSN must not leave an unannounced database behind.
 		fmt.Fprintf(s.notices, "dbduel: %s: created database %s (it did not exist; drop it when done if it was a typo)\n", s.name, s.ep.DB)
@@ -55,14 +57,14 @@ func (s *Server) Start(ctx context.Context) error {
 // Describe reads the server's version and where it keeps data.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "native", SpecRedacted: s.SpecRedacted()}
-	v, datadir, err := targets.ServerInfo(ctx, s.ep)
+	v, datadir, err := driver.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}
 	t.ServerVersion = v
 	t.Described.NetworkPath = "direct"
 	t.Described.Address = net.JoinHostPort(s.ep.Host, fmt.Sprint(s.ep.Port))
-	t.Described.Host, t.Described.ClientPlacement = targets.HostOf(t.Described.Address), "here"
+	t.Described.Host, t.Described.ClientPlacement = specs.HostOf(t.Described.Address), "here"
 	t.Described.Datadir = &result.Datadir{Kind: "dir", Path: datadir}
 	return t, nil
 }

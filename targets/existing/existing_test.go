@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	_ "github.com/dbduel/dbduel/engine/driver/mysql" // the protocol under test
 	"github.com/dbduel/dbduel/targets"
 )
@@ -30,7 +31,7 @@ func TestConnectErrorNamesAMissingHandshake(t *testing.T) {
 			}
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err = targets.EnsureDatabase(ctx, targets.Endpoint{Protocol: "mysql", Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, User: "root", DB: "sbtest"})
+		_, err = driver.EnsureDatabase(ctx, targets.Endpoint{Protocol: "mysql", Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, User: "root", DB: "sbtest"})
 		cancel()
 		ln.Close()
 		if err == nil || !strings.Contains(err.Error(), "without a MySQL handshake") || strings.Contains(err.Error(), "invalid connection") {

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine/driver"
-	hostdrv "github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/hostinfo"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // Machine is this machine as a target.
@@ -30,7 +30,7 @@ type Machine struct {
 // directory's fileio/NAME).
 func New(name, dir string) *Machine {
 	if dir == "" {
-		return &Machine{name: name, dir: filepath.Join(state.Dir(), "fileio", name), defaultDir: true}
+		return &Machine{name: name, dir: filepath.Join(ledger.Dir(), "fileio", name), defaultDir: true}
 	}
 	return &Machine{name: name, dir: dir}
 }
@@ -38,14 +38,14 @@ func New(name, dir string) *Machine {
 func (h *Machine) Name() string               { return h.name }
 func (h *Machine) Kind() string               { return "native" }
 func (h *Machine) SpecRedacted() string       { return "host" }
-func (h *Machine) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: hostdrv.Protocol} }
+func (h *Machine) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: system.Protocol} }
 
 // Start makes the file directory.
 func (h *Machine) Start(context.Context) error { return os.MkdirAll(h.dir, 0o755) }
 
 // Open gives the engine the machine as a DB.
 func (h *Machine) Open(ctx context.Context, maxConns int) (driver.DB, error) {
-	return hostdrv.Opener(h.dir)(ctx, maxConns)
+	return system.Opener(h.dir)(ctx, maxConns)
 }
 
 // Describe reads the facts that explain a figure, as this process sees them.

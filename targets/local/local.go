@@ -20,10 +20,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/hostinfo"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
+	"github.com/dbduel/dbduel/targets/provision"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // Flavour is the server family, detected from `BIN --version`.
@@ -73,17 +76,17 @@ type Options struct {
 
 // ParseSpec parses "BIN[,args=..][,cnf=..][,cpuset=..]" (after "local:").
 func ParseSpec(spec string) (Options, error) {
-	head, kvs, err := targets.SplitSpec(spec)
+	head, kvs, err := specs.SplitSpec(spec)
 	if err != nil {
 		return Options{}, err
 	}
 	if head == "" {
-		return Options{}, &targets.UsageError{Msg: "local: SPEC needs a binary: local:mariadbd, local:mysqld or local:/abs/path"}
+		return Options{}, &specs.UsageError{Msg: "local: SPEC needs a binary: local:mariadbd, local:mysqld or local:/abs/path"}
 	}
 	if head != "mariadbd" && head != "mysqld" && head != "postgres" && head != "mongod" && !filepath.IsAbs(head) {
-		return Options{}, &targets.UsageError{Msg: fmt.Sprintf("local: binary %q: want mariadbd, mysqld, postgres, mongod or an absolute path", head)}
+		return Options{}, &specs.UsageError{Msg: fmt.Sprintf("local: binary %q: want mariadbd, mysqld, postgres, mongod or an absolute path", head)}
 	}
-	if err := targets.CheckKeys("local:", kvs, map[string]bool{"args": true, "cnf": true, "cpuset": true}, map[string]bool{"args": true}); err != nil {
+	if err := specs.CheckKeys("local:", kvs, map[string]bool{"args": true, "cnf": true, "cpuset": true}, map[string]bool{"args": true}); err != nil {
 		return Options{}, err
 	}
 	o := Options{Binary: head}
@@ -91,16 +94,16 @@ func ParseSpec(spec string) (Options, error) {
 		switch kv.Key {
 		case "args":
 			if !strings.HasPrefix(kv.Value, "-") {
-				return o, &targets.UsageError{Msg: fmt.Sprintf("local: args=%q: want one server flag such as --innodb-buffer-pool-size=1G", kv.Value)}
+				return o, &specs.UsageError{Msg: fmt.Sprintf("local: args=%q: want one server flag such as --innodb-buffer-pool-size=1G", kv.Value)}
 			}
 			o.Args = append(o.Args, kv.Value)
 		case "cnf":
-			if o.Cnf, err = targets.CheckCnf(kv.Value); err != nil {
-				return o, &targets.UsageError{Msg: "local: " + err.Error()}
+			if o.Cnf, err = specs.CheckCnf(kv.Value); err != nil {
+				return o, &specs.UsageError{Msg: "local: " + err.Error()}
 			}
 		case "cpuset":
-			if err := targets.CheckCpuset(kv.Value); err != nil {
-				return o, &targets.UsageError{Msg: "local: " + err.Error()}
+			if err := specs.CheckCpuset(kv.Value); err != nil {
+				return o, &specs.UsageError{Msg: "local: " + err.Error()}
 			}
 			o.Cpuset = kv.Value
 		}
@@ -121,9 +124,9 @@ type Server struct {
 	mu                sync.Mutex
 	cmd               *exec.Cmd
 	exited            chan struct{}
-	output            *targets.TailBuffer // the process's own stdout and stderr
-	cred              *syscall.Credential // the account the server runs as (nil: dbduel's own)
-	notices           io.Writer           // where to say what dbduel decided for the user
+	output            *provision.TailBuffer // the process's own stdout and stderr
+	cred              *syscall.Credential   // the account the server runs as (nil: dbduel's own)
+	notices           io.Writer             // where to say what dbduel decided for the user
 	logPath           string
 	cgroup            *serverCgroup // the server's own cgroup (nil: its processes are summed)
 	keep              bool          // --keep: the server outlives dbduel
@@ -207,16 +210,16 @@ func (s *Server) start(ctx context.Context) error {
 		return fmt.Errorf("%s --version: %v", bin, err)
 	}
 	s.flavour = DetectFlavour(string(out))
-	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
 		return err
 	}
-	s.dir, err = os.MkdirTemp(state.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-")
+	s.dir, err = os.MkdirTemp(ledger.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-")
 	if err != nil {
 		return err
 	}
 	s.datadir = filepath.Join(s.dir, "data")
 	s.logPath = filepath.Join(s.dir, "server.log")
-	if s.defaultsFile, err = targets.WriteConfig("mysql", s.dir, s.o.Cnf); err != nil {
+	if s.defaultsFile, err = provision.WriteConfig("mysql", s.dir, s.o.Cnf); err != nil {
 		return err
 	}
 	asRoot := os.Geteuid() == 0
@@ -237,7 +240,7 @@ func (s *Server) start(ctx context.Context) error {
 	if initErr != nil {
 		return initErr
 	}
-	port, err := targets.FreePort()
+	port, err := provision.FreePort()
 	if err != nil {
 		return err
 	}
@@ -253,7 +256,7 @@ func (s *Server) start(ctx context.Context) error {
 		return err
 	}
 
-	s.ep = targets.Endpoint{Protocol: "mysql", Host: "127.0.0.1", Port: port, User: "root", Password: targets.NewPassword(), DB: "sbtest"}
+	s.ep = targets.Endpoint{Protocol: "mysql", Host: "127.0.0.1", Port: port, User: "root", Password: provision.NewPassword(), DB: "sbtest"}
 	if err := s.waitReady(ctx, 60*time.Second); err != nil {
 		return err
 	}
@@ -265,13 +268,13 @@ func (s *Server) start(ctx context.Context) error {
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if s.flavour == MongoDB && targets.Ping(ctx, s.ep, 2*time.Second) == nil {
+		if s.flavour == MongoDB && driver.Ping(ctx, s.ep, 2*time.Second) == nil {
 			return nil
 		}
 		if s.flavour == PostgreSQL {
 			ep := s.ep
 			ep.DB = "postgres"
-			if targets.Ping(ctx, ep, 2*time.Second) == nil {
+			if driver.Ping(ctx, ep, 2*time.Second) == nil {
 				return nil
 			}
 		}
@@ -281,7 +284,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 			}
 			ep := s.ep
 			ep.Password, ep.DB = pw, ""
-			if targets.Ping(ctx, ep, 2*time.Second) == nil {
+			if driver.Ping(ctx, ep, 2*time.Second) == nil {
 				return nil
 			}
 		}
@@ -303,7 +306,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 func (s *Server) secure(ctx context.Context) error {
 	ep := s.ep
 	ep.Password, ep.DB = "", ""
-	db, closeDB, err := targets.OpenSQL(ctx, ep)
+	db, closeDB, err := driver.OpenSQL(ctx, ep)
 	if err != nil {
 		return err
 	}
@@ -337,7 +340,7 @@ func (s *Server) secure(ctx context.Context) error {
 // Describe reads the server's version and datadir back.
 func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	t := result.Target{Name: s.name, Kind: "local", SpecRedacted: s.spec}
-	v, datadir, err := targets.ServerInfo(ctx, s.ep)
+	v, datadir, err := driver.ServerInfo(ctx, s.ep)
 	if err != nil {
 		return t, err
 	}
@@ -457,7 +460,7 @@ func (s *Server) spawn(name string, argv []string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM, Credential: s.cred}
 	// What the process prints itself (taskset's refusal, a crash before
 	// the error log opens) is part of why it exited.
-	out := &targets.TailBuffer{Max: 4096}
+	out := &provision.TailBuffer{Max: 4096}
 	cmd.Stdout, cmd.Stderr = out, out
 	if s.keep {
 		cmd.SysProcAttr.Pdeathsig = 0
@@ -477,7 +480,7 @@ func (s *Server) spawn(name string, argv []string) error {
 	s.cmd, s.exited, s.output = cmd, exited, out
 	s.mu.Unlock()
 	go func() { cmd.Wait(); close(exited) }()
-	_ = state.Record(state.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: s.binary, Dir: s.dir, Started: time.Now()})
+	_ = ledger.Record(ledger.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: s.binary, Dir: s.dir, Started: time.Now()})
 	return nil
 }
 
@@ -514,7 +517,7 @@ func (s *Server) Stop(context.Context) error {
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 	}
-	state.Forget(s.runID, s.name)
+	ledger.Forget(s.runID, s.name)
 	return err
 }
 
@@ -559,7 +562,7 @@ func (s *Server) exitReason() string {
 		}
 	}
 	if o := strings.TrimSpace(out.String()); o != "" {
-		reason += ": " + targets.OneLine(o)
+		reason += ": " + driver.OneLine(o)
 	}
 	if errs := errorLines(readFile(s.logPath), 5); errs != "" {
 		reason += "; error log: " + errs

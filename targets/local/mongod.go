@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
+	"github.com/dbduel/dbduel/targets/provision"
 )
 
 // MongoDB is the flavour of local:mongod.
@@ -36,11 +37,11 @@ func (s *Server) startMongod(ctx context.Context) error {
 		return errNoMongod
 	}
 	s.binary, s.flavour = bin, MongoDB
-	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
 		return err
 	}
 	var err error
-	if s.dir, err = os.MkdirTemp(state.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-"); err != nil {
+	if s.dir, err = os.MkdirTemp(ledger.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-"); err != nil {
 		return err
 	}
 	s.datadir = filepath.Join(s.dir, "db")
@@ -48,7 +49,7 @@ func (s *Server) startMongod(ctx context.Context) error {
 		return err
 	}
 	s.logPath = filepath.Join(s.dir, "mongod.log")
-	port, err := targets.FreePort()
+	port, err := provision.FreePort()
 	if err != nil {
 		return err
 	}

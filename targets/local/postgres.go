@@ -14,8 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
+	"github.com/dbduel/dbduel/targets/provision"
 )
 
 // PostgreSQL is the flavour of local:postgres.
@@ -79,13 +81,13 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 	if account != "" && notices != nil {
 		fmt.Fprintf(notices, "dbduel: %s: PostgreSQL refuses to run as root: running initdb and postgres as the %q user\n", s.name, account)
 	}
-	if err := os.MkdirAll(state.Dir(), 0o700); err != nil {
+	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
 		return err
 	}
-	if s.dir, err = os.MkdirTemp(state.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-"); err != nil {
+	if s.dir, err = os.MkdirTemp(ledger.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-"); err != nil {
 		return err
 	}
-	password := targets.NewPassword()
+	password := provision.NewPassword()
 	pwfile := filepath.Join(s.dir, "pwfile")
 	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {
 		return err
@@ -101,7 +103,7 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 			return err
 		}
 	}
-	conf, err := targets.WriteConfig("postgres", s.dir, include)
+	conf, err := provision.WriteConfig("postgres", s.dir, include)
 	if err != nil {
 		return err
 	}
@@ -110,7 +112,7 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 	if cred != nil {
 		// The account must reach its files: the state directory is made
 		// traversable (not listable), the cluster's directory is its own.
-		_ = os.Chmod(state.Dir(), 0o711)
+		_ = os.Chmod(ledger.Dir(), 0o711)
 		if err := chownTree(s.dir, cred); err != nil {
 			return err
 		}
@@ -122,7 +124,7 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 		return fmt.Errorf("initdb: %v: %s", err, errorLines(string(out), 3))
 	}
 	os.Remove(pwfile)
-	port, err := targets.FreePort()
+	port, err := provision.FreePort()
 	if err != nil {
 		return err
 	}
@@ -143,10 +145,10 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 
 // setUpPostgres creates the sbtest database and pg_stat_statements in it.
 func (s *Server) setUpPostgres(ctx context.Context) error {
-	if _, err := targets.EnsureDatabase(ctx, s.ep); err != nil {
+	if _, err := driver.EnsureDatabase(ctx, s.ep); err != nil {
 		return err
 	}
-	return targets.Ready(ctx, s.ep)
+	return driver.Ready(ctx, s.ep)
 }
 
 func chownTree(dir string, cred *syscall.Credential) error {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/dbduel/dbduel/engine/agent"
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/hostinfo"
 )
 
@@ -26,7 +25,7 @@ func newAgentCmd(*State) *cobra.Command {
 			// A server the engine names is reached with the protocols' own
 			// drivers (the default error rules: --mysql-ignore-errors is not passed on).
 			open := func(ctx context.Context, ep driver.Endpoint, maxConns int) (driver.DB, error) {
-				return targets.Opener(ep, nil)(ctx, maxConns)
+				return driver.OpenerFor(ep, nil)(ctx, maxConns)
 			}
 			return agent.Serve(cmd.Context(), os.Stdin, os.Stdout, dir, Version, func() map[string]string { return hostinfo.ReadFacts(dir) }, open)
 		},

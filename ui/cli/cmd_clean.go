@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/local"
-	"github.com/dbduel/dbduel/targets/state"
 )
 
 // newCleanCmd is dbduel clean.
@@ -33,7 +33,7 @@ func newCleanCmd(st *State) *cobra.Command {
 // line) and containers/volumes carrying the dbduel.run label. It touches
 // nothing without dbduel's mark.
 func clean(ctx context.Context, runID string, out io.Writer) error {
-	procs, err := state.Processes(runID)
+	procs, err := ledger.Processes(runID)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 		inProgress = map[string]int{}
 		kept := procs[:0]
 		for _, p := range procs {
-			if pid, alive := state.OwnerAlive(p.Owner); alive {
+			if pid, alive := ledger.OwnerAlive(p.Owner); alive {
 				inProgress[p.RunID] = pid
 				continue
 			}
@@ -58,8 +58,8 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 		}
 	}()
 	for _, p := range procs {
-		alive := state.Alive(p.PID, p.Binary)
-		if err := state.Kill(p, 10*time.Second); err != nil {
+		alive := ledger.Alive(p.PID, p.Binary)
+		if err := ledger.Kill(p, 10*time.Second); err != nil {
 			return err
 		}
 		if alive {
@@ -75,7 +75,7 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 		for _, c := range local.RemoveCgroups(runID) {
 			fmt.Fprintf(out, "removed cgroup %s\n", c)
 		}
-		for _, f := range state.ForgetKept(runID) {
+		for _, f := range ledger.ForgetKept(runID) {
 			fmt.Fprintf(out, "removed kept target's URL file %s\n", f)
 		}
 	}

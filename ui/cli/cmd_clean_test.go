@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // clean lists what it removed: a dead server's pidfile and its directory
@@ -16,12 +16,12 @@ import (
 func TestCleanListsTheDirectoriesItRemoves(t *testing.T) {
 	integration.Require(t, "the Docker engine (clean also asks it for labelled containers)")
 	t.Setenv("DBDUEL_STATE_DIR", t.TempDir())
-	dir := filepath.Join(state.Dir(), "dbduel-local-cleantest-n-1")
+	dir := filepath.Join(ledger.Dir(), "dbduel-local-cleantest-n-1")
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// A pidfile of a process that has ended (pid 1 is never a mariadbd).
-	if err := state.Record(state.Process{RunID: "cleantest", Target: "n", PID: 1, Binary: "/nonexistent/mariadbd", Dir: dir}); err != nil {
+	if err := ledger.Record(ledger.Process{RunID: "cleantest", Target: "n", PID: 1, Binary: "/nonexistent/mariadbd", Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder

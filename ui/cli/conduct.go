@@ -16,7 +16,7 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // runVerb starts the targets rc and the verb's flags name, does the verb,
@@ -246,7 +246,7 @@ func announceKept(ts []targets.Target, runID string, stderr io.Writer) {
 		if ep.Host == "" || ep.Port == 0 {
 			continue
 		}
-		path, err := state.Keep(runID, t.Name(), ep.URL())
+		path, err := ledger.Keep(runID, t.Name(), ep.URL())
 		if err != nil {
 			fmt.Fprintf(stderr, "dbduel: kept %s, but could not write its URL: %v\n", t.Name(), err)
 			continue

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	hostdrv "github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 )
@@ -109,8 +109,8 @@ func TestCompletePlanStopsTargetsUnlessKept(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		var fakes []*targets.Fake
 		for _, name := range []string{"a", "b"} {
-			fakes = append(fakes, &targets.Fake{TargetName: name, Ep: targets.Endpoint{Protocol: hostdrv.Protocol},
-				Opener: hostdrv.Opener(t.TempDir())})
+			fakes = append(fakes, &targets.Fake{TargetName: name, Ep: targets.Endpoint{Protocol: system.Protocol},
+				Opener: system.Opener(t.TempDir())})
 		}
 		out := t.TempDir() + "/r.json"
 		flags := []string{"--time", "0", "--events", "50", "--cpu-max-prime", "200", "--format", "json", "-o", out, "--cooldown", "0"}

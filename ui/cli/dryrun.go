@@ -12,7 +12,7 @@ import (
 	"maps"
 
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // dryRun prints what a family verb would do, resolved from the files and
@@ -81,7 +81,7 @@ func planTotals(rc *runConfig, per float64, runs int, ts []targets.Target) []str
 	for _, t := range ts {
 		switch t.Kind() {
 		case "local":
-			need[state.Dir()] += bytes
+			need[ledger.Dir()] += bytes
 		case "container":
 			need["/var/lib/docker"] += bytes
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 )
@@ -327,5 +328,5 @@ func readVariables(ctx context.Context, t targets.Target) (map[string]string, er
 	if vr, ok := t.(targets.VariablesReader); ok {
 		return vr.Variables(ctx)
 	}
-	return targets.Variables(ctx, t.Endpoint())
+	return driver.Variables(ctx, t.Endpoint())
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	_ "github.com/dbduel/dbduel/engine/driver/mongo"    // registers the MongoDB protocol
 	_ "github.com/dbduel/dbduel/engine/driver/mysql"    // registers the MySQL/MariaDB protocol
 	_ "github.com/dbduel/dbduel/engine/driver/postgres" // registers the PostgreSQL protocol
@@ -20,7 +21,7 @@ import (
 	_ "github.com/dbduel/dbduel/engine/workload/oltp"   // registers sysbench's OLTP scripts
 	_ "github.com/dbduel/dbduel/engine/workload/sys"    // registers cpu, memory and fileio
 	_ "github.com/dbduel/dbduel/engine/workload/tpcc"   // registers TPC-C
-	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // Version is dbduel's version, stamped into every result.
@@ -69,14 +70,14 @@ func Run(ctx context.Context, args []string, st *State) int {
 	st.Exit = exitOK
 	if err != nil {
 		st.Exit = exitCode(ctx, err)
-		fmt.Fprintf(st.Stderr, "dbduel: %s\n", targets.OneLine(err.Error()))
+		fmt.Fprintf(st.Stderr, "dbduel: %s\n", driver.OneLine(err.Error()))
 	}
 	return st.Exit
 }
 
 func exitCode(ctx context.Context, err error) int {
 	var ee *exitError
-	var ue *targets.UsageError
+	var ue *specs.UsageError
 	switch {
 	case errors.As(err, &ee):
 		return ee.code

@@ -7,11 +7,11 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/targets"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // runConfig is what a family verb's flags resolve to, checked before
@@ -72,7 +72,7 @@ func newRunConfig(st *State, wlName string, v familyVerb) (*runConfig, error) {
 	if rc.seed == 0 {
 		rc.seed = time.Now().UnixNano() % 1_000_000_000
 	}
-	rc.runID = state.NewRunID()
+	rc.runID = ledger.NewRunID()
 	if id := st.Getenv("DBDUEL_RUN_ID"); id != "" {
 		rc.runID = id // lets tests and scripts find what this run created
 	}
@@ -132,7 +132,7 @@ func (rc *runConfig) maxTableSize() int {
 // onHost says the workload runs on the machine itself (cpu, memory,
 // fileio): its files are removed at the end unless --keep.
 func (rc *runConfig) onHost() bool {
-	return slices.Equal(rc.workload.Protocols(), []string{host.Protocol})
+	return slices.Equal(rc.workload.Protocols(), []string{system.Protocol})
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

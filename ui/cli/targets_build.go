@@ -14,8 +14,9 @@ import (
 	"github.com/dbduel/dbduel/targets/container"
 	"github.com/dbduel/dbduel/targets/existing"
 	"github.com/dbduel/dbduel/targets/host"
+	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/local"
-	"github.com/dbduel/dbduel/targets/state"
+	"github.com/dbduel/dbduel/targets/specs"
 )
 
 // targetContext is what building a target needs besides its SPEC.
@@ -40,7 +41,7 @@ func buildTargets(flags []string, tc targetContext, stderr io.Writer) ([]targets
 	seen := map[string]bool{}
 	var out []targets.Target
 	for _, f := range flags {
-		name, spec, err := targets.SplitTargetFlag(f)
+		name, spec, err := specs.SplitTargetFlag(f)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +71,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		url, keys := splitURLKeys(spec)
 		bk, beside, err := container.ParseBesideKeys(keys)
 		if err != nil {
-			return nil, &targets.UsageError{Msg: err.Error()}
+			return nil, &specs.UsageError{Msg: err.Error()}
 		}
 		n, err := existing.New(name, url)
 		if err != nil {
@@ -122,7 +123,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		if !ok || runID == "" || kname == "" {
 			return nil, usageErr("--target %s: want kept:RUNID/NAME (printed by a --keep run)", name)
 		}
-		url, err := state.Kept(runID, kname)
+		url, err := ledger.Kept(runID, kname)
 		if err != nil {
 			return nil, usageErr("--target %s: %v", name, err)
 		}
@@ -133,7 +134,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		n.SetNotices(stderr)
 		return n, nil
 	}
-	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v], docker:IMAGE[,k=v], podman:IMAGE[,k=v] or kept:RUNID/NAME", name, targets.RedactSpec(spec))
+	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v], docker:IMAGE[,k=v], podman:IMAGE[,k=v] or kept:RUNID/NAME", name, specs.Redact(spec))
 }
 
 // newHostTarget is a target of the system micro-benchmarks: this machine,
@@ -149,7 +150,7 @@ func newHostTarget(name, spec string, tc targetContext) (targets.Target, error) 
 		}
 		return container.NewAgent(name, strings.TrimPrefix(spec, "docker:"), tc.runID, bin, dialAgent)
 	}
-	return nil, usageErr("--target %s: the system micro-benchmarks (cpu, memory, fileio) run on host or docker:IMAGE[,k=v], not on %q", name, targets.RedactSpec(spec))
+	return nil, usageErr("--target %s: the system micro-benchmarks (cpu, memory, fileio) run on host or docker:IMAGE[,k=v], not on %q", name, specs.Redact(spec))
 }
 
 // isServerURL says spec is a URL of a registered protocol (an existing server).
@@ -179,9 +180,9 @@ func dialAgent(ctx context.Context, stdin io.Writer, stdout io.Reader, dir strin
 // namedTargetErr puts the target's name in front of a SPEC error, keeping
 // its kind (a usage error stays exit code 2).
 func namedTargetErr(name string, err error) error {
-	var ue *targets.UsageError
+	var ue *specs.UsageError
 	if errors.As(err, &ue) {
-		return &targets.UsageError{Msg: "--target " + name + ": " + ue.Msg}
+		return &specs.UsageError{Msg: "--target " + name + ": " + ue.Msg}
 	}
 	return fmt.Errorf("--target %s: %w", name, err)
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/cause"
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/explain"
+	"github.com/dbduel/dbduel/engine/parity"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
@@ -65,7 +66,7 @@ func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stder
 		// The endpoint as it is when opened: dbduel live may give the
 		// target a new container (another port, another password).
 		open := func(ctx context.Context, maxConns int) (driver.DB, error) {
-			return targets.Opener(t.Endpoint(), opts)(ctx, maxConns)
+			return driver.OpenerFor(t.Endpoint(), opts)(ctx, maxConns)
 		}
 		if so, ok := t.(targets.SelfOpener); ok {
 			open = so.Open
@@ -221,7 +222,7 @@ func readParity(ctx context.Context, ts []targets.Target, described []result.Tar
 		return nil, nil
 	}
 	// A MySQL and a PostgreSQL setting share no names; the machine has none.
-	if p := protocols(ts); len(p) > 1 || p[0] == host.Protocol {
+	if p := protocols(ts); len(p) > 1 || p[0] == system.Protocol {
 		versions := map[string]string{}
 		for i, t := range ts {
 			versions[t.Name()] = described[i].ServerVersion
@@ -238,7 +239,7 @@ func readParity(ctx context.Context, ts []targets.Target, described []result.Tar
 		}
 		vars[t.Name()] = v
 	}
-	return targets.Parity(targetNames(ts), versions, vars), nil
+	return parity.Parity(targetNames(ts), versions, vars), nil
 }
 
 func targetNames(ts []targets.Target) []string {

@@ -3,8 +3,9 @@ package tui
 import (
 	"fmt"
 
-	"github.com/charmbracelet/bubbles/textinput"
 	"time"
+
+	"github.com/charmbracelet/bubbles/textinput"
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/engine/workload/sbrand"
 )
@@ -105,7 +105,7 @@ func (t *fileioTest) Direct() bool { return t.openFlags&syscall.O_DIRECT != 0 }
 func fileName(i int) string { return "test_file." + strconv.Itoa(i) }
 
 func dirOf(x any) (string, error) {
-	p, ok := x.(host.Placed)
+	p, ok := x.(system.Placed)
 	if !ok {
 		return "", errors.New("fileio runs on host targets (host, or docker:IMAGE with dbduel's agent)")
 	}

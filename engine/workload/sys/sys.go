@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dbduel/dbduel/engine/driver"
-	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -112,7 +112,7 @@ type base struct {
 }
 
 func (b base) Name() string               { return b.name }
-func (b base) Protocols() []string        { return []string{host.Protocol} }
+func (b base) Protocols() []string        { return []string{system.Protocol} }
 func (b base) Shape() workload.Shape      { return workload.Shape{} }
 func (b base) Args() []string             { return b.o.args() }
 func (b base) Validate(threads int) error { return nil }

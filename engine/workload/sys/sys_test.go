@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dbduel/dbduel/engine"
-	"github.com/dbduel/dbduel/engine/driver/host"
+	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -44,7 +44,7 @@ func TestCPUEventCountsSysbenchsPrimes(t *testing.T) {
 // has total/block events however long --time allows.
 func TestMemoryStopsAfterTotalSize(t *testing.T) {
 	w := build(t, "memory", "--memory-total-size=4M", "--memory-block-size=1K", "--memory-oper=read", "--memory-access-mode=rnd")
-	run, err := engine.Measure(context.Background(), engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: time.Minute, Percentile: 95}}, "h", host.New(t.TempDir()), nil)
+	run, err := engine.Measure(context.Background(), engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: time.Minute, Percentile: 95}}, "h", system.New(t.TempDir()), nil)
 	if err != nil || !run.Complete {
 		t.Fatalf("%v", err)
 	}
@@ -148,7 +148,7 @@ func TestSequentialRequestsWalkTheFiles(t *testing.T) {
 // test_file.N only, never another file of the directory.
 func TestFileStatesAndCleanup(t *testing.T) {
 	dir := t.TempDir()
-	db := host.New(dir)
+	db := system.New(dir)
 	ctx := context.Background()
 	w := build(t, "fileio", "--file-num=2", "--file-total-size=64K", "--file-block-size=4K")
 	if st, _ := w.Check(ctx, db, 1); !st.Missing {
@@ -187,7 +187,7 @@ func TestFileStatesAndCleanup(t *testing.T) {
 // end-of-test fsyncs (one per file per thread) are in the totals.
 func TestFileioRunCounts(t *testing.T) {
 	dir := t.TempDir()
-	db := host.New(dir)
+	db := system.New(dir)
 	w := build(t, "fileio", "--file-num=2", "--file-total-size=1M", "--file-block-size=4K", "--file-test-mode=rndwr", "--file-fsync-freq=0")
 	if err := w.Prepare(context.Background(), db, 2, func(workload.Progress) {}); err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestFileioProgressOnceToTheEnd(t *testing.T) {
 	w := build(t, "fileio", "--file-num=2", "--file-total-size=2M", "--file-block-size=4K")
 	var seen []uint64
 	var total uint64
-	if err := w.Prepare(context.Background(), host.New(t.TempDir()), 1, func(p workload.Progress) { seen = append(seen, p.Rows); total = p.TotalRows }); err != nil {
+	if err := w.Prepare(context.Background(), system.New(t.TempDir()), 1, func(p workload.Progress) { seen = append(seen, p.Rows); total = p.TotalRows }); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i < len(seen); i++ {

@@ -1,6 +1,12 @@
-package targets
+// Package specs reads what users write: a target's NAME=SPEC, a SPEC's
+// HEAD,key=value list and its checks (cpusets, cnf files), server URLs of
+// any registered protocol; what is wrong is a UsageError (exit code 2).
+package specs
 
 import (
+	"net"
+	"regexp"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dbduel/dbduel/engine/driver"
 )
 
 // KV is one key=value of a SPEC, in the order given.
@@ -155,4 +163,64 @@ func CheckCnf(path string) (string, error) {
 	}
 	f.Close()
 	return abs, nil
+}
+
+// UsageError is a SPEC or flag the user got wrong (exit code 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// SplitTargetFlag splits NAME=SPEC and checks NAME.
+func SplitTargetFlag(s string) (name, spec string, err error) {
+	name, spec, ok := strings.Cut(s, "=")
+	if !ok || spec == "" {
+		return "", "", usagef("--target %q: want NAME=SPEC, e.g. native=mysql://root:pw@127.0.0.1:3306/sbtest", Redact(s))
+	}
+	if !nameRE.MatchString(name) {
+		return "", "", usagef("--target name %q: want [a-z][a-z0-9_-]*", name)
+	}
+	return name, spec, nil
+}
+
+// Redact hides a password in a SPEC (for messages).
+func Redact(s string) string { return driver.RedactURL(s) }
+
+// ParseURL parses a server URL of any registered protocol (usage errors).
+func ParseURL(spec string) (driver.Endpoint, error) {
+	p, err := driver.ForURL(spec)
+	if err != nil {
+		var hints []string
+		for _, p := range driver.All() {
+			if p.URLHint != "" {
+				hints = append(hints, p.URLHint)
+			}
+		}
+		return driver.Endpoint{}, &UsageError{Msg: fmt.Sprintf("SPEC %q: want %s", Redact(spec), strings.Join(hints, " or "))}
+	}
+	ep, err := p.ParseURL(spec)
+	if err != nil {
+		return ep, &UsageError{Msg: err.Error()}
+	}
+	return ep, nil
+}
+
+// HostOf is "local" for a loopback or unix-socket address (a server or an
+// engine on this machine), else the address's host.
+func HostOf(addr string) string {
+	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "tcp://"), "unix://")
+	if strings.HasPrefix(addr, "/") || addr == "" {
+		return "local"
+	}
+	h := addr
+	if hp, _, err := net.SplitHostPort(addr); err == nil {
+		h = hp
+	}
+	if ip := net.ParseIP(h); (ip != nil && ip.IsLoopback()) || h == "localhost" {
+		return "local"
+	}
+	return h
 }

@@ -1,7 +1,7 @@
-// Package state keeps track of what dbduel started, so that a crashed or
+// Package ledger keeps track of what dbduel started, so that a crashed or
 // killed run can be cleaned up later by `dbduel clean`: containers and
 // volumes carry a label, processes leave a pidfile here.
-package state
+package ledger
 
 import (
 	"crypto/rand"

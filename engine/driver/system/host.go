@@ -1,7 +1,8 @@
-// Package host is the driver of the machine itself: no server, no
-// connections. The system micro-benchmarks (cpu, memory, fileio) run in the
-// process that holds this DB, and fileio keeps its files in Dir.
-package host
+// Package system is the driver of the system micro-benchmarks (cpu,
+// memory, fileio): the machine itself, no server, no connections. They run
+// in the process that holds this DB, and fileio keeps its files in Dir.
+// Its protocol is named "host", as the target is.
+package system
 
 import (
 	"context"

@@ -1,4 +1,6 @@
-package targets
+// Package parity compares what the targets of a run are: their server
+// versions and settings, the differences that move performance first.
+package parity
 
 import (
 	"sort"

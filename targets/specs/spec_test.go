@@ -1,4 +1,4 @@
-package targets
+package specs
 
 import (
 	"os"
@@ -34,12 +34,5 @@ func TestCheckCnfRefusesDirectoriesAndMissingFiles(t *testing.T) {
 	os.WriteFile(f, []byte("[mysqld]\n"), 0o644)
 	if abs, err := CheckCnf(f); err != nil || abs != f {
 		t.Fatalf("file: %q %v", abs, err)
-	}
-}
-
-func TestOneLineKeepsTheWholeMessage(t *testing.T) {
-	msg := "server exited during start-up (exit status 1): taskset: failed to set pid's affinity:\nInvalid argument"
-	if got := OneLine(msg); got != "server exited during start-up (exit status 1): taskset: failed to set pid's affinity: Invalid argument" {
-		t.Fatalf("%q", got)
 	}
 }
