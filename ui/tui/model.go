@@ -9,10 +9,14 @@ package tui
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	xansi "github.com/charmbracelet/x/ansi"
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
@@ -186,4 +190,33 @@ func (m *Model) exportCmd() tea.Cmd {
 		path, err := export(r)
 		return exportedMsg{path: path, err: err}
 	}
+}
+
+// Minimum terminal size the layout needs.
+const (
+	MinWidth  = 80
+	MinHeight = 24
+)
+
+// View renders the whole screen from the model (pure: no clock, no I/O).
+// Every line fits the terminal's width and the screen its height.
+func (m *Model) View() string {
+	if m.width < MinWidth || m.height < MinHeight {
+		return fmt.Sprintf("terminal too small: need %d×%d, have %d×%d\npress q to stop", MinWidth, MinHeight, m.width, m.height)
+	}
+	var lines []string
+	if m.done {
+		lines = m.sum.view()
+	} else {
+		lines = m.run.view()
+	}
+	if len(lines) > m.height {
+		lines = lines[:m.height]
+	}
+	for i, l := range lines {
+		if lipgloss.Width(l) > m.width {
+			lines[i] = xansi.Truncate(l, m.width, "…") // a safety net: the parts fit their own text
+		}
+	}
+	return strings.Join(lines, "\n")
 }

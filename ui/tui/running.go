@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-
 	"time"
 
 	"github.com/charmbracelet/bubbles/textinput"
