@@ -64,10 +64,10 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 			if iv.Warmup {
 				continue
 			}
-			for _, k := range []string{"server_cpu_cores", "proxy_cpu_cores", "client_cpu_cores", "cpu_throttled_pct", "server_mem_bytes"} {
+			for _, k := range []string{result.TelServerCPUCores, result.TelProxyCPUCores, result.TelClientCPUCores, result.TelCPUThrottledPct, result.TelServerMemBytes} {
 				add(k, iv.Telemetry[k])
 			}
-			for _, k := range []string{"steal_pct", "psi_cpu_some_pct", "other_cpu_cores", "kernel_cpu_cores"} {
+			for _, k := range []string{result.NoiseStealPct, result.NoisePSICPUSomePct, result.NoiseOtherCPUCores, result.NoiseKernelCPUCores} {
 				add(k, iv.Noise[k])
 			}
 		}
@@ -103,7 +103,7 @@ func (c *cpuTotals) add(run result.Run) {
 		if iv.Warmup {
 			continue
 		}
-		for _, k := range []string{"server_cpu_cores", "server_idle_cpu_cores", "proxy_cpu_cores", "client_cpu_cores"} {
+		for _, k := range []string{result.TelServerCPUCores, result.TelServerIdleCPUCores, result.TelProxyCPUCores, result.TelClientCPUCores} {
 			if v, ok := iv.Telemetry[k].(float64); ok {
 				c.seconds[k] += v * iv.SpanS
 			}
@@ -120,13 +120,13 @@ func (c cpuTotals) perTxn() map[string]float64 {
 		return out
 	}
 	per := func(s float64) float64 { return s / c.txn * 1e6 }
-	for k, name := range map[string]string{"server_cpu_cores": "server", "proxy_cpu_cores": "proxy", "client_cpu_cores": "client"} {
+	for k, name := range map[string]string{result.TelServerCPUCores: "server", result.TelProxyCPUCores: "proxy", result.TelClientCPUCores: "client"} {
 		if s, ok := c.seconds[k]; ok {
 			out[name+"_cpu_us_per_txn"] = per(s)
 		}
 	}
-	if idle, ok := c.seconds["server_idle_cpu_cores"]; ok {
-		if s, ok := c.seconds["server_cpu_cores"]; ok {
+	if idle, ok := c.seconds[result.TelServerIdleCPUCores]; ok {
+		if s, ok := c.seconds[result.TelServerCPUCores]; ok {
 			out["server_marginal_cpu_us_per_txn"] = per(math.Max(0, s-idle))
 		}
 	}

@@ -155,7 +155,7 @@ func targetPair(r *result.Result, target, baseline string) (t, b result.Target, 
 // costs names where a significant gap's CPU went, from the evidence.
 func costs(et, eb map[string]any, base string) []string {
 	var out []string
-	proxyCores, _ := et["proxy_cpu_cores"].(float64)
+	proxyCores, _ := et[result.TelProxyCPUCores].(float64)
 	// A userland proxy (docker-proxy, rootlessport) explains a gap only
 	// when it is in front of one side.
 	if p := Str(et["network_path"]); userlandProxy(p) && Str(eb["network_path"]) != p && proxyCores > 0 {
@@ -167,8 +167,8 @@ func costs(et, eb map[string]any, base string) []string {
 		}
 		out = append(out, s)
 	}
-	tt, _ := et["cpu_throttled_pct"].(float64)
-	tb, _ := eb["cpu_throttled_pct"].(float64)
+	tt, _ := et[result.TelCPUThrottledPct].(float64)
+	tb, _ := eb[result.TelCPUThrottledPct].(float64)
 	if tt >= 1 && tt >= 2*tb {
 		out = append(out, fmt.Sprintf("the CPU quota throttled it in %.0f%% of periods", tt))
 	}
@@ -189,7 +189,7 @@ func flaggedShare(r *result.Result, target string, point int) float64 {
 				continue
 			}
 			n++
-			if f, _ := iv.Noise["flagged"].(bool); f {
+			if f, _ := iv.Noise[result.NoiseFlagged].(bool); f {
 				flagged++
 			}
 		}
@@ -235,8 +235,8 @@ func serverCPU(r *result.Result, target, base string, point int, et, eb map[stri
 			out = append(out, s+")")
 		}
 	}
-	kt, okKT := et["kernel_cpu_cores"].(float64)
-	kb, okKB := eb["kernel_cpu_cores"].(float64)
+	kt, okKT := et[result.NoiseKernelCPUCores].(float64)
+	kb, okKB := eb[result.NoiseKernelCPUCores].(float64)
 	if okKT && okKB && math.Abs(kt-kb) >= 0.05 {
 		out = append(out, fmt.Sprintf("the machine's irq/softirq %.2f cores beside it vs %.2f beside %s", kt, kb, base))
 	}
@@ -266,7 +266,7 @@ func systemFacts(t, b result.Target) []string {
 // throttling is the CPU quota's throttled periods, when it held the
 // target back.
 func throttling(et map[string]any) []string {
-	if th, _ := et["cpu_throttled_pct"].(float64); th >= 1 {
+	if th, _ := et[result.TelCPUThrottledPct].(float64); th >= 1 {
 		return []string{fmt.Sprintf("the CPU quota throttled it in %.0f%% of periods", th)}
 	}
 	return nil

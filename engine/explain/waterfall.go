@@ -80,7 +80,7 @@ func summary(ev map[string]any) string {
 	}
 	if p := cause.Str(ev["network_path"]); p != "" {
 		s := p
-		if v, ok := ev["proxy_cpu_cores"].(float64); ok && (p == "docker-proxy" || p == "rootlessport") {
+		if v, ok := ev[result.TelProxyCPUCores].(float64); ok && (p == "docker-proxy" || p == "rootlessport") {
 			s += fmt.Sprintf(" %.2f cores", v)
 		}
 		parts = append(parts, s)
@@ -104,7 +104,7 @@ func summary(ev map[string]any) string {
 	if v, ok := ev["client_cpu_us_per_txn"].(float64); ok && v > 0 {
 		parts = append(parts, fmt.Sprintf("client in netns %.0f µs CPU/txn", v))
 	}
-	if v, ok := ev["cpu_throttled_pct"].(float64); ok && v > 0 {
+	if v, ok := ev[result.TelCPUThrottledPct].(float64); ok && v > 0 {
 		parts = append(parts, fmt.Sprintf("throttled %.0f%%", v))
 	}
 	return strings.Join(parts, ", ")

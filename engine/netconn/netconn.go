@@ -1,19 +1,10 @@
 // Package netconn is the client's socket path: TCP connections read and
-// written with plain blocking system calls instead of Go's network poller.
+// written with plain blocking system calls instead of Go's network poller,
+// made without telling the Go scheduler (syscall.RawSyscall), through a
+// 32 KiB read-ahead buffer. The driver (go-sql-driver/mysql) takes these
+// connections through Config.DialFunc; DBDUEL_NET=syscall makes the calls
+// ordinary blocking ones, DBDUEL_NET=go leaves the poller in place.
 //
-// Why: with the poller every response costs a failed read (EAGAIN), a park,
-// an epoll wake-up and a second read; on a 2-core machine shared with the
-// server, that client CPU is taken from the server. A blocking read costs one
-// system call that returns when the response arrives. The driver
-// (go-sql-driver/mysql) takes these connections through Config.DialFunc.
-//
-// By default the calls are raw: made without telling the Go scheduler
-// (syscall.RawSyscall), so the thread keeps its P while it waits. Measured
-// with perf on this project's 2-core host, an ordinary blocking read lets
-// sysmon hand the P to another thread after 20 µs and the returning thread
-// parks on a futex: about 0.4 futex calls, 0.5 sysmon wake-ups and 0.8
-// extra context switches per query, a third of the client's CPU. Raw calls
-// bring it to one context switch per query, as sysbench's C client.
 // What keeps raw calls safe:
 //   - every socket has 100 ms receive and send timeouts, so a call returns
 //     to Go at least that often even when the server is silent, and a
@@ -24,8 +15,7 @@
 //     open connections plus the CPU count: the rest of the program (timers,
 //     the UI, signal handling) always has Ps of its own.
 //
-// Reads go through a 32 KiB read-ahead buffer, so a result larger than the
-// driver's 4 KB buffer (a 100-row range) costs one system call, not five.
+// Why, and what it was measured to save: docs/performance.md.
 package netconn
 
 import (

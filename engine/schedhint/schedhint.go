@@ -1,29 +1,11 @@
 // Package schedhint asks the kernel to schedule the load generator's threads
 // with a short time slice (sched_setattr's sched_runtime for SCHED_OTHER,
-// Linux 6.12 and later; older kernels accept and ignore it).
-//
-// Why: on a host shared with the server, a client thread is woken by the
-// server's response, usually on the CPU where that server thread is still
-// finishing the statement. With the default slice the woken client waits
-// until the server thread sleeps; the server then finds no next request,
-// polls and sleeps, and is woken again when it comes: two context switches
-// and a poll per query on the server's side. With a short slice the client
-// preempts at once, sends its next statement, and the server reads it without
-// sleeping. Measured one day on this project's 2-core host (perf sched,
-// oltp_point_select, 8 threads): server threads preempted by the client
-// 4.9k/s → 40k/s, server sleeps 60k/s → 30k/s, server CPU per query down
-// 8–12%; sysbench's threads were preempting 23k/s without asking.
-//
-// The hint changes no work and no share of the CPU (weights are untouched),
-// only how soon a woken thread runs. It is off unless DBDUEL_SCHED_SLICE asks
-// for it (a Go duration; the kernel takes 0.1 ms to 100 ms), because its
-// effect depends on the host: the woken client is often on the other CPU, so
-// preempting there takes a reschedule IPI, and in a VM an IPI costs a VM exit
-// whose price varies with the host's load. Measured on the same 2-core VM in
-// two sessions: once +6–9% QPS on oltp_point_select; another day 0.09–0.28
-// reschedule IPIs per query (0.01 without the hint), client system time
-// +30% and QPS −10%. sysbench gets no such help, so by default both clients
-// meet the same scheduler.
+// Linux 6.12 and later; older kernels accept and ignore it). It changes no
+// work and no share of the CPU (weights are untouched), only how soon a
+// woken thread runs, and it is off unless DBDUEL_SCHED_SLICE asks for it
+// (a Go duration; the kernel takes 0.1 ms to 100 ms): its effect depends on
+// the host, and sysbench gets no such help. Why, and what it was measured
+// to do: docs/performance.md.
 package schedhint
 
 import (

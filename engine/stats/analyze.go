@@ -97,7 +97,7 @@ func noteNoisyIntervals(r *result.Result) {
 				continue
 			}
 			total[k]++
-			if f, _ := iv.Noise["flagged"].(bool); f {
+			if f, _ := iv.Noise[result.NoiseFlagged].(bool); f {
 				flagged[k]++
 				if flaggedBlock[k] == nil {
 					flaggedBlock[k] = map[int]bool{}

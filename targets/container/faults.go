@@ -18,7 +18,7 @@ import (
 // OOM-killed, paused, restarting), a restart behind dbduel's back, a
 // network taken away, a full datadir.
 
-// EngineUnreachable is the one line naming an engine that stopped
+// engineUnreachable is the one line naming an engine that stopped
 // answering (a dead daemon, a closed DOCKER_HOST proxy).
 func (s *Server) engineUnreachable(err error) string {
 	return fmt.Sprintf("engine unreachable: the Docker engine at %s does not answer (%s)", s.cli.DaemonHost(), driver.OneLine(err.Error()))

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dbduel/dbduel/engine/result"
 )
 
 // Thresholds of a flagged interval.
@@ -139,24 +141,24 @@ func (s *NoiseSampler) Sample(telemetry map[string]any) map[string]any {
 		selfCores := float64(self-s.prevSelf) / clockTicksPerS / dt
 		ktCores := float64(kt-min(kt, s.prevKT)) / clockTicksPerS / dt
 		kernelCores := float64(cur.kernel-s.prev.kernel)/clockTicksPerS/dt + ktCores
-		out = map[string]any{"steal_pct": round(steal), "kernel_cpu_cores": round(kernelCores)}
-		server, known := telemetry["server_cpu_cores"].(float64)
-		proxy, _ := telemetry["proxy_cpu_cores"].(float64)
-		client, _ := telemetry["client_cpu_cores"].(float64) // dbduel's agent, when it is the client
+		out = map[string]any{result.NoiseStealPct: round(steal), result.NoiseKernelCPUCores: round(kernelCores)}
+		server, known := telemetry[result.TelServerCPUCores].(float64)
+		proxy, _ := telemetry[result.TelProxyCPUCores].(float64)
+		client, _ := telemetry[result.TelClientCPUCores].(float64) // dbduel's agent, when it is the client
 		other := 0.0
 		if known {
 			other = math.Max(0, busyCores-ktCores-selfCores-server-proxy-client)
-			out["other_cpu_cores"] = round(other)
+			out[result.NoiseOtherCPUCores] = round(other)
 		}
 		if psiOK && s.prevPSI > 0 && psi >= s.prevPSI {
-			out["psi_cpu_some_pct"] = round(float64(psi-s.prevPSI) / 1e6 / dt * 100)
+			out[result.NoisePSICPUSomePct] = round(float64(psi-s.prevPSI) / 1e6 / dt * 100)
 		}
 		// Other processes' CPU is known only when the targets' own is.
 		// A quota at work is recorded, not flagged: it is the limit asked for.
-		if th, ok := telemetry["cpu_throttled_pct"].(float64); ok {
-			out["throttled_pct"] = th
+		if th, ok := telemetry[result.TelCPUThrottledPct].(float64); ok {
+			out[result.NoiseThrottledPct] = th
 		}
-		out["flagged"] = steal > StealPct || other > OtherCPUShare*float64(s.ncores)
+		out[result.NoiseFlagged] = steal > StealPct || other > OtherCPUShare*float64(s.ncores)
 	}
 	s.prev, s.prevSelf, s.prevKT, s.prevPSI, s.prevAt, s.hasPrev = cur, self, kt, psi, now, ok
 	return out

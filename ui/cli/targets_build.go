@@ -153,7 +153,6 @@ func newHostTarget(name, spec string, tc targetContext) (targets.Target, error) 
 	return nil, usageErr("--target %s: the system micro-benchmarks (cpu, memory, fileio) run on host or docker:IMAGE[,k=v], not on %q", name, specs.Redact(spec))
 }
 
-// isServerURL says spec is a URL of a registered protocol (an existing server).
 // splitURLKeys splits a server URL from the ",key=value" keys after it:
 // at the first comma after its user information, so that a password may
 // hold commas (a comma after the host is written %2C).
@@ -166,6 +165,7 @@ func splitURLKeys(spec string) (url, keys string) {
 	return spec[:at+i], spec[at+i+1:]
 }
 
+// isServerURL says spec is a URL of a registered protocol (an existing server).
 func isServerURL(spec string) bool {
 	_, err := driver.ForURL(spec)
 	return err == nil

@@ -184,31 +184,31 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 			return nil
 		}
 		dt := cur.At.Sub(prev.At).Seconds()
-		m := map[string]any{"server_mem_bytes": cur.MemBytes}
+		m := map[string]any{result.TelServerMemBytes: cur.MemBytes}
 		if dt > 0 && cur.CPUNS >= prev.CPUNS {
-			m["server_cpu_cores"] = math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000) / 1000
+			m[result.TelServerCPUCores] = math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000) / 1000
 		}
 		if cur.ProxyUnmeasured {
-			m["proxy_cpu_cores_note"] = "not measured: a proxy on the engine's host is out of reach"
+			m[result.TelProxyCPUCoresNote] = "not measured: a proxy on the engine's host is out of reach"
 		}
 		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
-			m["proxy_cpu_cores"] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
+			m[result.TelProxyCPUCores] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
 		}
 		if cur.ClientCPUNS > 0 && dt > 0 && cur.ClientCPUNS >= prev.ClientCPUNS {
-			m["client_cpu_cores"] = math.Round(float64(cur.ClientCPUNS-prev.ClientCPUNS)/1e9/dt*1000) / 1000
+			m[result.TelClientCPUCores] = math.Round(float64(cur.ClientCPUNS-prev.ClientCPUNS)/1e9/dt*1000) / 1000
 		}
 		if cur.NetMeasured && prev.NetMeasured && dt > 0 && cur.NetRxBytes >= prev.NetRxBytes && cur.NetTxBytes >= prev.NetTxBytes {
-			m["server_net_rx_bytes_per_s"] = math.Round(float64(cur.NetRxBytes-prev.NetRxBytes) / dt)
-			m["server_net_tx_bytes_per_s"] = math.Round(float64(cur.NetTxBytes-prev.NetTxBytes) / dt)
+			m[result.TelNetRxBytesPerS] = math.Round(float64(cur.NetRxBytes-prev.NetRxBytes) / dt)
+			m[result.TelNetTxBytesPerS] = math.Round(float64(cur.NetTxBytes-prev.NetTxBytes) / dt)
 		}
 		if cur.Periods > prev.Periods {
 			// The share of the quota's periods that throttled the server,
 			// and the throttled time (summed over CPUs: not a share of wall time).
-			m["cpu_throttled_pct"] = math.Round(float64(cur.ThrottledPeriods-prev.ThrottledPeriods)/float64(cur.Periods-prev.Periods)*100*10) / 10
-			m["cpu_throttled_s"] = math.Round(float64(cur.ThrottledNS-prev.ThrottledNS)/1e9*1000) / 1000
+			m[result.TelCPUThrottledPct] = math.Round(float64(cur.ThrottledPeriods-prev.ThrottledPeriods)/float64(cur.Periods-prev.Periods)*100*10) / 10
+			m[result.TelCPUThrottledS] = math.Round(float64(cur.ThrottledNS-prev.ThrottledNS)/1e9*1000) / 1000
 		}
 		if idle >= 0 {
-			m["server_idle_cpu_cores"] = idle
+			m[result.TelServerIdleCPUCores] = idle
 		}
 		prev = cur
 		return m

@@ -346,14 +346,14 @@ func CurveTable(r *result.Result) string {
 // Noise is an interval's noise figures in a few words when it was flagged
 // ("" otherwise): CPU steal and other processes' CPU.
 func Noise(iv result.Interval) string {
-	if f, _ := iv.Noise["flagged"].(bool); !f {
+	if f, _ := iv.Noise[result.NoiseFlagged].(bool); !f {
 		return ""
 	}
 	out := ""
-	if v, ok := iv.Noise["steal_pct"].(float64); ok {
+	if v, ok := iv.Noise[result.NoiseStealPct].(float64); ok {
 		out += fmt.Sprintf("  steal %.1f%%", v)
 	}
-	if v, ok := iv.Noise["other_cpu_cores"].(float64); ok {
+	if v, ok := iv.Noise[result.NoiseOtherCPUCores].(float64); ok {
 		out += fmt.Sprintf("  other processes %.2f cores", v)
 	}
 	return out + "  (noisy)"
@@ -362,10 +362,10 @@ func Noise(iv result.Interval) string {
 // Telemetry is an interval's resource figures in a few words ("" if none).
 func Telemetry(iv result.Interval) string {
 	out := ""
-	if v, ok := iv.Telemetry["server_cpu_cores"].(float64); ok {
+	if v, ok := iv.Telemetry[result.TelServerCPUCores].(float64); ok {
 		out += fmt.Sprintf("  server cpu %.2f", v)
 	}
-	if v, ok := iv.Telemetry["proxy_cpu_cores"].(float64); ok {
+	if v, ok := iv.Telemetry[result.TelProxyCPUCores].(float64); ok {
 		out += fmt.Sprintf("  docker-proxy cpu %.2f", v)
 	}
 	return out

@@ -157,7 +157,7 @@ func (m *running) apply(e engine.Event) {
 			c.cumQueries += iv.Reads + iv.Writes + iv.Other
 			c.cumSeconds += iv.SpanS
 		}
-		if f, _ := iv.Noise["flagged"].(bool); f && !iv.Warmup {
+		if f, _ := iv.Noise[result.NoiseFlagged].(bool); f && !iv.Warmup {
 			c.noisy++
 		}
 		if m.info.Figures == NewOrders {

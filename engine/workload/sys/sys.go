@@ -117,7 +117,7 @@ func (b base) Shape() workload.Shape      { return workload.Shape{} }
 func (b base) Args() []string             { return b.o.args() }
 func (b base) Validate(threads int) error { return nil }
 
-// nothingToPrepare is cpu's and memory's table state: always ready.
+// Check says cpu and memory have nothing to prepare: always ready.
 func (b base) Check(context.Context, driver.DB, int) (workload.TableState, error) {
 	return workload.TableState{Reusable: true, Nothing: true}, nil
 }
