@@ -73,10 +73,10 @@ func engineLeftovers(t *testing.T, dc *client.Client, runID string) int {
 
 func TestNativeVsContainerJSON(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
+	t.Parallel()
+	runID := newRunID()
 	out := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+	stdout, stderr, code := dbduelWith(t, []string{runEnv(runID)}, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t)+",memory=1g", "--runs", "1", "--time", "2", "--table-size", "2000",
 		"--no-tui", "--format", "json", "-o", out)
 	if code != 0 {
@@ -129,6 +129,7 @@ func TestNativeVsContainerJSON(t *testing.T) {
 
 func TestVersionMismatchNotice(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
+	t.Parallel()
 	older := "dbduel-test/mariadb:10.11.18"
 	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "old=docker:"+older,
 		"--time", "1", "--table-size", "500", "--format", "text")
@@ -142,6 +143,7 @@ func TestVersionMismatchNotice(t *testing.T) {
 
 func TestPullNeverOnMissingImage(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
+	t.Parallel()
 	_, stderr, code := dbduel(t, "run", "--target", "c=docker:dbduel-test/absent:0", "--time", "1")
 	if code != 1 || !strings.Contains(stderr, "dbduel-test/absent:0") || !strings.Contains(stderr, "build-test-image.sh") {
 		t.Fatalf("exit %d, %q", code, stderr)
@@ -153,6 +155,7 @@ func TestPullNeverOnMissingImage(t *testing.T) {
 }
 
 func TestInvalidDockerKeys(t *testing.T) {
+	t.Parallel()
 	for _, spec := range []string{"memory=lots", "network=weird", "colour=blue", "datadir=tape", "cpus=-1"} {
 		_, stderr, code := dbduel(t, "run", "--target", "c=docker:img,"+spec)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
@@ -171,21 +174,11 @@ func waitForFile(path string, timeout time.Duration) {
 	}
 }
 
-// buildBinary builds dbduel for tests that need a separate process (signals).
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dbduel")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
+	t.Parallel()
 	bin := buildBinary(t)
-	runID := "test-" + ledger.NewRunID()
-	privateStateDir(t)
+	runID := newRunID()
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--runs", "2", "--time", "3", "--table-size", "1000", "--no-tui", "-o", out)
@@ -215,16 +208,16 @@ func TestSIGINTWritesPartialResultAndLeavesNothing(t *testing.T) {
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left after SIGINT", n, runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Fatalf("files of run %s left in the state directory after SIGINT: %v", runID, files)
 	}
 }
 
 func TestCleanAfterSIGKILL(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
+	t.Parallel()
 	bin := buildBinary(t)
-	runID := "test-" + ledger.NewRunID()
-	privateStateDir(t)
+	runID := newRunID()
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--time", "60", "--table-size", "1000", "--no-tui")
 	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
@@ -248,39 +241,14 @@ func TestCleanAfterSIGKILL(t *testing.T) {
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left after dbduel clean", n, runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
 	}
 }
 
-// privateStateDir gives the test a state directory of its own, so that
-// whatever is in it after the run was left by this run (tests of other
-// packages run at the same time and share the default one). Not
-// t.TempDir(): under a path named after the test, the managed server's
-// socket path passes the 107-byte limit and mariadbd refuses to start.
-func privateStateDir(t *testing.T) {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "dbduel-st-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	t.Setenv("DBDUEL_STATE_DIR", dir)
-}
-
-// stateFiles lists the state directory (pidfiles, the managed servers' and
-// the containers' host directories).
-func stateFiles(t *testing.T) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(ledger.Dir(), "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 func TestSIGINTDuringPrepare(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
+	t.Parallel()
 	bin := buildBinary(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "oltp_read_only", "--target", "native=local:mariadbd", "--table-size", "400000",
@@ -315,6 +283,7 @@ func TestSIGINTDuringPrepare(t *testing.T) {
 
 func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	// The container (through docker-proxy) is usually far slower here, so
 	// tps<-5% is usually crossed; either way the exit code must agree with the
@@ -360,6 +329,7 @@ func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 
 func TestThreadsSweepGivesTwoCurves(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "other=local:mariadbd", "--threads", "1,2", "--time", "1", "--table-size", "500", "--cooldown", "0",
@@ -407,9 +377,9 @@ func (s *syncBuffer) String() string {
 // instead of dying of SIGPIPE with them still running.
 func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
+	t.Parallel()
 	bin := buildBinary(t)
-	runID := "test-" + ledger.NewRunID()
-	privateStateDir(t)
+	runID := newRunID()
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--time", "30", "--table-size", "1000", "--format", "text")
 	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
@@ -445,7 +415,7 @@ func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left after stdout closed", n, runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Fatalf("files of run %s left in the state directory after stdout closed: %v", runID, files)
 	}
 }
@@ -460,6 +430,7 @@ func containerRunning(t *testing.T, dc *client.Client, runID string) bool {
 // complete: the run refuses with the reason, and --reprepare loads again.
 func TestInterruptedPrepareIsNotReused(t *testing.T) {
 	integration.Require(t, "mariadbd")
+	t.Parallel()
 	srv := testdb.Start(t)
 	bin := buildBinary(t)
 	args := []string{"oltp_read_only", "--target", "n=" + srv.URL(""), "--tables", "2", "--table-size", "300000", "--threads", "2"}
@@ -491,8 +462,7 @@ func TestInterruptedPrepareIsNotReused(t *testing.T) {
 func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	integration.Require(t, "mariadbd")
 	bin := buildBinary(t)
-	privateStateDir(t)
-	runID := "test-" + ledger.NewRunID()
+	runID := newRunID()
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--time", "60", "--table-size", "500", "--no-tui")
 	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
 	var stdout syncBuffer
@@ -515,7 +485,7 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	dbduel(t, "clean", "--run", runID)
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Fatalf("state files left: %v", files)
 	}
 }
@@ -531,15 +501,14 @@ type running struct {
 
 // startTarget starts workload on target c=spec with the extra flags and
 // returns once its first interval is out (and its container runs).
-func startTarget(t *testing.T, workload, spec string, flags ...string) *running {
+func startTarget(t *testing.T, runID, workload, spec string, flags ...string) *running {
 	t.Helper()
-	bg := &running{runID: "test-" + ledger.NewRunID(), done: make(chan int, 1)}
-	t.Setenv("DBDUEL_RUN_ID", bg.runID)
-	privateStateDir(t)
+	bg := &running{runID: runID, done: make(chan int, 1)}
 	args := append([]string{"run", workload, "--target", "c=" + spec,
 		"--table-size", "300", "--threads", "2", "--format", "text"}, flags...)
+	env := append(os.Environ(), runEnv(bg.runID), agentEnv(t))
 	go func() {
-		bg.done <- cli.Run(context.Background(), args, cli.NewState(&bg.stdout, &bg.stderr, os.Environ()))
+		bg.done <- cli.Run(context.Background(), args, cli.NewState(&bg.stdout, &bg.stderr, env))
 	}()
 	// The engine's own socket: a test may point DOCKER_HOST elsewhere.
 	dc, err := client.NewClientWithOpts(client.WithHost("unix:///var/run/docker.sock"), client.WithAPIVersionNegotiation())

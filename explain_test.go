@@ -7,7 +7,6 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // explain on real servers: five rungs (native, the container on the host
@@ -18,11 +17,11 @@ import (
 // run is left.
 func TestExplainLadder(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t)) // the client in the namespace
+	t.Parallel()
+	runID := newRunID()
+	env := []string{runEnv(runID), agentEnv(t)}
 	out := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := dbduel(t, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
+	stdout, stderr, code := dbduelWith(t, env, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
 		"--rungs", "bridge-direct", "--threads", "4", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -82,6 +81,7 @@ func TestExplainLadder(t *testing.T) {
 }
 
 func TestExplainBadInput(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"explain", "--image", "x"},
 		{"explain", "--native", "local:mariadbd"},
@@ -105,11 +105,12 @@ func TestExplainBadInput(t *testing.T) {
 // path it claims), has a paired delta with its CI, and nothing is left.
 func TestExplainPodmanRungs(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker, Podman and the test image")
+	t.Parallel()
 	user := rootlessTestUser(t)
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
+	runID := newRunID()
+	env := []string{runEnv(runID)}
 	out := filepath.Join(t.TempDir(), "r.json")
-	stdout, stderr, code := dbduel(t, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
+	stdout, stderr, code := dbduelWith(t, env, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
 		"--rungs", "podman-rootless", "--rootless-user", user, "--server-time=false",
 		"--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
 	if code != 0 {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -169,25 +168,28 @@ var runFaults = flag.Bool("faults", true, "run the fault matrix (skipped under -
 // its outcome: the exit code, the stop line naming the cause, the bound
 // from the fault to the exit, a valid (partial) result file, nothing left.
 func TestFaultMatrix(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || !*runFaults {
 		t.Skip("the fault matrix runs in CI, not under -short")
 	}
 	integration.Require(t, "mariadbd, Docker and the test images")
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
 			for _, s := range subjects {
 				want, ok := f.want[s.name]
 				if !ok {
 					continue
 				}
-				t.Run(s.name, func(t *testing.T) { runFault(t, f, s, want) })
+				// The cells run side by side: each has its own run id,
+				// container and engine connection.
+				t.Run(s.name, func(t *testing.T) { t.Parallel(); runFault(t, f, s, want) })
 			}
 		})
 	}
 }
 
 func runFault(t *testing.T, f fault, s subject, want outcome) {
-	t.Setenv("DBDUEL_AGENT_BINARY", staticBinary(t))
 	if f.run != nil {
 		took := f.run(t, s)
 		t.Logf("%s on %s: clean in %s", f.name, s.name, took.Round(100*time.Millisecond))
@@ -198,15 +200,17 @@ func runFault(t *testing.T, f fault, s subject, want outcome) {
 	}
 	out := filepath.Join(t.TempDir(), "result.json")
 	r := &faultRun{subject: s}
+	runID := newRunID()
+	spec, workload := s.spec(t), s.workload
 	if f.name == "engine unreachable" {
+		// The engine through a proxy the test closes: the target's engine=.
 		r.proxy = newEngineProxy(t)
-		t.Setenv("DOCKER_HOST", "unix://"+r.proxy.path)
+		spec += ",engine=unix://" + r.proxy.path
 	}
 	if f.name == "disk full" {
-		tcontainer.TestDatadirTmpfs = 512 << 20
-		t.Cleanup(func() { tcontainer.TestDatadirTmpfs = 0 })
+		tcontainer.TestDatadirTmpfs.Store(runID, int64(512<<20))
+		t.Cleanup(func() { tcontainer.TestDatadirTmpfs.Delete(runID) })
 	}
-	spec, workload := s.spec(t), s.workload
 	flags := []string{"-o", out, "--time", "15"}
 	for i := 0; i < len(f.flags); i += 2 {
 		if f.flags[i] == "--spec-suffix" {
@@ -218,7 +222,7 @@ func runFault(t *testing.T, f fault, s subject, want outcome) {
 	if f.name == "disk full" {
 		workload = s.writes
 	}
-	r.running = startTarget(t, workload, spec, flags...)
+	r.running = startTarget(t, runID, workload, spec, flags...)
 	f.inject(t, r)
 	at := time.Now()
 	var code int
@@ -238,8 +242,7 @@ func runFault(t *testing.T, f fault, s subject, want outcome) {
 	}
 	checkPartial(t, out, want.exit == 0)
 	if r.proxy != nil {
-		// The engine's back: clean removes what dbduel could not.
-		t.Setenv("DOCKER_HOST", "")
+		// The engine (without the proxy) answers: clean removes what dbduel could not.
 		if !strings.Contains(msg, "dbduel clean --run "+r.runID) {
 			t.Fatalf("no word on what was left behind:\n%s", msg)
 		}
@@ -250,7 +253,7 @@ func runFault(t *testing.T, f fault, s subject, want outcome) {
 	if n := leftovers(t, r.runID); n != 0 {
 		t.Fatalf("%d things of run %s left", n, r.runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, r.runID); len(files) != 0 {
 		t.Fatalf("files left in the state directory: %v", files)
 	}
 }
@@ -535,34 +538,10 @@ func matrixMarkdown() string {
 	return b.String()
 }
 
-var (
-	staticOnce sync.Once
-	staticBin  string
-)
-
-// staticBinary is a static dbduel (the agent's, and the one SIGKILLed),
-// built once for the matrix.
-func staticBinary(t *testing.T) string {
-	staticOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dbduel-faults-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		staticBin = filepath.Join(dir, "dbduel")
-		cmd := exec.Command("go", "build", "-o", staticBin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-	})
-	return staticBin
-}
-
 // killDbduelThenClean SIGKILLs a dbduel whose run has started, then runs
 // `dbduel clean`: nothing of the run may be left.
 func killDbduelThenClean(t *testing.T, s subject) time.Duration {
-	runID := "test-" + ledger.NewRunID()
-	privateStateDir(t)
+	runID := newRunID()
 	killOnceRunning(t, runID, s.workload, "c="+s.spec(t))
 	killed := time.Now()
 	if out, errOut, code := dbduel(t, "clean", "--run", runID); code != 0 {
@@ -572,7 +551,7 @@ func killDbduelThenClean(t *testing.T, s subject) time.Duration {
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left after dbduel clean", n, runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
 	}
 	return took

@@ -24,9 +24,9 @@ import (
 // --run removes it and lists what it removed.
 func TestKeepLeavesTheServerRunning(t *testing.T) {
 	integration.Require(t, "mariadbd")
+	t.Parallel()
 	bin := buildBinary(t)
-	privateStateDir(t)
-	runID := "test-" + ledger.NewRunID()
+	runID := newRunID()
 	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "n=local:mariadbd", "--keep",
 		"--time", "1", "--table-size", "200", "--format", "text")
 	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
@@ -74,11 +74,11 @@ func TestKeepLeavesTheServerRunning(t *testing.T) {
 // with the server.
 func TestLocalServerCPUIsACgroupFigure(t *testing.T) {
 	integration.Require(t, "mariadbd")
-	privateStateDir(t)
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
+	t.Parallel()
+	runID := newRunID()
+	env := []string{runEnv(runID)}
 	out := t.TempDir() + "/r.json"
-	if _, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "n=local:mariadbd", "--time", "2", "--table-size", "200",
+	if _, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "n=local:mariadbd", "--time", "2", "--table-size", "200",
 		"--format", "text", "-o", out); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -63,6 +63,7 @@ func waitScreen(t *testing.T, screen func() string, want string, timeout time.Du
 // leaves nothing behind.
 func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker, the test image and tmux")
+	t.Parallel()
 	bin := buildBinary(t)
 	runID := "test-" + ledger.NewRunID()
 	dir := t.TempDir()
@@ -72,7 +73,6 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	}
 	out := filepath.Join(dir, "live.json")
 	dockerSpec := "docker:" + testImage(t) + ",cnf=" + cnf
-	privateStateDir(t)
 	keys, screen := tmuxSession(t, []string{"DBDUEL_RUN_ID=" + runID, "DBDUEL_STATE_DIR=" + ledger.Dir()},
 		bin, "live", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "docker="+dockerSpec,
 		"--tables", "1", "--table-size", "1000", "--threads", "1", "--slice", "1", "--settle", "0.2", "--watch", cnf, "-o", out)
@@ -143,7 +143,7 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	if n := leftovers(t, runID); n != 0 {
 		t.Errorf("%d things of run %s left behind", n, runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Errorf("files of run %s left in the state directory: %v", runID, files)
 	}
 }

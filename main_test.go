@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -13,20 +10,10 @@ import (
 	"testing"
 
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/ui/cli"
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/testdb"
 )
-
-// dbduel runs the command line in-process, with this process's
-// environment, and returns its output and exit code.
-func dbduel(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var o, e bytes.Buffer
-	code = cli.Run(context.Background(), args, cli.NewState(&o, &e, os.Environ()))
-	return o.String(), e.String(), code
-}
 
 // sysbenchArgs are real sysbench's connection options for srv.
 func sysbenchArgs(srv *testdb.Server) []string {
@@ -79,6 +66,7 @@ func maskFromFirstInterval(out string) (lines []string, intervals int) {
 
 func TestSysbenchLayoutMatchesRealSysbench(t *testing.T) {
 	integration.Require(t, "mariadbd and sysbench")
+	t.Parallel()
 	srv := testdb.Start(t)
 	url := srv.URL("")
 	if _, stderr, code := dbduel(t, "prepare", "oltp_read_write", "--target", "native="+url, "--tables", "2", "--table-size", "2000"); code != 0 {
@@ -121,6 +109,7 @@ var perEvent = map[string]struct{ reads, writes, other float64 }{
 
 func TestEveryWorkloadPreparesRunsAndCleansUp(t *testing.T) {
 	integration.Require(t, "mariadbd")
+	t.Parallel()
 	srv := testdb.Start(t)
 	url := srv.URL("")
 	srv.Exec(t, "CREATE TABLE users_keep (id INT PRIMARY KEY, name TEXT)", "INSERT INTO users_keep VALUES (1, 'alice')")
@@ -184,6 +173,7 @@ func TestEveryWorkloadPreparesRunsAndCleansUp(t *testing.T) {
 
 func TestForeignShapedTableIsRefusedAndKept(t *testing.T) {
 	integration.Require(t, "mariadbd")
+	t.Parallel()
 	srv := testdb.Start(t)
 	srv.Exec(t, "CREATE TABLE sbtest1 (id INT PRIMARY KEY, payload TEXT)", "INSERT INTO sbtest1 VALUES (7, 'precious')")
 	args := []string{"--target", "native=" + srv.URL(""), "--time", "1", "--format", "text"}
@@ -209,6 +199,7 @@ func TestForeignShapedTableIsRefusedAndKept(t *testing.T) {
 
 func TestReusesSysbenchPreparedTablesAndRefusesSizeMismatch(t *testing.T) {
 	integration.Require(t, "mariadbd and sysbench")
+	t.Parallel()
 	srv := testdb.Start(t)
 	runSysbench(t, srv, "oltp_read_only", "--tables=2", "--table-size=500", "--auto_inc=off", "--create_secondary=off", "prepare")
 	args := []string{"--target", "native=" + srv.URL(""), "--tables", "2", "--time", "1", "--format", "json"}
@@ -247,6 +238,7 @@ func lastLine(s string) string {
 }
 
 func TestBadInputExitsTwoWithOneLine(t *testing.T) {
+	t.Parallel()
 	cases := [][]string{
 		{"run"},
 		{"run", "--target", "Bad=mysql://x@127.0.0.1:1/db"},
@@ -270,6 +262,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 }
 
 func TestPasswordNeverPrinted(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := dbduel(t, "run", "--target", "a=mysql://root:s3cretpw@127.0.0.1:1/db", "--time", "1")
 	if code != 1 {
 		t.Fatalf("unreachable server: exit %d, want 1 (%q)", code, stderr)
@@ -279,13 +272,9 @@ func TestPasswordNeverPrinted(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	os.Setenv("DBDUEL_STATE_DIR", filepath.Join(os.TempDir(), "dbduel-test-state"))
-	os.Exit(m.Run())
-}
-
 func TestParityAndStrictParity(t *testing.T) {
 	integration.Require(t, "mariadbd")
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "a=local:mariadbd", "--target", "b=local:mariadbd",
 		"--time", "1", "--table-size", "200", "--format", "text", "--strict-parity", "-o", out)
@@ -306,6 +295,7 @@ func TestParityAndStrictParity(t *testing.T) {
 // Inputs that were silently ignored or failed with an empty reason now name
 // the target and the cause.
 func TestSpecInputsNameTargetAndCause(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"n=local:mariadbd,cnf=examples":   "--target n: local: cnf=examples is a directory",
 		"n=local:mariadbd,cpuset=99":      "--target n: local: cpuset=99: CPU 99 does not exist; this machine's CPUs are",
@@ -323,6 +313,7 @@ func TestSpecInputsNameTargetAndCause(t *testing.T) {
 // A DSN naming a database that does not exist: dbduel creates it and says
 // so, once.
 func TestCreatedDatabaseIsAnnounced(t *testing.T) {
+	t.Parallel()
 	srv := testdb.Start(t)
 	args := []string{"prepare", "oltp_point_select", "--target", "n=" + srv.URL("typo_db"), "--table-size", "100"}
 	_, stderr, code := dbduel(t, args...)
@@ -335,6 +326,7 @@ func TestCreatedDatabaseIsAnnounced(t *testing.T) {
 }
 
 func TestHelpAndFlagSuggestions(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := dbduel(t, "run", "--thread", "4")
 	if code != 2 || !strings.Contains(stderr, "unknown flag: --thread; did you mean --threads?") {
 		t.Fatalf("exit %d: %q", code, stderr)
@@ -364,6 +356,7 @@ func TestHelpAndFlagSuggestions(t *testing.T) {
 // --calibrate runs the baseline twice (the same existing server here) and
 // writes the noise floor; the A/A copy is named NAME-aa.
 func TestCalibrateWritesTheNoiseFloor(t *testing.T) {
+	t.Parallel()
 	srv := testdb.Start(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "a="+srv.URL(""), "--calibrate", "--runs", "2",
@@ -385,6 +378,7 @@ func TestCalibrateWritesTheNoiseFloor(t *testing.T) {
 // counter goes on from N+1.
 func TestBulkLoadedIDsMatchAutoIncrement(t *testing.T) {
 	integration.Require(t, "mariadbd")
+	t.Parallel()
 	srv := testdb.Start(t)
 	if _, stderr, code := dbduel(t, "prepare", "--target", "native="+srv.URL(""), "--tables", "1", "--table-size", "1000"); code != 0 {
 		t.Fatalf("prepare: exit %d: %s", code, stderr)

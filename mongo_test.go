@@ -13,7 +13,6 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testmongo"
-	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // Seed 004's shape at a small scale: a MongoDB-protocol server natively and
@@ -21,14 +20,14 @@ import (
 // server's own operation count.
 func TestMongoNativeVsContainerSweep(t *testing.T) {
 	integration.Require(t, "PostgreSQL, Docker and the mongo-compat test image")
+	t.Parallel()
 	uri := testmongo.Start(t)
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	privateStateDir(t)
+	runID := newRunID()
+	env := []string{runEnv(runID)}
 	for _, wl := range []string{"mongo_read_only", "mongo_read_write"} {
 		t.Run(wl, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
-			_, stderr, code := dbduel(t, "run", wl, "--target", "native="+uri, "--target", "c=docker:"+testmongo.Image,
+			_, stderr, code := dbduelWith(t, env, "run", wl, "--target", "native="+uri, "--target", "c=docker:"+testmongo.Image,
 				"--threads", "1,2", "--time", "2", "--table-size", "300", "--cooldown", "0", "--no-tui", "-o", out)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -83,7 +82,7 @@ func TestMongoNativeVsContainerSweep(t *testing.T) {
 		})
 	}
 	// cleanup drops the run's collections and says so in MongoDB's words.
-	_, stderr, code := dbduel(t, "cleanup", "mongo_read_write", "--target", "native="+uri, "--tables", "1")
+	_, stderr, code := dbduelWith(t, env, "cleanup", "mongo_read_write", "--target", "native="+uri, "--tables", "1")
 	if code != 0 || !strings.Contains(stderr, "dropped collection 'sbtest1'") {
 		t.Errorf("cleanup: exit %d: %s", code, stderr)
 	}
@@ -96,9 +95,9 @@ func TestMongoNativeVsContainerSweep(t *testing.T) {
 // result, no container or volume left.
 func TestMongoSIGINTLeavesNothing(t *testing.T) {
 	integration.Require(t, "Docker and the mongo-compat test image")
+	t.Parallel()
 	bin := buildBinary(t)
-	runID := "test-" + ledger.NewRunID()
-	privateStateDir(t)
+	runID := newRunID()
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "mongo_read_write", "--target", "c=docker:"+testmongo.Image,
 		"--runs", "2", "--time", "3", "--table-size", "300", "--no-tui", "-o", out)
@@ -126,6 +125,7 @@ func TestMongoSIGINTLeavesNothing(t *testing.T) {
 // local:mongod runs a private mongod; where none exists (Debian has no
 // MongoDB package) it says so in one line and exits 1.
 func TestLocalMongod(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := dbduel(t, "run", "mongo_read_only", "--target", "m=local:mongod", "--time", "1", "--table-size", "100", "--no-tui")
 	if _, err := exec.LookPath("mongod"); err == nil {
 		if code != 0 {

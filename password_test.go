@@ -14,6 +14,7 @@ import (
 // included), --dry-run, and the errors of failed connects for each scheme.
 // The only place it may be is a kept target's 0600 file (not made here).
 func TestPasswordInNoOutput(t *testing.T) {
+	t.Parallel()
 	srv := testdb.Start(t)
 	pw := srv.Endpoint().Password
 	if len(pw) < 8 {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dbduel/dbduel/engine/result"
@@ -41,12 +42,12 @@ func podmanLeftovers(t *testing.T, runID string) int {
 // not after a SIGKILLed dbduel and `dbduel clean`.
 func TestPodmanTarget(t *testing.T) {
 	integration.Require(t, "Podman, Docker and the test image")
+	t.Parallel()
 	if _, err := exec.LookPath("podman"); err != nil {
 		t.Fatal("podman is not installed (apt-get install podman): .ci/run installs it")
 	}
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	privateStateDir(t)
+	runID := newRunID()
+	env := []string{runEnv(runID)}
 	// A tag of the test image that only Docker has: the run copies it.
 	img := "dbduel-test/podman-copy:" + strings.TrimPrefix(runID, "test-")
 	if out, err := exec.Command("docker", "tag", testImage(t), img).CombinedOutput(); err != nil {
@@ -57,7 +58,7 @@ func TestPodmanTarget(t *testing.T) {
 		exec.Command("podman", "rmi", "-f", img).Run()
 	})
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "p=podman:"+img,
+	_, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "p=podman:"+img,
 		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -99,7 +100,7 @@ func TestPodmanTarget(t *testing.T) {
 	if n := podmanLeftovers(t, runID) + leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left behind", n, runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Fatalf("files left in the state directory: %v", files)
 	}
 	podmanKilledThenClean(t, img)
@@ -109,7 +110,7 @@ func TestPodmanTarget(t *testing.T) {
 // private service dies with it, the container stays in Podman's store,
 // and `dbduel clean --run` removes it.
 func podmanKilledThenClean(t *testing.T, img string) {
-	runID := "test-" + ledger.NewRunID()
+	runID := newRunID()
 	killOnceRunning(t, runID, "oltp_point_select", "c=podman:"+img)
 	if n := podmanLeftovers(t, runID); n == 0 {
 		t.Fatal("a killed dbduel left no Podman container: the test shows nothing")
@@ -120,7 +121,7 @@ func podmanKilledThenClean(t *testing.T, img string) {
 	if n := podmanLeftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left in Podman after dbduel clean", n, runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Fatalf("dbduel clean left files of run %s in the state directory: %v", runID, files)
 	}
 }
@@ -130,6 +131,11 @@ func podmanKilledThenClean(t *testing.T, img string) {
 // removed with its home, its container store, afterwards).
 func rootlessTestUser(t *testing.T) string {
 	t.Helper()
+	// One test at a time has the user: its Podman service, pause process
+	// and store are the user's own, and the test that made the user
+	// removes it at its end.
+	rootlessUser.Lock()
+	t.Cleanup(rootlessUser.Unlock)
 	const name = "dbduel-rootless"
 	if exec.Command("id", name).Run() == nil {
 		return name
@@ -148,6 +154,8 @@ func rootlessTestUser(t *testing.T) string {
 	})
 	return name
 }
+
+var rootlessUser sync.Mutex
 
 // rootlessLeftovers counts what a run left of a rootless user's: its
 // processes (the service, its pause process, conmon, the server), and
@@ -192,12 +200,12 @@ func rootlessLeftovers(t *testing.T, user, runID string) []string {
 // left: not after the run, not after a SIGKILLed dbduel and `dbduel clean`.
 func TestRootlessPodman(t *testing.T) {
 	integration.Require(t, "Podman, Docker and the test image")
+	t.Parallel()
 	user := rootlessTestUser(t)
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	privateStateDir(t)
+	runID := newRunID()
+	env := []string{runEnv(runID)}
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
+	_, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "rl=podman:"+testImage(t)+",rootless="+user,
 		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
 	if code != 0 {
@@ -243,7 +251,7 @@ func TestRootlessPodman(t *testing.T) {
 	if left := rootlessLeftovers(t, user, killed); len(left) == 0 {
 		t.Fatal("a killed dbduel left nothing of the rootless user's: the test shows nothing")
 	}
-	if o, e, code := dbduel(t, "clean", "--run", killed); code != 0 {
+	if o, e, code := dbduelWith(t, env, "clean", "--run", killed); code != 0 {
 		t.Fatalf("clean: exit %d: %s %s", code, o, e)
 	}
 	if left := rootlessLeftovers(t, user, killed); len(left) > 0 {

@@ -13,7 +13,6 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
-	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/local"
 )
 
@@ -41,6 +40,7 @@ func postgresImage(t *testing.T) string {
 }
 
 func TestPostgresEveryWorkload(t *testing.T) {
+	t.Parallel()
 	srv := testdb.StartPostgres(t)
 	db := pgDB(t, srv)
 	if _, err := db.Exec("CREATE TABLE users_keep (id INT PRIMARY KEY, name TEXT); INSERT INTO users_keep VALUES (1, 'alice')"); err != nil {
@@ -96,6 +96,7 @@ func TestPostgresEveryWorkload(t *testing.T) {
 // Tables dbduel prepares run under sysbench --db-driver=pgsql, and the reverse.
 func TestPostgresSysbenchInterop(t *testing.T) {
 	integration.Require(t, "PostgreSQL and sysbench")
+	t.Parallel()
 	srv := testdb.StartPostgres(t)
 	ep := srv.Endpoint()
 	sb := func(args ...string) string {
@@ -128,12 +129,12 @@ func TestPostgresSysbenchInterop(t *testing.T) {
 // the same PostgreSQL in a container, both read back, both counted by the
 // server, a configuration difference found, nothing left behind.
 func TestPostgresNativeVsContainer(t *testing.T) {
+	t.Parallel()
 	image := postgresImage(t)
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	privateStateDir(t)
+	runID := newRunID()
+	env := []string{runEnv(runID)}
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := dbduel(t, "run", "oltp_read_only", "--target", "native=local:postgres",
+	_, stderr, code := dbduelWith(t, env, "run", "oltp_read_only", "--target", "native=local:postgres",
 		"--target", "c=docker:"+image+",args=-cshared_buffers=64MB", "--tables", "2", "--table-size", "2000",
 		"--threads", "4", "--time", "2", "--cooldown", "0", "--format", "text", "-o", out)
 	if code != 0 {
@@ -181,7 +182,7 @@ func TestPostgresNativeVsContainer(t *testing.T) {
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things left", n)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files := stateFiles(t, runID); len(files) != 0 {
 		t.Fatalf("state files left: %v", files)
 	}
 }

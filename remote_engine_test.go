@@ -12,7 +12,6 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // remoteEngine is the second Docker engine scripts/remote-engine.sh runs
@@ -26,6 +25,7 @@ const remoteEngine = "tcp://10.254.77.2:2375"
 // machine unless --allow-mixed-hosts, and nothing left on that engine.
 func TestRemoteEngine(t *testing.T) {
 	integration.Require(t, "Docker, the test image, and root for a network namespace")
+	t.Parallel()
 	img := testImage(t)
 	if out, err := exec.Command("bash", "scripts/remote-engine.sh", "up", img).CombinedOutput(); err != nil {
 		t.Fatalf("remote engine up: %v\n%s", err, out)
@@ -38,16 +38,15 @@ func TestRemoteEngine(t *testing.T) {
 			t.Error("the remote engine's network namespace is left behind")
 		}
 	})
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	privateStateDir(t)
+	runID := newRunID()
+	env := []string{runEnv(runID)}
 	remote := "r=docker:" + img + ",engine=" + remoteEngine
 	common := []string{"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui"}
-	if _, stderr, code := dbduel(t, append([]string{"run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", remote}, common...)...); code != 2 || !strings.Contains(stderr, "--allow-mixed-hosts") {
+	if _, stderr, code := dbduelWith(t, env, append([]string{"run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", remote}, common...)...); code != 2 || !strings.Contains(stderr, "--allow-mixed-hosts") {
 		t.Fatalf("native here vs a container on another host: exit %d: %s", code, stderr)
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := dbduel(t, append([]string{"run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", remote + ",publish=10.254.77.2",
+	_, stderr, code := dbduelWith(t, env, append([]string{"run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", remote + ",publish=10.254.77.2",
 		"--allow-mixed-hosts", "-o", out}, common...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -92,12 +91,11 @@ func TestRemoteEngine(t *testing.T) {
 // client here (queries cross the network) and beside it (dbduel's agent
 // in a container of its own on that host's network: only results cross).
 func clientHereAndBeside(t *testing.T, img string) {
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	t.Setenv("DBDUEL_AGENT_BINARY", staticBinary(t)) // the client beside the server
+	runID := newRunID()
+	env := []string{runEnv(runID), agentEnv(t)}
 	out := filepath.Join(t.TempDir(), "r.json")
 	spec := "docker:" + img + ",engine=" + remoteEngine
-	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "here="+spec, "--target", "beside="+spec+",client=beside",
+	_, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "here="+spec, "--target", "beside="+spec+",client=beside",
 		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -189,15 +187,14 @@ func nativeOnHostB(t *testing.T) string {
 // statement counted by the server, and nothing left on host B's engine.
 func nativeOnHostBWithClientBeside(t *testing.T, img string) {
 	url := nativeOnHostB(t)
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
-	t.Setenv("DBDUEL_AGENT_BINARY", staticBinary(t))
-	if _, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "n="+url+",client=beside", "--time", "1", "--no-tui"); code != 2 || !strings.Contains(stderr, "engine=tcp://") {
+	runID := newRunID()
+	env := []string{runEnv(runID), agentEnv(t)}
+	if _, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "n="+url+",client=beside", "--time", "1", "--no-tui"); code != 2 || !strings.Contains(stderr, "engine=tcp://") {
 		t.Fatalf("client=beside without engine=: exit %d: %s", code, stderr)
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
 	beside := ",client=beside,engine=" + remoteEngine
-	_, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native="+url+beside+",image="+img,
+	_, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "native="+url+beside+",image="+img,
 		"--target", "container=docker:"+img+",engine="+remoteEngine+",client=beside",
 		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
 	if code != 0 {

@@ -6,17 +6,16 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // seed000.yaml end to end at a small scale, leaving nothing behind.
 func TestSeed000RunsSmall(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
-	t.Setenv("IMAGE", testImage(t))
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
+	t.Parallel()
+	runID := newRunID()
+	env := []string{"IMAGE=" + testImage(t), runEnv(runID)}
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := dbduel(t, "run", "-f", "examples/seed000.yaml", "--tables", "2", "--table-size", "2000", "--time", "2",
+	_, stderr, code := dbduelWith(t, env, "run", "-f", "examples/seed000.yaml", "--tables", "2", "--table-size", "2000", "--time", "2",
 		"--runs", "2", "--threads", "2", "--cooldown", "0", "--format", "text", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
-	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // sysbenchRate runs real sysbench and reads one figure from its report.
@@ -40,7 +39,7 @@ func sysbenchRate(t *testing.T, dir string, re *regexp.Regexp, args ...string) f
 func dbduelRun(t *testing.T, bin string, args ...string) result.Summary {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(bin, append(append([]string{"run"}, args...), "--target", "h=host", "--no-tui", "-o", out)...)
+	cmd := exec.Command(bin, append(append([]string{"run"}, args...), "--target", "h=host", "--file-dir", t.TempDir(), "--no-tui", "-o", out)...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("dbduel %v: %v: %s", args, err, msg)
 	}
@@ -100,28 +99,15 @@ func TestSysWorkloadsAgreeWithSysbench(t *testing.T) {
 	}
 }
 
-// buildStaticBinary builds the dbduel the agent containers run.
-func buildStaticBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dbduel")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // The agent runs in a container with the SPEC's CPU limit: the limit is
 // read back, the throttling shows in the container's telemetry, both sides
 // are measured, and nothing of the run is left.
 func TestCPUInAnAgentContainerIsThrottled(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
-	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t))
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
+	runID := newRunID()
+	env := []string{agentEnv(t), runEnv(runID)}
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := dbduel(t, "run", "cpu", "--threads", "2", "--target", "native=host", "--target", "c=docker:"+testImage(t)+",cpus=0.5",
+	_, stderr, code := dbduelWith(t, env, "run", "cpu", "--threads", "2", "--target", "native=host", "--target", "c=docker:"+testImage(t)+",cpus=0.5",
 		"--time", "2", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -161,12 +147,12 @@ func TestCPUInAnAgentContainerIsThrottled(t *testing.T) {
 // back with its filesystem, and the run measures on all three.
 func TestFileioOnVolumeBindAndOverlay(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
-	t.Setenv("DBDUEL_AGENT_BINARY", buildStaticBinary(t))
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
+	t.Parallel()
+	runID := newRunID()
+	env := []string{agentEnv(t), runEnv(runID)}
 	out := filepath.Join(t.TempDir(), "r.json")
 	img := "docker:" + testImage(t)
-	_, stderr, code := dbduel(t, "run", "fileio", "--file-num", "4", "--file-total-size", "16M", "--file-test-mode", "rndrd",
+	_, stderr, code := dbduelWith(t, env, "run", "fileio", "--file-num", "4", "--file-total-size", "16M", "--file-test-mode", "rndrd",
 		"--target", "vol="+img+",datadir=volume", "--target", "bind="+img+",datadir=bind", "--target", "ovl="+img+",datadir=overlay",
 		"--time", "1", "--no-tui", "-o", out)
 	if code != 0 {
@@ -201,13 +187,20 @@ func TestFileioOnVolumeBindAndOverlay(t *testing.T) {
 // container, volume or file of the run left.
 func TestSIGINTStopsTheAgent(t *testing.T) {
 	integration.Require(t, "Docker and the test image")
-	bin := buildStaticBinary(t)
-	runID := "test-" + ledger.NewRunID()
-	privateStateDir(t)
+	t.Parallel()
+	bin := staticBinary(t)
+	runID := newRunID()
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "fileio", "--file-num", "2", "--file-total-size", "8M", "--target", "native=host",
 		"--target", "c=docker:"+testImage(t), "--time", "30", "--runs", "2", "--no-tui", "-o", out)
-	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID)
+	// A state directory of its own: host's fileio files go in it, by the
+	// target's name, and the check below finds them there.
+	stateDir, err := os.MkdirTemp("", "dbduel-st-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(stateDir) })
+	cmd.Env = append(os.Environ(), "DBDUEL_RUN_ID="+runID, "DBDUEL_STATE_DIR="+stateDir)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -219,14 +212,14 @@ func TestSIGINTStopsTheAgent(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // the container is up, a run is going
 	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
+	err = cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Fatalf("want exit 130 after SIGINT, got %v: %s", err, stderr.String())
 	}
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left after SIGINT", n, runID)
 	}
-	if files := stateFiles(t); len(files) != 0 {
+	if files, _ := filepath.Glob(filepath.Join(stateDir, "*")); len(files) != 0 {
 		t.Fatalf("files left in the state directory after SIGINT: %v", files)
 	}
 }
@@ -237,6 +230,7 @@ func TestSIGINTStopsTheAgent(t *testing.T) {
 // statistics.
 func TestSysLayoutsMatchRealSysbench(t *testing.T) {
 	integration.Require(t, "sysbench")
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name string

@@ -10,7 +10,6 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testdb"
-	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 func sumNextOID(t *testing.T, db *sql.DB) int64 {
@@ -26,6 +25,7 @@ func sumNextOID(t *testing.T, db *sql.DB) int64 {
 // the server read independently, then the consistency conditions.
 // In both modes: one CALL a transaction (HammerDB's) and the statements.
 func TestTPCCNOPMIsTheDistrictDelta(t *testing.T) {
+	t.Parallel()
 	for name, server := range map[string]func(*testing.T) tpccServer{"mariadb": tpccMariaDB, "postgres": tpccPostgres} {
 		for _, mode := range []string{"procedures", "statements"} {
 			t.Run(name+"/"+mode, func(t *testing.T) { tpccNOPMIsTheDistrictDelta(t, server(t), mode) })
@@ -141,6 +141,7 @@ func tpccNOPMIsTheDistrictDelta(t *testing.T, srv tpccServer, mode string) {
 // TestTPCCNativeVsContainer runs TPC-C on a managed server and in the
 // test image, MariaDB and PostgreSQL, and leaves nothing behind.
 func TestTPCCNativeVsContainer(t *testing.T) {
+	t.Parallel()
 	t.Run("mariadb", func(t *testing.T) {
 		integration.Require(t, "mariadbd, Docker and the test image")
 		tpccNativeVsContainer(t, "local:mariadbd", "docker:"+testImage(t))
@@ -151,10 +152,10 @@ func TestTPCCNativeVsContainer(t *testing.T) {
 }
 
 func tpccNativeVsContainer(t *testing.T, native, container string) {
-	runID := "test-" + ledger.NewRunID()
-	t.Setenv("DBDUEL_RUN_ID", runID)
+	runID := newRunID()
+	env := []string{runEnv(runID)}
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, code := dbduel(t, "run", "tpcc", "--target", "native="+native, "--target", "c="+container,
+	_, stderr, code := dbduelWith(t, env, "run", "tpcc", "--target", "native="+native, "--target", "c="+container,
 		"--warehouses", "1", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dbduel/dbduel/engine/driver"
@@ -30,9 +31,10 @@ const (
 	pullTimeout    = 30 * time.Second
 )
 
-// TestDatadirTmpfs, when set by a test, puts every datadir on a tmpfs of
-// this many bytes (a disk that fills up on demand): no SPEC key offers it.
-var TestDatadirTmpfs int64
+// TestDatadirTmpfs, when a test sets it for a run id, puts the datadirs
+// of that run's containers on a tmpfs of this many bytes (a disk that
+// fills up on demand): no SPEC key offers it.
+var TestDatadirTmpfs sync.Map // run id → int64
 
 // NewClient connects to the engine from the environment (DOCKER_HOST...),
 // negotiating the API version (the engine here speaks 1.41).

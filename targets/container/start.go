@@ -121,9 +121,9 @@ func (s *Server) mountDatadir(ctx context.Context, hc *container.HostConfig, pat
 	if s.o.Datadir == "overlay" && path != AgentDataDir {
 		s.dataPath = overlayDatadir
 	}
-	if TestDatadirTmpfs > 0 {
+	if size, ok := TestDatadirTmpfs.Load(s.runID); ok {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeTmpfs, Target: s.dataPath,
-			TmpfsOptions: &mount.TmpfsOptions{SizeBytes: TestDatadirTmpfs, Mode: 0o777}})
+			TmpfsOptions: &mount.TmpfsOptions{SizeBytes: size.(int64), Mode: 0o777}})
 		return nil
 	}
 	switch s.o.Datadir {
