@@ -323,7 +323,15 @@ func (r *faultRun) pause(t *testing.T) {
 		return
 	}
 	for _, c := range r.containers() {
-		if err := r.dc.ContainerPause(context.Background(), c.ID); err != nil {
+		// The cgroup v1 freezer gives up when a task will not freeze in
+		// time (a busy machine: "unable to freeze"); the fault is the
+		// pause, so ask again.
+		err := r.dc.ContainerPause(context.Background(), c.ID)
+		for try := 0; err != nil && strings.Contains(err.Error(), "unable to freeze") && try < 5; try++ {
+			time.Sleep(200 * time.Millisecond)
+			err = r.dc.ContainerPause(context.Background(), c.ID)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

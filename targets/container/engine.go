@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,7 +201,9 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 	what := strings.Join(args[slices.Index(args, "system"):][:2], " ") // system service, system migrate
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(p.dir, "podman.sock")); err == nil && service {
+		// The socket's file appears when podman binds it, and answers once
+		// it listens: on a busy machine the two are far apart.
+		if service && socketAnswers(filepath.Join(p.dir, "podman.sock")) {
 			return nil
 		}
 		select {
@@ -420,4 +423,14 @@ func (s *Server) readPublishedPort(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("the engine published no port for the server")
+}
+
+// socketAnswers says a unix socket accepts connections.
+func socketAnswers(path string) bool {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -61,7 +60,10 @@ func clientOptions(ep driver.Endpoint, maxConns int) *options.ClientOptions {
 		SetDirect(true).
 		SetConnectTimeout(10 * time.Second).
 		SetServerSelectionTimeout(10 * time.Second).
-		SetAppName("dbduel")
+		SetAppName("dbduel").
+		// Polled heartbeats: each hello has one reply (a streamed one has
+		// many, which the self-count could not settle).
+		SetServerMonitoringMode(options.ServerMonitoringModePoll)
 	if maxConns > 0 {
 		// One per thread plus the reads of the engine's own counters.
 		o.SetMaxPoolSize(uint64(maxConns + 2)).SetMinPoolSize(uint64(maxConns))
@@ -77,7 +79,7 @@ var mechanisms sync.Map // addr+user -> "PLAIN"
 // and no authMechanism in the URL it tries the driver's default (SCRAM),
 // then PLAIN, and keeps whichever the server took. own, when not nil,
 // counts the commands the client sends for itself.
-func connect(ctx context.Context, ep driver.Endpoint, maxConns int, own *atomic.Uint64) (*mdb.Client, driver.Endpoint, error) {
+func connect(ctx context.Context, ep driver.Endpoint, maxConns int, own *selfCount) (*mdb.Client, driver.Endpoint, error) {
 	key := ep.Addr() + "|" + ep.User
 	if m, ok := mechanisms.Load(key); ok {
 		ep = withParam(ep, "authMechanism", m.(string))
@@ -96,7 +98,7 @@ func connect(ctx context.Context, ep driver.Endpoint, maxConns int, own *atomic.
 	return c, ep, nil
 }
 
-func tryConnect(ctx context.Context, ep driver.Endpoint, maxConns int, own *atomic.Uint64) (*mdb.Client, error) {
+func tryConnect(ctx context.Context, ep driver.Endpoint, maxConns int, own *selfCount) (*mdb.Client, error) {
 	o := clientOptions(ep, maxConns)
 	if own != nil {
 		o.SetDialer(&countingDialer{d: net.Dialer{Timeout: 10 * time.Second}, own: own})
@@ -209,7 +211,7 @@ func EnsureDatabase(ctx context.Context, ep driver.Endpoint) (bool, error) {
 type DB struct {
 	client *mdb.Client
 	ep     driver.Endpoint
-	own    *atomic.Uint64 // commands the pool sent for itself (handshakes, heartbeats)
+	own    *selfCount // commands the pool sent for itself (handshakes, heartbeats)
 	// life is the workers' operation context: Unblock cancels it, which
 	// also ends a server selection in progress (a Disconnect does not).
 	life   context.Context
@@ -223,7 +225,7 @@ func Opener(ep driver.Endpoint) driver.Opener {
 
 // Open connects to ep with a pool of maxConns connections.
 func Open(ctx context.Context, ep driver.Endpoint, maxConns int) (*DB, error) {
-	own := &atomic.Uint64{}
+	own := &selfCount{}
 	c, ep, err := connect(ctx, ep, maxConns, own)
 	if err != nil {
 		return nil, err
@@ -324,21 +326,47 @@ func Classify(err error) driver.Failure {
 // OpCount sums serverStatus.opcounters: every insert (per document),
 // query, update, delete (per statement), getmore and command the server
 // served, less the commands this pool sent for itself (handshakes,
-// heartbeats), read just before. Its own serverStatus adds one command.
+// heartbeats). Its own serverStatus adds one command. An own command in
+// flight may or may not be in the server's count yet, so the counter is
+// read when none is, and read again if one was sent meanwhile.
 func (d *DB) OpCount(ctx context.Context) (driver.OpCount, error) {
-	own := d.own.Load()
+	var n, own uint64
+	for attempt := 0; ; attempt++ {
+		d.waitOwnSettled(ctx)
+		own = d.own.sent.Load()
+		var err error
+		if n, err = d.opcounters(ctx); err != nil {
+			return driver.OpCount{}, err
+		}
+		if d.own.sent.Load() == own && d.own.inFlight.Load() == 0 || attempt == 4 {
+			break
+		}
+	}
+	return driver.OpCount{Counter: "opcounters", N: n - min(n, own), Unit: driver.Operations, Self: 1,
+		Note: "less dbduel's own handshakes and heartbeats; the counter includes any other client of this server"}, nil
+}
+
+// waitOwnSettled waits, a second at most, until no own command of the
+// pool waits for its reply.
+func (d *DB) waitOwnSettled(ctx context.Context) {
+	for deadline := time.Now().Add(time.Second); d.own.inFlight.Load() > 0 && time.Now().Before(deadline) && ctx.Err() == nil; {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// opcounters is the server's serverStatus.opcounters, summed.
+func (d *DB) opcounters(ctx context.Context) (uint64, error) {
 	var st struct {
 		Opcounters map[string]any `bson:"opcounters"`
 	}
 	if err := d.client.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Decode(&st); err != nil {
-		return driver.OpCount{}, fmt.Errorf("%w: serverStatus: %v", driver.ErrNoOpCount, redact(err))
+		return 0, fmt.Errorf("%w: serverStatus: %v", driver.ErrNoOpCount, redact(err))
 	}
 	n, ok := SumOpcounters(st.Opcounters)
 	if !ok {
-		return driver.OpCount{}, fmt.Errorf("%w: serverStatus has no opcounters", driver.ErrNoOpCount)
+		return 0, fmt.Errorf("%w: serverStatus has no opcounters", driver.ErrNoOpCount)
 	}
-	return driver.OpCount{Counter: "opcounters", N: n - min(n, own), Unit: driver.Operations, Self: 1,
-		Note: "less dbduel's own handshakes and heartbeats; the counter includes any other client of this server"}, nil
+	return n, nil
 }
 
 // SumOpcounters adds serverStatus.opcounters' six counters (false when

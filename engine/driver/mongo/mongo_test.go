@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -141,15 +140,31 @@ func TestOwnCommands(t *testing.T) {
 	if !isOwnCommand(legacy) || isOwnCommand([]byte{1, 2, 3}) {
 		t.Error("legacy handshake or short write misread")
 	}
-	// A pool dialled through the counting dialer counts what it writes.
-	var own atomic.Uint64
+	// A pool dialled through the counting dialer counts what it writes,
+	// and an own command is in flight until its reply has been read.
+	var own selfCount
 	a, b := net.Pipe()
 	defer b.Close()
+	c := &countingConn{Conn: a, own: &own, pending: map[int32]bool{}}
+	hello := msgWith(t, bson.D{{Key: "hello", Value: 1}})
+	binary.LittleEndian.PutUint32(hello[4:], 41) // its request id
 	go io.Copy(io.Discard, b)
-	c := &countingConn{Conn: a, own: &own}
-	c.Write(msgWith(t, bson.D{{Key: "hello", Value: 1}}))
+	c.Write(hello)
 	c.Write(msgWith(t, bson.D{{Key: "find", Value: "sbtest1"}}))
-	if own.Load() != 1 {
-		t.Fatalf("own commands %d, want 1", own.Load())
+	if own.sent.Load() != 1 || own.inFlight.Load() != 1 {
+		t.Fatalf("own commands %d, in flight %d; want 1 and 1", own.sent.Load(), own.inFlight.Load())
+	}
+	// Replies read in pieces: another request's, then the hello's.
+	reply := func(to int32) []byte {
+		r := msgWith(t, bson.D{{Key: "ok", Value: 1}})
+		binary.LittleEndian.PutUint32(r[8:], uint32(to))
+		return r
+	}
+	stream := append(reply(7), reply(41)...)
+	for i := 0; i < len(stream); i += 5 {
+		c.scan(stream[i:min(i+5, len(stream))])
+		if settled := own.inFlight.Load() == 0; settled != (i+5 >= len(reply(7))+16) {
+			t.Fatalf("after %d bytes: in flight %d", i+5, own.inFlight.Load())
+		}
 	}
 }
