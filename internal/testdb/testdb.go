@@ -8,8 +8,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,9 +80,7 @@ func StartPostgres(tb testing.TB) *local.Server {
 // startLocal starts a managed server for the test and stops it at its end.
 func startLocal(tb testing.TB, name, bin, runID, install string) *local.Server {
 	tb.Helper()
-	if os.Getenv("DBDUEL_STATE_DIR") == "" {
-		os.Setenv("DBDUEL_STATE_DIR", os.TempDir()+"/dbduel-test-state")
-	}
+	setStateDir()
 	srv, err := local.New(name, bin, runID)
 	if err != nil {
 		tb.Fatalf("testdb: %v", err)
@@ -93,4 +93,78 @@ func startLocal(tb testing.TB, name, bin, runID, install string) *local.Server {
 	}
 	tb.Cleanup(func() { srv.Stop(context.Background()) })
 	return srv
+}
+
+// setStateDir gives test servers a state directory of the tests' own
+// when the package did not choose one.
+func setStateDir() {
+	if os.Getenv("DBDUEL_STATE_DIR") == "" {
+		os.Setenv("DBDUEL_STATE_DIR", os.TempDir()+"/dbduel-test-state")
+	}
+}
+
+// shared are the package's shared servers, started on first use and
+// stopped by StopShared (each a server of its own kind).
+var shared struct {
+	sync.Mutex
+	servers map[string]*local.Server
+}
+
+// Shared is a mariadbd the whole test package shares: each test works in
+// a database of its own (Database), so tests run side by side on it.
+// TestMain calls StopShared after the tests.
+func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	integration.Require(tb, "mariadbd")
+	return &Server{Server: sharedLocal(tb, "mariadbd", "apt-get install mariadb-server")}
+}
+
+// SharedPostgres is Shared's PostgreSQL cluster.
+func SharedPostgres(tb testing.TB) *local.Server {
+	tb.Helper()
+	integration.Require(tb, "PostgreSQL")
+	return sharedLocal(tb, "postgres", "apt-get install postgresql")
+}
+
+func sharedLocal(tb testing.TB, bin, install string) *local.Server {
+	tb.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if s := shared.servers[bin]; s != nil {
+		return s
+	}
+	setStateDir()
+	srv, err := local.New("shared-"+bin, bin, "test-"+ledger.NewRunID())
+	if err != nil {
+		tb.Fatalf("testdb: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := srv.Start(ctx); err != nil {
+		srv.Stop(context.Background())
+		tb.Fatalf("testdb: start %s (%s): %v", bin, install, err)
+	}
+	if shared.servers == nil {
+		shared.servers = map[string]*local.Server{}
+	}
+	shared.servers[bin] = srv
+	return srv
+}
+
+// StopShared stops the package's shared servers.
+func StopShared() {
+	shared.Lock()
+	defer shared.Unlock()
+	for bin, s := range shared.servers {
+		s.Stop(context.Background())
+		delete(shared.servers, bin)
+	}
+}
+
+// DatabaseName is a database name of tb's own, from base: tests on a
+// shared server keep out of each other's way.
+func DatabaseName(tb testing.TB, base string) string {
+	h := fnv.New32a()
+	h.Write([]byte(tb.Name()))
+	return fmt.Sprintf("%s_%08x", base, h.Sum32())
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -16,6 +17,7 @@ import (
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/internal/testdb"
+	"github.com/dbduel/dbduel/targets/local"
 )
 
 func TestNURandStaysInRangeAndSkews(t *testing.T) {
@@ -87,10 +89,16 @@ type server struct {
 	open func(t *testing.T, name string) driver.DB
 }
 
-func mariadb(t *testing.T) server {
-	srv := testdb.Start(t)
+func mariadb(t *testing.T) server { return mariadbOn(t, testdb.Shared(t)) }
+
+// privateMariadb is a server of the test's own: its global counters move
+// with this test alone.
+func privateMariadb(t *testing.T) server { return mariadbOn(t, testdb.Start(t)) }
+
+func mariadbOn(t *testing.T, srv *testdb.Server) server {
 	return server{name: "mariadb", d: mysqlDialect, open: func(t *testing.T, name string) driver.DB {
 		t.Helper()
+		name = testdb.DatabaseName(t, name)
 		srv.Exec(t, "CREATE DATABASE IF NOT EXISTS "+name)
 		ep := srv.Endpoint()
 		ep.DB = name
@@ -104,11 +112,15 @@ func mariadb(t *testing.T) server {
 	}}
 }
 
-func postgresql(t *testing.T) server {
-	srv := testdb.StartPostgres(t)
+func postgresql(t *testing.T) server { return postgresqlOn(t, testdb.SharedPostgres(t)) }
+
+func privatePostgresql(t *testing.T) server { return postgresqlOn(t, testdb.StartPostgres(t)) }
+
+func postgresqlOn(t *testing.T, srv *local.Server) server {
 	return server{name: "postgres", d: postgresDialect, open: func(t *testing.T, name string) driver.DB {
 		t.Helper()
 		ep := srv.Endpoint()
+		name = testdb.DatabaseName(t, name)
 		ep.DB = name
 		if _, err := pgdrv.EnsureDatabase(context.Background(), ep); err != nil {
 			t.Fatal(err)
@@ -122,12 +134,28 @@ func postgresql(t *testing.T) server {
 	}}
 }
 
-// onEachServer runs f as a subtest on MariaDB and on PostgreSQL, each
-// server started for it.
+// onEachServer runs f as a subtest on MariaDB and on PostgreSQL, side by
+// side: each test has databases of its own on the package's servers.
 func onEachServer(t *testing.T, f func(t *testing.T, srv server)) {
-	for name, start := range map[string]func(*testing.T) server{"mariadb": mariadb, "postgres": postgresql} {
-		t.Run(name, func(t *testing.T) { f(t, start(t)) })
+	onServers(t, map[string]func(*testing.T) server{"mariadb": mariadb, "postgres": postgresql}, f)
+}
+
+// onEachPrivateServer is onEachServer on servers of the test's own.
+func onEachPrivateServer(t *testing.T, f func(t *testing.T, srv server)) {
+	onServers(t, map[string]func(*testing.T) server{"mariadb": privateMariadb, "postgres": privatePostgresql}, f)
+}
+
+func onServers(t *testing.T, servers map[string]func(*testing.T) server, f func(t *testing.T, srv server)) {
+	t.Parallel()
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) { t.Parallel(); f(t, start(t)) })
 	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testdb.StopShared()
+	os.Exit(code)
 }
 
 func count(t *testing.T, db *sql.DB, q string, args ...any) int64 {
@@ -214,7 +242,7 @@ func loaderRowCounts(t *testing.T, srv server) {
 func TestTransactionsFollowTheSpecification(t *testing.T) {
 	onEachServer(t, func(t *testing.T, srv server) {
 		for _, mode := range []string{modeStatements, modeProcedures} {
-			t.Run(mode, func(t *testing.T) { transactionsFollowTheSpecification(t, srv, mode) })
+			t.Run(mode, func(t *testing.T) { t.Parallel(); transactionsFollowTheSpecification(t, srv, mode) })
 		}
 	})
 }
@@ -506,9 +534,10 @@ func readOnlyChangesNothing(t *testing.T, fx txnFixture) {
 // (PostgreSQL's late counters published, dbduel's own reads left out) and
 // sum(d_next_o_id) by the committed New-Orders, in both modes.
 func TestServerCountersAreExact(t *testing.T) {
-	onEachServer(t, func(t *testing.T, srv server) {
+	// MariaDB's transaction counters are the whole server's.
+	onEachPrivateServer(t, func(t *testing.T, srv server) {
 		for _, mode := range []string{modeStatements, modeProcedures} {
-			t.Run(mode, func(t *testing.T) { serverCountersAreExact(t, srv, mode) })
+			t.Run(mode, func(t *testing.T) { serverCountersAreExact(t, srv, mode) }) // one at a time: the counters are the server's
 		}
 	})
 }
