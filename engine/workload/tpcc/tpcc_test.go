@@ -183,81 +183,88 @@ func mustConsistent(t *testing.T, w workload.Workload, db driver.DB) {
 	}
 }
 
-func TestLoaderRowCounts(t *testing.T) {
-	onEachServer(t, loaderRowCounts)
-}
-
-func loaderRowCounts(t *testing.T, srv server) {
-	ctx := context.Background()
-	for _, wh := range []int{1, 2} {
-		t.Run(fmt.Sprintf("%d warehouses", wh), func(t *testing.T) {
-			db := srv.open(t, fmt.Sprintf("tpcc_load_%d", wh))
-			w, err := New(Options{Warehouses: wh, RandSeed: 11})
-			if err != nil {
-				t.Fatal(err)
+// TestLoadThenTransact loads 1 and 2 warehouses, on a server of the
+// test's own per dialect, and checks each load (its row counts, the
+// specification's clauses, the consistency conditions); then on the
+// 1-warehouse load the server's counters over a stretch of transactions,
+// and on the 2-warehouse load what each transaction changes, in both
+// modes. One load serves both modes: each check is of what its own
+// transactions change, whatever ran before, and the counters move with
+// this test alone (MariaDB's are the whole server's).
+func TestLoadThenTransact(t *testing.T) {
+	onEachPrivateServer(t, func(t *testing.T, srv server) {
+		t.Run("1 warehouses", func(t *testing.T) {
+			db := loadAndCheck(t, srv, 1)
+			for _, mode := range []string{modeStatements, modeProcedures} {
+				t.Run("server counters/"+mode, func(t *testing.T) { serverCountersAreExact(t, db, mode) })
 			}
-			if st, err := w.Check(ctx, db, 4); err != nil || !st.Missing {
-				t.Fatalf("before prepare: %+v %v", st, err)
-			}
-			var last workload.Progress
-			if err := w.Prepare(ctx, db, 4, func(p workload.Progress) { last = p }); err != nil {
-				t.Fatal(err)
-			}
-			if last.Rows != last.TotalRows || last.TotalRows == 0 {
-				t.Errorf("progress ended at %d of %d rows", last.Rows, last.TotalRows)
-			}
-			sdb := db.(driver.SQLDB).SQL()
-			W := int64(wh)
-			for table, want := range map[string]int64{"item": 100000, "warehouse": W, "district": 10 * W, "customer": 30000 * W,
-				"history": 30000 * W, "orders": 30000 * W, "new_order": 9000 * W, "stock": 100000 * W} {
-				if got := count(t, sdb, "SELECT COUNT(*) FROM "+table) / 100; got != want {
-					t.Errorf("%s: %d rows, want %d", table, got, want)
-				}
-			}
-			lines, olCnt := count(t, sdb, "SELECT COUNT(*) FROM order_line")/100, count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")/100
-			if lines != olCnt || lines < 5*30000*W || lines > 15*30000*W {
-				t.Errorf("order_line: %d rows, sum(o_ol_cnt) %d", lines, olCnt)
-			}
-			// Clause 4.3.3.1: the first 1000 customers of a district take
-			// every last name once; 10% have bad credit; 2100 orders delivered.
-			if n := count(t, sdb, "SELECT COUNT(DISTINCT c_last) FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id <= 1000") / 100; n != 1000 {
-				t.Errorf("%d distinct last names among the first 1000 customers", n)
-			}
-			if bc := count(t, sdb, "SELECT AVG(CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END) FROM customer"); bc < 8 || bc > 12 {
-				t.Errorf("%.2f of customers have bad credit, want about 0.10", float64(bc)/100)
-			}
-			if n := count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL") / 100; n != 900*10*W {
-				t.Errorf("%d undelivered orders, want %d", n, 9000*W)
-			}
-			if st, err := w.Check(ctx, db, 4); err != nil || !st.Reusable {
-				t.Errorf("after prepare: %+v %v", st, err)
-			}
-			mustConsistent(t, w, db)
 		})
-	}
-}
-
-// TestTransactionsFollowTheSpecification runs each transaction on its own
-// against 2 warehouses and checks what it changed.
-func TestTransactionsFollowTheSpecification(t *testing.T) {
-	onEachServer(t, func(t *testing.T, srv server) {
-		for _, mode := range []string{modeStatements, modeProcedures} {
-			t.Run(mode, func(t *testing.T) { t.Parallel(); transactionsFollowTheSpecification(t, srv, mode) })
-		}
+		t.Run("2 warehouses", func(t *testing.T) {
+			db := loadAndCheck(t, srv, 2)
+			for _, mode := range []string{modeStatements, modeProcedures} {
+				t.Run("transactions/"+mode, func(t *testing.T) { transactionsFollowTheSpecification(t, srv, db, mode) })
+			}
+		})
 	})
 }
 
-// transactionsFollowTheSpecification is the test in one mode: the
-// procedures must have the statements' effects, exactly.
-func transactionsFollowTheSpecification(t *testing.T, srv server, mode string) {
+// loadAndCheck loads wh warehouses into a database of its own and checks
+// what the load made.
+func loadAndCheck(t *testing.T, srv server, wh int) driver.DB {
 	ctx := context.Background()
-	db := srv.open(t, "tpcc_txn_"+mode)
-	procs := mode == modeProcedures
-	w, err := New(Options{Warehouses: 2, RandSeed: 5, Mode: mode})
+	db := srv.open(t, fmt.Sprintf("tpcc_load_%d", wh))
+	w, err := New(Options{Warehouses: wh, RandSeed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Prepare(ctx, db, 4, nil); err != nil {
+	if st, err := w.Check(ctx, db, 4); err != nil || !st.Missing {
+		t.Fatalf("before prepare: %+v %v", st, err)
+	}
+	var last workload.Progress
+	if err := w.Prepare(ctx, db, 4, func(p workload.Progress) { last = p }); err != nil {
+		t.Fatal(err)
+	}
+	if last.Rows != last.TotalRows || last.TotalRows == 0 {
+		t.Errorf("progress ended at %d of %d rows", last.Rows, last.TotalRows)
+	}
+	sdb := db.(driver.SQLDB).SQL()
+	W := int64(wh)
+	for table, want := range map[string]int64{"item": 100000, "warehouse": W, "district": 10 * W, "customer": 30000 * W,
+		"history": 30000 * W, "orders": 30000 * W, "new_order": 9000 * W, "stock": 100000 * W} {
+		if got := count(t, sdb, "SELECT COUNT(*) FROM "+table) / 100; got != want {
+			t.Errorf("%s: %d rows, want %d", table, got, want)
+		}
+	}
+	lines, olCnt := count(t, sdb, "SELECT COUNT(*) FROM order_line")/100, count(t, sdb, "SELECT SUM(o_ol_cnt) FROM orders")/100
+	if lines != olCnt || lines < 5*30000*W || lines > 15*30000*W {
+		t.Errorf("order_line: %d rows, sum(o_ol_cnt) %d", lines, olCnt)
+	}
+	// Clause 4.3.3.1: the first 1000 customers of a district take
+	// every last name once; 10% have bad credit; 2100 orders delivered.
+	if n := count(t, sdb, "SELECT COUNT(DISTINCT c_last) FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id <= 1000") / 100; n != 1000 {
+		t.Errorf("%d distinct last names among the first 1000 customers", n)
+	}
+	if bc := count(t, sdb, "SELECT AVG(CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END) FROM customer"); bc < 8 || bc > 12 {
+		t.Errorf("%.2f of customers have bad credit, want about 0.10", float64(bc)/100)
+	}
+	if n := count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL") / 100; n != 900*10*W {
+		t.Errorf("%d undelivered orders, want %d", n, 9000*W)
+	}
+	if st, err := w.Check(ctx, db, 4); err != nil || !st.Reusable {
+		t.Errorf("after prepare: %+v %v", st, err)
+	}
+	mustConsistent(t, w, db)
+	return db
+}
+
+// transactionsFollowTheSpecification is the test in one mode: the
+// procedures must have the statements' effects, exactly (a procedures-mode
+// worker creates its procedures on the tables as they are).
+func transactionsFollowTheSpecification(t *testing.T, srv server, db driver.DB, mode string) {
+	ctx := context.Background()
+	procs := mode == modeProcedures
+	w, err := New(Options{Warehouses: 2, RandSeed: 5, Mode: mode})
+	if err != nil {
 		t.Fatal(err)
 	}
 	sdb := db.(driver.SQLDB).SQL()
@@ -490,6 +497,9 @@ func deliveryEffects(t *testing.T, fx txnFixture) {
 	ctx := context.Background()
 	newOrders, bal := count(t, sdb, "SELECT COUNT(*) FROM new_order"), count(t, sdb, "SELECT SUM(c_balance) FROM customer")
 	undelivered := count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL")
+	deliveredSQL := `SELECT COALESCE(SUM(ol_amount), 0) FROM order_line JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id
+		WHERE ol_delivery_d IS NOT NULL AND o_id >= 2101`
+	deliveredBefore := count(t, sdb, deliveredSQL)
 	var c workload.Counts
 	if err := wk.transact(ctx, delivery, &c); err != nil {
 		t.Fatal(err)
@@ -500,9 +510,8 @@ func deliveryEffects(t *testing.T, fx txnFixture) {
 	if d := undelivered - count(t, sdb, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL"); d != 1000 {
 		t.Errorf("delivery gave %d orders a carrier, want 10", d/100)
 	}
-	// The balances grew by the delivered orders' amounts.
-	delivered := count(t, sdb, `SELECT SUM(ol_amount) FROM order_line JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id
-		WHERE ol_delivery_d IS NOT NULL AND o_id >= 2101`)
+	// The balances grew by the amounts of the orders this delivery delivered.
+	delivered := count(t, sdb, deliveredSQL) - deliveredBefore
 	if d := count(t, sdb, "SELECT SUM(c_balance) FROM customer") - bal; d != delivered {
 		t.Errorf("balances grew by %d cents, the delivered lines amount to %d", d, delivered)
 	}
@@ -529,27 +538,14 @@ func readOnlyChangesNothing(t *testing.T, fx txnFixture) {
 	}
 }
 
-// TestServerCountersAreExact: over a stretch of transactions, the server's
+// serverCountersAreExact: over a stretch of transactions, the server's
 // transaction count moves by exactly the transactions the thread ran
 // (PostgreSQL's late counters published, dbduel's own reads left out) and
-// sum(d_next_o_id) by the committed New-Orders, in both modes.
-func TestServerCountersAreExact(t *testing.T) {
-	// MariaDB's transaction counters are the whole server's.
-	onEachPrivateServer(t, func(t *testing.T, srv server) {
-		for _, mode := range []string{modeStatements, modeProcedures} {
-			t.Run(mode, func(t *testing.T) { serverCountersAreExact(t, srv, mode) }) // one at a time: the counters are the server's
-		}
-	})
-}
-
-func serverCountersAreExact(t *testing.T, srv server, mode string) {
+// sum(d_next_o_id) by the committed New-Orders.
+func serverCountersAreExact(t *testing.T, db driver.DB, mode string) {
 	ctx := context.Background()
-	db := srv.open(t, "tpcc_counters_"+mode)
 	w, err := New(Options{Warehouses: 1, RandSeed: 9, Mode: mode})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Prepare(ctx, db, 4, nil); err != nil {
 		t.Fatal(err)
 	}
 	sc := w.(workload.ServerCounted)
