@@ -372,20 +372,29 @@ func (r *faultRun) disconnect(t *testing.T) {
 func (r *faultRun) oom(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range r.containers() {
-		top, err := r.dc.ContainerTop(ctx, c.ID, nil)
+		// The server, the container's first process, is the OOM killer's
+		// first choice (its children keep theirs: a child killed instead
+		// would be another fault).
+		insp, err := r.dc.ContainerInspect(ctx, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		col := indexOf(top.Titles, "PID")
-		for _, p := range top.Processes {
-			os.WriteFile("/proc/"+p[col]+"/oom_score_adj", []byte("1000"), 0o644)
-		}
+		os.WriteFile("/proc/"+strconv.Itoa(insp.State.Pid)+"/oom_score_adj", []byte("1000"), 0o644)
 		ex, err := r.dc.ContainerExecCreate(ctx, c.ID, container.ExecOptions{Cmd: []string{"sh", "-c", "head -c 4000m /dev/zero | tail"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := r.dc.ContainerExecStart(ctx, ex.ID, container.ExecStartOptions{Detach: true}); err != nil {
 			t.Fatal(err)
+		}
+		// The fault is the kill, not the hog's start: on a busy machine
+		// the hog takes a while to fill the limit.
+		deadline := time.Now().Add(90 * time.Second)
+		for time.Now().Before(deadline) {
+			if insp, err := r.dc.ContainerInspect(ctx, c.ID); err != nil || insp.State.OOMKilled || !insp.State.Running {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }

@@ -40,6 +40,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		s.eng.close() // the private Podman service, if any, with it
 		s.eng = nil
 	}
+	if len(errs) == 0 {
+		ledger.ForgetPodman(s.runID, s.name)
+	}
 	return errors.Join(errs...)
 }
 
@@ -113,6 +116,17 @@ func cleanPodman(ctx context.Context, runID string, skip func(map[string]string)
 			users = append(users, u.name)
 		}
 	}
+	var notes []string
+	if runID != "" {
+		// A run's own stores, as its targets noted them: a clean of one
+		// run starts no service for a store it never used.
+		users, notes = ledger.PodmanUsers(runID)
+	}
+	defer func() {
+		for _, n := range notes {
+			os.Remove(n)
+		}
+	}()
 	var out []Leftover
 	var errs []error
 	for _, u := range users {
@@ -120,7 +134,7 @@ func cleanPodman(ctx context.Context, runID string, skip func(map[string]string)
 		if u != "" {
 			what = "rootless Podman of " + u
 		}
-		pm, err := connectEngine(ctx, enginePodman, "clean", runID, u)
+		pm, err := connectEngine(ctx, enginePodman, cleanName, runID, u)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", what, err))
 			continue
@@ -135,6 +149,9 @@ func cleanPodman(ctx context.Context, runID string, skip func(map[string]string)
 	}
 	return out, errors.Join(errs...)
 }
+
+// cleanName names clean's own Podman services.
+const cleanName = "clean"
 
 // cleanEngine removes dbduel's labelled containers and volumes from one
 // engine (what names it in errors).

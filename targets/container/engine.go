@@ -85,6 +85,13 @@ func connectEngine(ctx context.Context, spec, name, runID, rootless string) (*en
 	case spec == "" || spec == engineDocker:
 		e.cli, err = NewClient()
 	case spec == enginePodman:
+		if name != cleanName {
+			// Before the service starts: a run killed from here on has
+			// its store named for `dbduel clean --run`.
+			if err := ledger.NotePodman(runID, name, rootless); err != nil {
+				return nil, err
+			}
+		}
 		if e.service, err = startPodmanService(ctx, name, runID, rootless); err != nil {
 			return nil, err
 		}

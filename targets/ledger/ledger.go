@@ -179,3 +179,41 @@ func ForgetKept(runID string) []string {
 	}
 	return matches
 }
+
+// enginePath is where target of run runID notes the Podman store it uses.
+func enginePath(runID, target string) string {
+	return filepath.Join(Dir(), "engine-"+runID+"-"+target+".txt")
+}
+
+// NotePodman records that target of run runID has containers in a Podman
+// store (user "" is root's), so that `dbduel clean --run` asks that store
+// alone; Stop forgets it with ForgetPodman.
+func NotePodman(runID, target, user string) error {
+	if err := os.MkdirAll(Dir(), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(enginePath(runID, target), []byte("podman:"+user+"\n"), 0o600)
+}
+
+// ForgetPodman removes target's note.
+func ForgetPodman(runID, target string) { os.Remove(enginePath(runID, target)) }
+
+// PodmanUsers are the Podman stores run runID's targets noted, and their
+// notes' paths (to remove once cleaned).
+func PodmanUsers(runID string) (users, notes []string) {
+	matches, _ := filepath.Glob(filepath.Join(Dir(), "engine-"+runID+"-*.txt"))
+	seen := map[string]bool{}
+	for _, m := range matches {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		notes = append(notes, m)
+		u, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "podman:")
+		if ok && !seen[u] {
+			seen[u] = true
+			users = append(users, u)
+		}
+	}
+	return users, notes
+}

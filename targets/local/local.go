@@ -245,7 +245,13 @@ func (s *Server) start(ctx context.Context) error {
 		return err
 	}
 	sock := filepath.Join(s.dir, "mysqld.sock")
-	args := []string{"--defaults-file=" + s.defaultsFile, "--datadir=" + s.datadir,
+	// Temporary tables in a directory of the server's own, not /tmp: no
+	// one else can see, change or remove them there.
+	tmp := filepath.Join(s.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return err
+	}
+	args := []string{"--defaults-file=" + s.defaultsFile, "--datadir=" + s.datadir, "--tmpdir=" + tmp,
 		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1", "--socket=" + sock,
 		"--pid-file=" + filepath.Join(s.dir, "mysqld.pid"), "--log-error=" + s.logPath}
 	if asRoot {
