@@ -49,7 +49,7 @@ func leftovers(t *testing.T, runID string) int {
 	procs, _ := ledger.Processes(runID)
 	alive := 0
 	for _, p := range procs {
-		if ledger.Alive(p.PID, p.Binary) {
+		if ledger.Alive(p) {
 			alive++
 		}
 	}
@@ -286,12 +286,13 @@ func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	// The container (through docker-proxy) is usually far slower here, so
-	// tps<-5% is usually crossed; either way the exit code must agree with the
+	// tps<-5% is usually crossed; on a busy machine the CI may straddle it
+	// (exit 5, inconclusive); either way the exit code must agree with the
 	// CI this same run recorded (a second run would be a new measurement).
 	stdout, stderr, code := dbduel(t, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "container=docker:"+testImage(t), "--runs", "3", "--time", "1", "--table-size", "1000",
 		"--threads", "2", "--cooldown", "0", "--seed", "7", "--format", "text", "-o", out, "--fail-if", "tps<-5%")
-	if code != 0 && code != 3 {
+	if code != 0 && code != 3 && code != 5 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"target           run", "mean", "Δ%", "CI95", "verdict: container", "n=3 blocks, paired t on log-ratios"} {
@@ -320,8 +321,8 @@ func TestThreeBlockPlanPrintsTableCIAndVerdict(t *testing.T) {
 	if tps == nil || !tps.HasCI || tps.N != 3 || tps.CILowPct > tps.DeltaPct || tps.CIHighPct < tps.DeltaPct {
 		t.Fatalf("tps comparison: %+v", tps)
 	}
-	crossed := tps.CIHighPct < -5
-	if crossed != (code == 3) || crossed != strings.Contains(stderr, "crosses tps<-5%") {
+	crossed, straddles := tps.CIHighPct < -5, tps.CILowPct < -5 && tps.CIHighPct >= -5
+	if crossed != (code == 3) || crossed != strings.Contains(stderr, "crosses tps<-5%") || straddles != (code == 5) {
 		t.Fatalf("--fail-if tps<-5%% with CI [%+.1f%%, %+.1f%%]: exit %d, %s", tps.CILowPct, tps.CIHighPct, code, stderr)
 	}
 	t.Logf("container tps CI [%+.1f%%, %+.1f%%], exit %d", tps.CILowPct, tps.CIHighPct, code)
@@ -479,8 +480,8 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "left run "+runID+" alone: its dbduel (pid") || leftovers(t, runID) == 0 {
 		t.Fatalf("clean touched a run in progress: exit %d\n%s", code, out)
 	}
-	if _, _, code := dbduel(t, "clean", "--run", runID); code != 0 || leftovers(t, runID) != 0 {
-		t.Fatalf("clean --run: exit %d, %d left", code, leftovers(t, runID))
+	if out, errOut, code := dbduel(t, "clean", "--run", runID); code != 0 || leftovers(t, runID) != 0 {
+		t.Fatalf("clean --run: exit %d, %d left: %s%s", code, leftovers(t, runID), out, errOut)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()

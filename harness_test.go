@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("DBDUEL_STATE_DIR", dir)
 	code := m.Run()
 	os.RemoveAll(dir)
+	os.RemoveAll(dir + "-servers") // where servers of other accounts have theirs (ledger.ServersDir)
 	os.Exit(code)
 }
 
@@ -54,13 +55,18 @@ func newRunID() string { return "test-" + ledger.NewRunID() }
 // runEnv is the environment entry that gives a run its id.
 func runEnv(runID string) string { return "DBDUEL_RUN_ID=" + runID }
 
-// stateFiles lists what run runID has in the state directory (pidfiles,
-// the managed servers' and the containers' host directories, kept URLs).
+// stateFiles lists what run runID has in the state directory and the
+// servers' (pidfiles, the managed servers' and the containers' host
+// directories, kept URLs).
 func stateFiles(t *testing.T, runID string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(ledger.Dir(), "*"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	servers, _ := filepath.Glob(filepath.Join(ledger.ServersDir(), "*"))
+	if ledger.ServersDir() != ledger.Dir() {
+		files = append(files, servers...)
 	}
 	var out []string
 	for _, f := range files {

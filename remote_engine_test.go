@@ -155,13 +155,19 @@ func nativeOnHostB(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
+	// Its temporary tables in its own directory: a mariadbd that starts
+	// removes every #sql file in its tmpdir, other servers' in /tmp too.
+	tmp := dir + "/tmp"
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+dir+"/data", "--auth-root-authentication-method=normal",
-		"--skip-test-db", "--user=root").CombinedOutput(); err != nil {
+		"--skip-test-db", "--user=root", "--tmpdir="+tmp).CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v %s", err, out)
 	}
 	sock := dir + "/sock"
 	srv := exec.Command("nsenter", "--net=/var/run/netns/dbduel-remote", "mariadbd", "--no-defaults", "--datadir="+dir+"/data",
-		"--port=3307", "--bind-address=10.254.77.2", "--socket="+sock, "--user=root", "--skip-name-resolve", "--log-error="+dir+"/log")
+		"--port=3307", "--bind-address=10.254.77.2", "--socket="+sock, "--user=root", "--skip-name-resolve", "--log-error="+dir+"/log", "--tmpdir="+tmp)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,10 @@ type Protocol struct {
 	// Ready, if set, runs once a managed server first answers (PostgreSQL
 	// installs pg_stat_statements for the honesty check).
 	Ready func(ctx context.Context, ep Endpoint) error
+	// MakeAdmin, if set, makes an account with every right on a fresh
+	// managed server reached through its local socket, before it listens
+	// on any port (MongoDB: its localhost exception).
+	MakeAdmin func(ctx context.Context, socket, user, password string) error
 	// Open returns the engine's way to open a pool to ep; opts carry the
 	// protocol's own settings (CheckOptions has vetted them).
 	Open func(ep Endpoint, opts OpenOptions) Opener

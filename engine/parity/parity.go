@@ -15,7 +15,7 @@ var placeVariables = map[string]bool{
 	"hostname": true, "port": true, "socket": true, "pid_file": true, "datadir": true, "server_uuid": true,
 	"bind_address": true, "log_error": true, "general_log_file": true, "slow_query_log_file": true,
 	"innodb_data_home_dir": true, "innodb_log_group_home_dir": true, "innodb_undo_directory": true,
-	"innodb_tmpdir": true, "tmpdir": true, "log_bin_basename": true, "log_bin_index": true, "relay_log_basename": true,
+	"innodb_tmpdir": true, "tmpdir": true, "slave_load_tmpdir": true, "init_file": true, "log_bin_basename": true, "log_bin_index": true, "relay_log_basename": true,
 	"relay_log_index": true, "gtid_binlog_pos": true, "gtid_binlog_state": true, "gtid_current_pos": true,
 	"timestamp": true, "system_time_zone": true, "secure_file_priv": true, "plugin_dir": true,
 	"wsrep_node_name": true, "report_host": true, "report_port": true, "extra_port": true,

@@ -21,7 +21,6 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/hostinfo"
-	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/provision"
 	"github.com/dbduel/dbduel/targets/specs"
 )
@@ -102,13 +101,9 @@ func (a *Agent) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the dbduel binary to copy into the container: %w", err)
 	}
-	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
+	if s.hostDir, s.cfgDir, err = makeHostDir(s.runID, s.name, false); err != nil {
 		return err
 	}
-	if s.hostDir, err = os.MkdirTemp(ledger.Dir(), hostDirPrefix+s.runID+"-"+s.name+"-"); err != nil {
-		return err
-	}
-	os.Chmod(s.hostDir, 0o755)
 	hc := &container.HostConfig{NetworkMode: "bridge"}
 	switch {
 	case a.netOf != "":

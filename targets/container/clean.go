@@ -33,7 +33,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		s.volumeName = ""
 	}
 	if s.hostDir != "" {
-		os.RemoveAll(s.hostDir)
+		ledger.RemoveOwn(s.hostDir)
 		s.hostDir = ""
 	}
 	if s.eng != nil {
@@ -195,6 +195,35 @@ func cleanEngine(ctx context.Context, cli *client.Client, what, runID string, sk
 	return out, errors.Join(errs...)
 }
 
+// makeHostDir makes a container's host directory (dbduel's, with its
+// mark; the run id in the name lets `dbduel clean --run` find it after a
+// killed run) and the directory of the configuration the container
+// mounts, which its server reads as its own user (0755). They are one, in
+// the state directory; for a rootless container (the state directory is
+// root's alone, and the rootless runtime mounts from the temporary one)
+// the host directory is 0711 in the temporary directory and the
+// configuration's a directory of an unguessable name in it: another user
+// can neither list the one nor find the other.
+func makeHostDir(runID, name string, rootless bool) (hostDir, cfgDir string, err error) {
+	prefix := hostDirPrefix + runID + "-" + name + "-"
+	if !rootless {
+		if hostDir, err = ledger.MkdirTemp(prefix); err != nil {
+			return "", "", err
+		}
+		return hostDir, hostDir, os.Chmod(hostDir, 0o755) // a directory of dbduel's own, just made
+	}
+	if hostDir, err = ledger.MkdirTempIn(os.TempDir(), prefix); err != nil {
+		return "", "", err
+	}
+	if err := os.Chmod(hostDir, 0o711); err != nil {
+		return "", "", err
+	}
+	if cfgDir, err = os.MkdirTemp(hostDir, "cfg-"); err != nil {
+		return "", "", err
+	}
+	return hostDir, cfgDir, os.Chmod(cfgDir, 0o755)
+}
+
 // hostDirPrefix starts the name of every container's host directory (its
 // generated config, a bind datadir) in the state directory; the run id
 // follows.
@@ -225,7 +254,9 @@ func removeHostDirs(runID string, skip func(string) bool) ([]Leftover, error) {
 		if skip != nil && skipsAnyPrefix(rest, skip) {
 			continue
 		}
-		if err := os.RemoveAll(d); err != nil {
+		// Only what dbduel made: another user's directory of the name
+		// (in the temporary directory) is left alone.
+		if err := ledger.RemoveMarked(d); err != nil {
 			errs = append(errs, err)
 			continue
 		}

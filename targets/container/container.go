@@ -67,6 +67,7 @@ type Server struct {
 	id                string
 	volumeName        string
 	hostDir           string
+	cfgDir            string // the configuration the container mounts: hostDir, or a directory in it
 	ep                targets.Endpoint
 	progress          io.Writer // pull progress; nil discards it
 	pid, proxyPID     int       // cached for Sample; reset on restart

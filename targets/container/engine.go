@@ -139,7 +139,19 @@ func (p *podmanService) pid() int {
 	return p.cmd.Process.Pid
 }
 
-func (p *podmanService) host() string { return "unix://" + filepath.Join(p.dir, "podman.sock") }
+func (p *podmanService) host() string { return "unix://" + p.socket() }
+
+// sockDir is where the service makes its socket: the service's directory
+// (root's), or for a rootless service a directory in it of the user's own
+// (the user may write nothing else there).
+func (p *podmanService) sockDir() string {
+	if p.rootless == "" {
+		return p.dir
+	}
+	return filepath.Join(p.dir, "sock")
+}
+
+func (p *podmanService) socket() string { return filepath.Join(p.sockDir(), "podman.sock") }
 
 // startPodmanService starts Podman's API service and waits until it
 // answers. It runs containers with runc where runc is installed (the
@@ -193,7 +205,8 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 			return err
 		}
 	}
-	logFile, err := os.Create(filepath.Join(p.dir, "service.log"))
+	// In the service's own directory, root's: never through a link.
+	logFile, err := os.OpenFile(filepath.Join(p.dir, "service.log"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
@@ -210,7 +223,7 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 	for {
 		// The socket's file appears when podman binds it, and answers once
 		// it listens: on a busy machine the two are far apart.
-		if service && socketAnswers(filepath.Join(p.dir, "podman.sock")) {
+		if service && socketAnswers(p.socket()) {
 			return nil
 		}
 		select {
@@ -233,19 +246,28 @@ func (p *podmanService) launch(ctx context.Context, bin string, args ...string) 
 	}
 }
 
-// socketDir makes the service's directory in the state directory, or in
-// the temporary one when the socket's path would be too long there (a
-// unix socket's path has at most 107 bytes) or another user must reach it
-// (the state directory is root's alone).
+// socketDir makes the service's directory (dbduel's, with its mark) in
+// the state directory, or in the temporary one when the socket's path
+// would be too long there (a unix socket's path has at most 107 bytes) or
+// another user must reach it (the state directory is root's alone): then
+// it is 0711, so that the user reaches the socket directory in it and
+// nothing else.
 func socketDir(prefix string, shared bool) (string, error) {
-	base := ledger.Dir()
-	if shared || len(filepath.Join(base, prefix+"0123456789", "podman.sock")) > 100 {
-		base = os.TempDir()
-	}
-	if err := os.MkdirAll(base, 0o700); err != nil {
+	base, err := ledger.Ensure()
+	if err != nil {
 		return "", err
 	}
-	return os.MkdirTemp(base, prefix)
+	if !shared && len(filepath.Join(base, prefix+"0123456789", "sock", "podman.sock")) <= 100 {
+		return ledger.MkdirTemp(prefix)
+	}
+	dir, err := ledger.MkdirTempIn(os.TempDir(), prefix)
+	if err != nil {
+		return "", err
+	}
+	if shared {
+		err = os.Chmod(dir, 0o711) // a directory of dbduel's own, just made
+	}
+	return dir, err
 }
 
 // asUser makes the service rootless: it runs as p.rootless with the
@@ -259,7 +281,10 @@ func (p *podmanService) asUser(args []string) error {
 	if err != nil {
 		return &specs.UsageError{Msg: err.Error()}
 	}
-	if err := os.Chown(p.dir, u.uid, u.gid); err != nil {
+	if err := os.Mkdir(p.sockDir(), 0o700); err != nil && !os.IsExist(err) {
+		return err
+	}
+	if err := os.Lchown(p.sockDir(), u.uid, u.gid); err != nil {
 		return err
 	}
 	runtimeDir, err := u.runtimeDir()
@@ -286,7 +311,7 @@ func (p *podmanService) stop() {
 	if p.idle {
 		endPauses("/proc", p.uid)
 	}
-	os.RemoveAll(p.dir)
+	ledger.RemoveOwn(p.dir)
 }
 
 // kill ends the podman process under way, if any: SIGTERM, then SIGKILL

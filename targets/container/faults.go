@@ -91,9 +91,12 @@ func (s *Server) Diagnose(ctx context.Context) string {
 }
 
 // failedExit is a container that stopped for good: a kill, a crash, the
-// OOM killer (a clean exit may be the first half of a docker restart).
+// OOM killer. A clean exit may be the first half of a docker restart, and
+// so may an exit by SIGTERM (128+15: a server that dies of the stop's
+// signal rather than shutting down on it).
 func failedExit(st *container.State) bool {
-	return st != nil && !st.Running && !st.Paused && !st.Restarting && (st.ExitCode != 0 || st.OOMKilled || st.Dead)
+	return st != nil && !st.Running && !st.Paused && !st.Restarting &&
+		(st.ExitCode != 0 && st.ExitCode != 143 || st.OOMKilled || st.Dead)
 }
 
 func describeState(st *container.State) string {

@@ -196,7 +196,11 @@ func (p *podmanService) notePauses() {
 	for _, pid := range started {
 		fmt.Fprintf(&b, "%d %d\n", p.uid, pid)
 	}
-	_ = os.WriteFile(filepath.Join(p.dir, pauseFile), []byte(b.String()), 0o600)
+	// In the service's directory, root's: a new file, never through a link.
+	if f, err := os.OpenFile(filepath.Join(p.dir, pauseFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600); err == nil {
+		f.WriteString(b.String())
+		f.Close()
+	}
 }
 
 // recordedPauses reads a killed run's pause file: pids by uid.
@@ -264,13 +268,20 @@ func ownedBy(fi os.FileInfo, uid int) bool {
 // socket's path in their command line, which only they have): SIGTERM,
 // then SIGKILL after 5 s.
 func endServiceOf(procRoot, dir string) {
-	want := []byte(filepath.Join(dir, "podman.sock"))
+	want := []byte(filepath.Join(dir, "sock", "podman.sock"))
+	owner := -1 // the user of the socket's directory: a service of another user is not this one
+	if fi, err := os.Lstat(filepath.Join(dir, "sock")); err == nil && fi.IsDir() {
+		owner = int(fi.Sys().(*syscall.Stat_t).Uid)
+	}
 	find := func() []int {
 		var pids []int
 		cmdlines, _ := filepath.Glob(filepath.Join(procRoot, "[0-9]*", "cmdline"))
 		for _, c := range cmdlines {
 			data, err := os.ReadFile(c)
 			if err != nil || !bytes.Contains(data, want) {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Dir(c)); err != nil || !ownedBy(fi, owner) || !isPodman(filepath.Dir(c)) {
 				continue
 			}
 			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(c))); err == nil && pid != os.Getpid() {
@@ -295,4 +306,10 @@ func endServiceOf(procRoot, dir string) {
 			return
 		}
 	}
+}
+
+// isPodman says the process at /proc/PID (dir) runs podman.
+func isPodman(dir string) bool {
+	exe, err := os.Readlink(filepath.Join(dir, "exe"))
+	return err == nil && filepath.Base(strings.TrimSuffix(exe, " (deleted)")) == "podman"
 }

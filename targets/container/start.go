@@ -23,7 +23,6 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-connections/nat"
 
-	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/provision"
 	"github.com/dbduel/dbduel/targets/specs"
 )
@@ -44,25 +43,15 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
+	if s.hostDir, s.cfgDir, err = makeHostDir(s.runID, s.name, s.o.Rootless != ""); err != nil {
 		return err
 	}
-	// The run id in the name lets `dbduel clean --run` find the directory
-	// of a run that was killed before it could remove it.
-	base := ledger.Dir()
-	if s.o.Rootless != "" {
-		base = os.TempDir() // the state directory is root's alone; the rootless runtime mounts from here
-	}
-	if s.hostDir, err = os.MkdirTemp(base, hostDirPrefix+s.runID+"-"+s.name+"-"); err != nil {
-		return err
-	}
-	os.Chmod(s.hostDir, 0o755)
 	port, err := provision.FreePort()
 	if err != nil {
 		return err
 	}
 	hc := &container.HostConfig{
-		Mounts: []mount.Mount{{Type: mount.TypeBind, Source: s.hostDir, Target: configDir, ReadOnly: true}},
+		Mounts: []mount.Mount{{Type: mount.TypeBind, Source: s.cfgDir, Target: configDir, ReadOnly: true}},
 	}
 	cc := &container.Config{Image: s.o.Image, Labels: s.labels()}
 	cmd, err := s.imageSetup(cc, port)
@@ -348,7 +337,11 @@ func (s *Server) userConfig(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(s.hostDir, name), data, 0o644); err != nil {
+	path := filepath.Join(s.cfgDir, name) // a live edit writes it anew
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return "", err
+	}
+	if err := provision.WriteNew(path, data, 0o644, -1, -1); err != nil {
 		return "", err
 	}
 	return configDir + "/" + name, nil
@@ -365,7 +358,7 @@ func (s *Server) imageSetup(cc *container.Config, port int) ([]string, error) {
 		return nil, err
 	}
 	if p.Config.Name != "" {
-		if err := os.WriteFile(filepath.Join(s.hostDir, p.Config.Name), p.Config.Render(in.UserConfig), 0o644); err != nil {
+		if err := provision.WriteNew(filepath.Join(s.cfgDir, p.Config.Name), p.Config.Render(in.UserConfig), 0o644, -1, -1); err != nil {
 			return nil, err
 		}
 		in.ConfigFile = configDir + "/" + p.Config.Name

@@ -19,14 +19,6 @@ import (
 // Label is the Docker label on everything dbduel creates; its value is the run id.
 const Label = "dbduel.run"
 
-// Dir is dbduel's state directory (DBDUEL_STATE_DIR overrides it).
-func Dir() string {
-	if d := os.Getenv("DBDUEL_STATE_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), "dbduel-state")
-}
-
 // NewRunID returns a fresh run id.
 func NewRunID() string {
 	b := make([]byte, 6)
@@ -34,44 +26,102 @@ func NewRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// Process is a pidfile's content.
+// Process is a pidfile's content: the process as the kernel knew it when
+// it started (its pid, start time, owner and executable), so that clean
+// signals it only while all of them still match: a pid alone is reused,
+// and a pidfile's word alone is not enough.
 type Process struct {
-	RunID   string    `json:"run_id"`
-	Target  string    `json:"target"`
-	PID     int       `json:"pid"`
-	Binary  string    `json:"binary"`
-	Dir     string    `json:"dir"` // temp dir to remove with the process
-	Started time.Time `json:"started"`
-	Owner   string    `json:"owner"` // the dbduel process that started it ("pid:executable")
+	RunID     string    `json:"run_id"`
+	Target    string    `json:"target"`
+	PID       int       `json:"pid"`
+	Binary    string    `json:"binary"`
+	StartTime uint64    `json:"start_time"` // /proc/PID/stat's starttime (clock ticks after boot)
+	UID       int       `json:"uid"`         // the account it runs as (a server may switch to it after its start)
+	Exe       string    `json:"exe"`         // the executable it runs (/proc/PID/exe; a wrapper such as taskset execs it)
+	Dir       string    `json:"dir"` // the directory dbduel made for it, removed with it
+	Started   time.Time `json:"started"`
+	Owner     string    `json:"owner"` // the dbduel process that started it ("pid:executable")
 }
 
-func pidPath(runID, target string) string {
-	return filepath.Join(Dir(), "proc-"+runID+"-"+target+".json")
+func pidPath(runID, target string) (string, error) {
+	if err := CheckName("run id", runID); err != nil {
+		return "", err
+	}
+	if err := CheckName("target name", target); err != nil {
+		return "", err
+	}
+	return filepath.Join(Dir(), "proc-"+runID+"-"+target+".json"), nil
 }
 
-// Record writes a pidfile for p.
+// Record writes a pidfile for p: its start time as the kernel says, and
+// the account (UID) and executable (Binary, its links resolved) it runs
+// once started, as the caller says (the kernel may not say so yet: a
+// server switches to its account, taskset execs the server).
 func Record(p Process) error {
-	if err := os.MkdirAll(Dir(), 0o700); err != nil {
+	path, err := pidPath(p.RunID, p.Target)
+	if err != nil {
+		return err
+	}
+	if _, err := Ensure(); err != nil {
 		return err
 	}
 	if p.Owner == "" {
 		p.Owner = Owner()
 	}
+	id, err := identify(p.PID)
+	if err != nil {
+		return fmt.Errorf("pidfile of %s: %w", p.Target, err)
+	}
+	p.StartTime = id.startTime
+	if p.Exe, err = filepath.EvalSymlinks(p.Binary); err != nil {
+		return fmt.Errorf("pidfile of %s: %w", p.Target, err)
+	}
 	data, _ := json.Marshal(p)
-	return os.WriteFile(pidPath(p.RunID, p.Target), data, 0o600)
+	return writePrivate(path, data)
+}
+
+// writePrivate writes a new file of this user's only (0600), never
+// through a link, in place of any file of the name.
+func writePrivate(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // Forget removes p's pidfile.
-func Forget(runID, target string) { os.Remove(pidPath(runID, target)) }
+func Forget(runID, target string) {
+	if path, err := pidPath(runID, target); err == nil {
+		os.Remove(path)
+	}
+}
 
-// Processes lists the pidfiles, optionally only those of one run id.
+// Processes lists the pidfiles, optionally only those of one run id: each
+// a regular file of this user's whose content names itself.
 func Processes(runID string) ([]Process, error) {
+	if runID != "" {
+		if err := CheckName("run id", runID); err != nil {
+			return nil, err
+		}
+	}
 	matches, err := filepath.Glob(filepath.Join(Dir(), "proc-*.json"))
 	if err != nil {
 		return nil, err
 	}
 	var out []Process
 	for _, m := range matches {
+		if fi, err := os.Lstat(m); err != nil || !fi.Mode().IsRegular() || !ownedByUs(fi) {
+			continue
+		}
 		data, err := os.ReadFile(m)
 		if err != nil {
 			continue
@@ -80,6 +130,9 @@ func Processes(runID string) ([]Process, error) {
 		if json.Unmarshal(data, &p) != nil {
 			continue
 		}
+		if path, err := pidPath(p.RunID, p.Target); err != nil || path != m {
+			continue // a file that does not name itself is not dbduel's
+		}
 		if runID == "" || p.RunID == runID {
 			out = append(out, p)
 		}
@@ -87,41 +140,86 @@ func Processes(runID string) ([]Process, error) {
 	return out, nil
 }
 
-// Alive says whether pid runs binary: a pid is only killed when its
-// command line still names the binary dbduel started (pids are reused).
-func Alive(pid int, binary string) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		return false
-	}
-	args := strings.Split(string(data), "\x00")
-	if len(args) == 0 {
-		return false
-	}
-	return args[0] == binary || filepath.Base(args[0]) == filepath.Base(binary) ||
-		(len(args) > 1 && filepath.Base(args[0]) == "taskset" && strings.Contains(string(data), binary))
+// identity is what the kernel says of a process.
+type identity struct {
+	startTime uint64
+	uid       int
+	exe       string
 }
 
-// Kill ends p's process (SIGTERM, then SIGKILL after grace) if it is still
-// the process dbduel started, removes its temp dir and forgets it.
+// identify reads pid's start time, owner and executable from /proc.
+func identify(pid int) (identity, error) {
+	if pid <= 0 {
+		return identity{}, fmt.Errorf("pid %d", pid)
+	}
+	proc := "/proc/" + strconv.Itoa(pid)
+	stat, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		return identity{}, err
+	}
+	// The command name may hold spaces and parentheses: fields follow the last ')'.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return identity{}, fmt.Errorf("%s/stat unreadable", proc)
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return identity{}, fmt.Errorf("%s/stat unreadable", proc)
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64) // field 22 of stat(5)
+	if err != nil {
+		return identity{}, err
+	}
+	fi, err := os.Stat(proc)
+	if err != nil {
+		return identity{}, err
+	}
+	exe, _ := os.Readlink(proc + "/exe")
+	return identity{startTime: start, uid: int(fi.Sys().(*syscall.Stat_t).Uid), exe: strings.TrimSuffix(exe, " (deleted)")}, nil
+}
+
+// Alive says whether p's process still runs: the same pid, started at the
+// same time, by the same owner, the same executable. A pidfile from
+// before those were recorded is never taken for a live process.
+func Alive(p Process) bool {
+	if p.StartTime == 0 || p.Exe == "" {
+		return false
+	}
+	id, err := identify(p.PID)
+	return err == nil && id.startTime == p.StartTime && id.uid == p.UID && id.exe == p.Exe
+}
+
+// Kill ends p's process (SIGTERM, then SIGKILL after grace) if it is
+// still the process dbduel started, waits (bounded) until it is gone,
+// removes the directory dbduel made for it and forgets it. It says what
+// did not end.
 func Kill(p Process, grace time.Duration) error {
-	if Alive(p.PID, p.Binary) {
+	if Alive(p) {
 		_ = syscall.Kill(p.PID, syscall.SIGTERM)
-		deadline := time.Now().Add(grace)
-		for Alive(p.PID, p.Binary) && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if Alive(p.PID, p.Binary) {
-			if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
-				return fmt.Errorf("kill %d: %w", p.PID, err)
+		if !gone(p, grace) {
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+			if !gone(p, 10*time.Second) {
+				return fmt.Errorf("process %d (%s) did not end after SIGKILL within 10 s", p.PID, p.Binary)
 			}
 		}
 	}
-	if p.Dir != "" && strings.Contains(filepath.Base(p.Dir), "dbduel") {
-		os.RemoveAll(p.Dir)
+	if p.Dir != "" {
+		if err := RemoveMarked(p.Dir); err != nil {
+			return err
+		}
 	}
 	Forget(p.RunID, p.Target)
 	return nil
+}
+
+// gone waits up to d for p's process to end.
+func gone(p Process, d time.Duration) bool {
+	for deadline := time.Now().Add(d); Alive(p); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 // OwnerLabel marks containers and volumes with the dbduel process that
@@ -148,23 +246,39 @@ func OwnerAlive(owner string) (pid int, alive bool) {
 }
 
 // keptPath is where a kept target's URL (password included) is kept.
-func keptPath(runID, target string) string {
-	return filepath.Join(Dir(), "kept-"+runID+"-"+target+".url")
+func keptPath(runID, target string) (string, error) {
+	if err := CheckName("run id", runID); err != nil {
+		return "", err
+	}
+	if err := CheckName("target name", target); err != nil {
+		return "", err
+	}
+	return filepath.Join(Dir(), "kept-"+runID+"-"+target+".url"), nil
 }
 
 // Keep records a kept target's URL, password included, readable by its
 // owner only (mode 0600), and returns the file's path.
 func Keep(runID, target, url string) (string, error) {
-	if err := os.MkdirAll(Dir(), 0o700); err != nil {
+	p, err := keptPath(runID, target)
+	if err != nil {
 		return "", err
 	}
-	p := keptPath(runID, target)
-	return p, os.WriteFile(p, []byte(url+"\n"), 0o600)
+	if _, err := Ensure(); err != nil {
+		return "", err
+	}
+	return p, writePrivate(p, []byte(url+"\n"))
 }
 
 // Kept is a kept target's URL (kept:RUN/NAME).
 func Kept(runID, target string) (string, error) {
-	data, err := os.ReadFile(keptPath(runID, target))
+	p, err := keptPath(runID, target)
+	if err != nil {
+		return "", err
+	}
+	if _, err := Ensure(); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(p)
 	if err != nil {
 		return "", fmt.Errorf("no kept target %s of run %s (run with --keep; dbduel clean removes them): %w", target, runID, err)
 	}
@@ -173,6 +287,9 @@ func Kept(runID, target string) (string, error) {
 
 // ForgetKept removes the kept URLs of a run ("" : of every run).
 func ForgetKept(runID string) []string {
+	if runID != "" && CheckName("run id", runID) != nil {
+		return nil
+	}
 	matches, _ := filepath.Glob(filepath.Join(Dir(), "kept-"+runID+"*.url"))
 	for _, m := range matches {
 		os.Remove(m)
@@ -189,18 +306,31 @@ func enginePath(runID, target string) string {
 // store (user "" is root's), so that `dbduel clean --run` asks that store
 // alone; Stop forgets it with ForgetPodman.
 func NotePodman(runID, target, user string) error {
-	if err := os.MkdirAll(Dir(), 0o700); err != nil {
+	if err := CheckName("run id", runID); err != nil {
 		return err
 	}
-	return os.WriteFile(enginePath(runID, target), []byte("podman:"+user+"\n"), 0o600)
+	if err := CheckName("target name", target); err != nil {
+		return err
+	}
+	if _, err := Ensure(); err != nil {
+		return err
+	}
+	return writePrivate(enginePath(runID, target), []byte("podman:"+user+"\n"))
 }
 
 // ForgetPodman removes target's note.
-func ForgetPodman(runID, target string) { os.Remove(enginePath(runID, target)) }
+func ForgetPodman(runID, target string) {
+	if CheckName("run id", runID) == nil && CheckName("target name", target) == nil {
+		os.Remove(enginePath(runID, target))
+	}
+}
 
 // PodmanUsers are the Podman stores run runID's targets noted, and their
 // notes' paths (to remove once cleaned).
 func PodmanUsers(runID string) (users, notes []string) {
+	if CheckName("run id", runID) != nil {
+		return nil, nil
+	}
 	matches, _ := filepath.Glob(filepath.Join(Dir(), "engine-"+runID+"-*.txt"))
 	seen := map[string]bool{}
 	for _, m := range matches {

@@ -45,12 +45,13 @@ func DetectFlavour(versionOutput string) Flavour {
 	return MySQL
 }
 
-// InitCommand is how a flavour initialises an empty datadir.
-func InitCommand(f Flavour, binary, defaultsFile, datadir string, asRoot bool) []string {
+// InitCommand is how a flavour initialises an empty datadir, as user
+// ("": dbduel's own).
+func InitCommand(f Flavour, binary, defaultsFile, datadir, user string) []string {
 	if f == MySQL {
 		cmd := []string{binary, "--defaults-file=" + defaultsFile, "--initialize-insecure", "--datadir=" + datadir}
-		if asRoot {
-			cmd = append(cmd, "--user=root")
+		if user != "" {
+			cmd = append(cmd, "--user="+user)
 		}
 		return cmd
 	}
@@ -60,8 +61,8 @@ func InitCommand(f Flavour, binary, defaultsFile, datadir string, asRoot bool) [
 	}
 	cmd := []string{installDB, "--defaults-file=" + defaultsFile, "--datadir=" + datadir,
 		"--auth-root-authentication-method=normal", "--skip-test-db"}
-	if asRoot {
-		cmd = append(cmd, "--user=root")
+	if user != "" {
+		cmd = append(cmd, "--user="+user)
 	}
 	return cmd
 }
@@ -125,10 +126,12 @@ type Server struct {
 	cmd               *exec.Cmd
 	exited            chan struct{}
 	output            *provision.TailBuffer // the process's own stdout and stderr
-	cred              *syscall.Credential   // the account the server runs as (nil: dbduel's own)
+	cred              *syscall.Credential   // the account the server is started as (nil: dbduel's own)
+	switchesTo        *syscall.Credential   // the account a server started as root switches to itself (--user=mysql)
 	notices           io.Writer             // where to say what dbduel decided for the user
 	logPath           string
 	cgroup            *serverCgroup // the server's own cgroup (nil: its processes are summed)
+	restartArgs       []string      // a restart's arguments, when not the first start's
 	keep              bool          // --keep: the server outlives dbduel
 }
 
@@ -200,73 +203,7 @@ func (s *Server) start(ctx context.Context) error {
 	if isMongod(s.o.Binary) {
 		return s.startMongod(ctx)
 	}
-	bin, err := resolveBinary(s.o.Binary)
-	if err != nil {
-		return err
-	}
-	s.binary = bin
-	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s --version: %v", bin, err)
-	}
-	s.flavour = DetectFlavour(string(out))
-	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
-		return err
-	}
-	s.dir, err = os.MkdirTemp(ledger.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-")
-	if err != nil {
-		return err
-	}
-	s.datadir = filepath.Join(s.dir, "data")
-	s.logPath = filepath.Join(s.dir, "server.log")
-	if s.defaultsFile, err = provision.WriteConfig("mysql", s.dir, s.o.Cnf); err != nil {
-		return err
-	}
-	asRoot := os.Geteuid() == 0
-	init := InitCommand(s.flavour, bin, s.defaultsFile, s.datadir, asRoot)
-	var initErr error
-	for attempt := 0; attempt < 2; attempt++ { // one retry: a bootstrap can fail transiently on a loaded host
-		out, err := exec.CommandContext(ctx, init[0], init[1:]...).CombinedOutput()
-		if err == nil {
-			initErr = nil
-			break
-		}
-		initErr = fmt.Errorf("initialise datadir: %v: %s", err, errorLines(string(out), 3))
-		os.RemoveAll(s.datadir)
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	if initErr != nil {
-		return initErr
-	}
-	port, err := provision.FreePort()
-	if err != nil {
-		return err
-	}
-	sock := filepath.Join(s.dir, "mysqld.sock")
-	// Temporary tables in a directory of the server's own, not /tmp: no
-	// one else can see, change or remove them there.
-	tmp := filepath.Join(s.dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return err
-	}
-	args := []string{"--defaults-file=" + s.defaultsFile, "--datadir=" + s.datadir, "--tmpdir=" + tmp,
-		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1", "--socket=" + sock,
-		"--pid-file=" + filepath.Join(s.dir, "mysqld.pid"), "--log-error=" + s.logPath}
-	if asRoot {
-		args = append(args, "--user=root")
-	}
-	args = append(args, s.o.Args...)
-	if err := s.spawnPinned(bin, args); err != nil {
-		return err
-	}
-
-	s.ep = targets.Endpoint{Protocol: "mysql", Host: "127.0.0.1", Port: port, User: "root", Password: provision.NewPassword(), DB: "sbtest"}
-	if err := s.waitReady(ctx, 60*time.Second); err != nil {
-		return err
-	}
-	return s.secure(ctx)
+	return s.startMariaDB(ctx)
 }
 
 // waitReady connects until the server answers: as root without a password
@@ -284,12 +221,9 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 				return nil
 			}
 		}
-		for _, pw := range []string{"", s.ep.Password} {
-			if s.flavour == PostgreSQL || s.flavour == MongoDB {
-				break
-			}
+		if s.flavour == MariaDB || s.flavour == MySQL {
 			ep := s.ep
-			ep.Password, ep.DB = pw, ""
+			ep.DB = ""
 			if driver.Ping(ctx, ep, 2*time.Second) == nil {
 				return nil
 			}
@@ -305,42 +239,6 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("server did not accept connections within %s: %s", timeout, lastLines(readFile(s.logPath), 3))
 		}
 	}
-}
-
-// secure drops the anonymous users (they shadow root over 127.0.0.1), gives
-// root the generated password and creates the sbtest database.
-func (s *Server) secure(ctx context.Context) error {
-	ep := s.ep
-	ep.Password, ep.DB = "", ""
-	db, closeDB, err := driver.OpenSQL(ctx, ep)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	if err := db.PingContext(ctx); err != nil {
-		return nil // already secured (a restart): the generated password works
-	}
-	pw := strings.ReplaceAll(s.ep.Password, "'", "''")
-	stmts := []string{"DELETE FROM mysql.user WHERE User=''"}
-	if s.flavour == MariaDB {
-		stmts = []string{"DELETE FROM mysql.global_priv WHERE User=''"}
-	}
-	stmts = append(stmts,
-		"CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '"+pw+"'",
-		"GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION",
-		"CREATE DATABASE IF NOT EXISTS sbtest",
-		"FLUSH PRIVILEGES",
-		"ALTER USER 'root'@'localhost' IDENTIFIED BY '"+pw+"'",
-	)
-	for _, q := range stmts {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("set up accounts: %w", err)
-		}
-	}
-	for _, host := range []string{"127.0.0.1", "::1"} {
-		_, _ = db.ExecContext(ctx, "DROP USER IF EXISTS 'root'@'"+host+"'")
-	}
-	return nil
 }
 
 // Describe reads the server's version and datadir back.
@@ -417,7 +315,11 @@ func (s *Server) Restart(ctx context.Context) error {
 	if err := s.stopProcess(); err != nil {
 		return err
 	}
-	if err := s.spawn(s.cmd.Path, append([]string(nil), s.cmd.Args[1:]...)); err != nil {
+	args := append([]string(nil), s.cmd.Args[1:]...)
+	if s.restartArgs != nil {
+		args = s.restartArgs
+	}
+	if err := s.spawn(s.cmd.Path, args); err != nil {
 		return err
 	}
 	if err := s.waitReady(ctx, 60*time.Second); err != nil {
@@ -435,9 +337,41 @@ func (s *Server) ConfigFiles() []string {
 	return []string{s.o.Cnf}
 }
 
-// Reconfigure restarts the server: its generated defaults file includes
-// the cnf= file, which it reads again (Reconfigurer).
-func (s *Server) Reconfigure(ctx context.Context) error { return s.Restart(ctx) }
+// Reconfigure copies the cnf= file anew and restarts the server: its
+// generated defaults file includes the copy, which it reads again
+// (Reconfigurer).
+func (s *Server) Reconfigure(ctx context.Context) error {
+	if err := s.copyUserConfig(); err != nil {
+		return err
+	}
+	return s.Restart(ctx)
+}
+
+// userConfigName is the server's copy of the cnf= file in its directory.
+func (s *Server) userConfigName() string {
+	if s.flavour == PostgreSQL {
+		return "user.conf"
+	}
+	return "user.cnf"
+}
+
+// copyUserConfig writes the server's copy of the cnf= file (one the
+// server's account may read and not change) in its directory, and says
+// where ("" without cnf=).
+func (s *Server) copyUserConfig() error {
+	if s.o.Cnf == "" {
+		return nil
+	}
+	data, err := os.ReadFile(s.o.Cnf)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(s.dir, s.userConfigName())
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return provision.WriteNew(path, data, 0o644, -1, -1)
+}
 
 // SetNotices says where to tell the user what dbduel decided (running
 // PostgreSQL as another user).
@@ -471,7 +405,7 @@ func (s *Server) spawn(name string, argv []string) error {
 	if s.keep {
 		cmd.SysProcAttr.Pdeathsig = 0
 		// No pipe to dbduel, which will be gone: the output goes to a file.
-		f, err := os.OpenFile(filepath.Join(s.dir, "process.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(filepath.Join(s.dir, "process.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 		if err != nil {
 			return err
 		}
@@ -486,7 +420,11 @@ func (s *Server) spawn(name string, argv []string) error {
 	s.cmd, s.exited, s.output = cmd, exited, out
 	s.mu.Unlock()
 	go func() { cmd.Wait(); close(exited) }()
-	_ = ledger.Record(ledger.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: s.binary, Dir: s.dir, Started: time.Now()})
+	uid := os.Geteuid()
+	if a := s.account(); a != nil {
+		uid = int(a.Uid)
+	}
+	_ = ledger.Record(ledger.Process{RunID: s.runID, Target: s.name, PID: cmd.Process.Pid, Binary: s.binary, UID: uid, Dir: s.dir, Started: time.Now()})
 	return nil
 }
 
@@ -521,10 +459,18 @@ func (s *Server) Stop(context.Context) error {
 		s.cgroup.remove()
 	}
 	if s.dir != "" {
-		os.RemoveAll(s.dir)
+		ledger.RemoveOwn(s.dir)
 	}
 	ledger.Forget(s.runID, s.name)
 	return err
+}
+
+// account is the account the server runs as once started (nil: dbduel's own).
+func (s *Server) account() *syscall.Credential {
+	if s.switchesTo != nil {
+		return s.switchesTo
+	}
+	return s.cred
 }
 
 // PID is the server's process id (0 when not running), for tests and telemetry.

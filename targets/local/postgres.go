@@ -81,41 +81,34 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 	if account != "" && notices != nil {
 		fmt.Fprintf(notices, "dbduel: %s: PostgreSQL refuses to run as root: running initdb and postgres as the %q user\n", s.name, account)
 	}
-	if err := os.MkdirAll(ledger.Dir(), 0o700); err != nil {
+	// dbduel's directory (the configuration, which the server reads and
+	// cannot change); in it run/ (the socket, the password file initdb
+	// reads once) and data/, the account's.
+	uid, gid := credUID(cred), credGID(cred)
+	if s.dir, err = ledger.MkdirServer(ledger.ServerDirPrefix(s.runID, s.name), uid); err != nil {
 		return err
 	}
-	if s.dir, err = os.MkdirTemp(ledger.Dir(), "dbduel-local-"+s.runID+"-"+s.name+"-"); err != nil {
-		return err
+	runDir, password := filepath.Join(s.dir, "run"), provision.NewPassword()
+	s.datadir, s.logPath = filepath.Join(s.dir, "data"), filepath.Join(runDir, "server.log")
+	for _, d := range []string{runDir, s.datadir} {
+		if err := provision.Mkdir(d, 0o700, uid, gid); err != nil {
+			return err
+		}
 	}
-	password := provision.NewPassword()
-	pwfile := filepath.Join(s.dir, "pwfile")
-	if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600); err != nil {
+	pwfile := filepath.Join(runDir, "pwfile")
+	if err := provision.WriteNew(pwfile, []byte(password+"\n"), 0o600, uid, gid); err != nil {
 		return err
 	}
 	include := ""
-	if s.o.Cnf != "" { // a copy the server's account can read
-		data, err := os.ReadFile(s.o.Cnf)
-		if err != nil {
-			return err
-		}
-		include = filepath.Join(s.dir, "user.conf")
-		if err := os.WriteFile(include, data, 0o644); err != nil {
+	if s.o.Cnf != "" {
+		include = filepath.Join(s.dir, s.userConfigName())
+		if err := s.copyUserConfig(); err != nil {
 			return err
 		}
 	}
 	conf, err := provision.WriteConfig("postgres", s.dir, include)
 	if err != nil {
 		return err
-	}
-	s.datadir = filepath.Join(s.dir, "data")
-	s.logPath = filepath.Join(s.dir, "server.log")
-	if cred != nil {
-		// The account must reach its files: the state directory is made
-		// traversable (not listable), the cluster's directory is its own.
-		_ = os.Chmod(ledger.Dir(), 0o711)
-		if err := chownTree(s.dir, cred); err != nil {
-			return err
-		}
 	}
 	initdb := exec.CommandContext(ctx, filepath.Join(bindir, "initdb"), "-D", s.datadir, "-U", "postgres",
 		"--auth=scram-sha-256", "--pwfile="+pwfile, "--encoding=UTF8", "--locale=C")
@@ -131,7 +124,9 @@ func (s *Server) startPostgres(ctx context.Context, notices io.Writer) error {
 	// dbduel's file is the whole configuration, as in a container: what
 	// initdb wrote into postgresql.conf (locale, time zone) is not used
 	// by either, so the two start from the same settings.
-	args := append([]string{"-D", s.datadir, "-c", "config_file=" + conf, "-p", strconv.Itoa(port), "-k", s.dir,
+	// No unix socket: dbduel connects over TCP, and a socket's path in
+	// the servers' directory could pass the 107 bytes one may have.
+	args := append([]string{"-D", s.datadir, "-c", "config_file=" + conf, "-p", strconv.Itoa(port), "-k", "",
 		"-c", "listen_addresses=127.0.0.1"}, s.o.Args...)
 	if err := s.spawnPinned(s.binary, args); err != nil {
 		return err
@@ -149,13 +144,4 @@ func (s *Server) setUpPostgres(ctx context.Context) error {
 		return err
 	}
 	return driver.Ready(ctx, s.ep)
-}
-
-func chownTree(dir string, cred *syscall.Credential) error {
-	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Chown(p, int(cred.Uid), int(cred.Gid))
-	})
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/dbduel/dbduel/engine/driver"
 )
@@ -33,7 +34,8 @@ func NewPassword() string {
 }
 
 // WriteConfig writes the protocol's shared config file into dir (with an
-// include of the user's file, as the server sees it) and returns its path.
+// include of the user's file, as the server sees it) and returns its path:
+// a new file, readable by the server's account, written by dbduel's.
 func WriteConfig(protocol, dir, include string) (string, error) {
 	p, err := driver.Lookup(protocol)
 	if err != nil {
@@ -43,7 +45,7 @@ func WriteConfig(protocol, dir, include string) (string, error) {
 		return "", fmt.Errorf("%s servers have no shared config file", p.Title)
 	}
 	path := filepath.Join(dir, p.Config.Name)
-	return path, os.WriteFile(path, p.Config.Render(include), 0o644)
+	return path, WriteNew(path, p.Config.Render(include), 0o644, -1, -1)
 }
 
 // TailBuffer keeps the last Max bytes written to it (safe for concurrent
@@ -71,4 +73,36 @@ func (b *TailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)
+}
+
+// WriteNew writes a new file (never through a link, never over one that
+// exists) with perm, and gives it to uid:gid when uid >= 0.
+func WriteNew(path string, data []byte, perm os.FileMode, uid, gid int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if uid >= 0 {
+		if err := f.Chown(uid, gid); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// Mkdir makes a new directory (an existing one is an error) with perm,
+// and gives it to uid:gid when uid >= 0.
+func Mkdir(path string, perm os.FileMode, uid, gid int) error {
+	if err := os.Mkdir(path, perm); err != nil {
+		return err
+	}
+	if uid >= 0 {
+		return os.Lchown(path, uid, gid)
+	}
+	return nil
 }

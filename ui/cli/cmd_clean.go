@@ -58,7 +58,7 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 		}
 	}()
 	for _, p := range procs {
-		alive := ledger.Alive(p.PID, p.Binary)
+		alive := ledger.Alive(p)
 		if err := ledger.Kill(p, 10*time.Second); err != nil {
 			return err
 		}

@@ -391,3 +391,22 @@ func SumOpcounters(oc map[string]any) (uint64, bool) {
 	}
 	return n, found
 }
+
+// MakeAdmin makes user a root of the fresh server at socket, through its
+// localhost exception (a server with --auth and no user yet takes one
+// user from a local client).
+func MakeAdmin(ctx context.Context, socket, user, password string) error {
+	o := options.Client().ApplyURI("mongodb://" + url.PathEscape(socket) + "/?directConnection=true").
+		SetConnectTimeout(10 * time.Second).SetServerSelectionTimeout(10 * time.Second)
+	c, err := mdb.Connect(o)
+	if err != nil {
+		return redact(err)
+	}
+	defer c.Disconnect(context.Background())
+	cmd := bson.D{{Key: "createUser", Value: user}, {Key: "pwd", Value: password},
+		{Key: "roles", Value: bson.A{bson.D{{Key: "role", Value: "root"}, {Key: "db", Value: "admin"}}}}}
+	if err := c.Database("admin").RunCommand(ctx, cmd).Err(); err != nil {
+		return errors.New(strings.ReplaceAll(redact(err).Error(), password, "***"))
+	}
+	return nil
+}

@@ -20,6 +20,7 @@ func init() {
 		ServerInfo:     ServerInfo,
 		Variables:      Variables,
 		EnsureDatabase: EnsureDatabase,
+		MakeAdmin:      MakeAdmin,
 		Open: func(ep driver.Endpoint, _ driver.OpenOptions) driver.Opener {
 			return Opener(ep)
 		},
