@@ -36,9 +36,9 @@ type Process struct {
 	PID       int       `json:"pid"`
 	Binary    string    `json:"binary"`
 	StartTime uint64    `json:"start_time"` // /proc/PID/stat's starttime (clock ticks after boot)
-	UID       int       `json:"uid"`         // the account it runs as (a server may switch to it after its start)
-	Exe       string    `json:"exe"`         // the executable it runs (/proc/PID/exe; a wrapper such as taskset execs it)
-	Dir       string    `json:"dir"` // the directory dbduel made for it, removed with it
+	UID       int       `json:"uid"`        // the account it runs as (a server may switch to it after its start)
+	Exe       string    `json:"exe"`        // the executable it runs (/proc/PID/exe; a wrapper such as taskset execs it)
+	Dir       string    `json:"dir"`        // the directory dbduel made for it, removed with it
 	Started   time.Time `json:"started"`
 	Owner     string    `json:"owner"` // the dbduel process that started it ("pid:executable")
 }
