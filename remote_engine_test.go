@@ -38,6 +38,17 @@ func TestRemoteEngine(t *testing.T) {
 			t.Error("the remote engine's network namespace is left behind")
 		}
 	})
+	// Three runs on host B, side by side: each its own run id and
+	// containers on the one engine.
+	t.Run("container there, native here", func(t *testing.T) { t.Parallel(); containerThereNativeHere(t, img) })
+	t.Run("client here and beside", func(t *testing.T) { t.Parallel(); clientHereAndBeside(t, img) })
+	t.Run("native there, client beside", func(t *testing.T) { t.Parallel(); nativeOnHostBWithClientBeside(t, img) })
+}
+
+// containerThereNativeHere compares a native server here with a container
+// on host B (refused unless --allow-mixed-hosts), the container read back
+// as host B's, its figures from the engine's stats API.
+func containerThereNativeHere(t *testing.T, img string) {
 	runID := newRunID()
 	env := []string{runEnv(runID)}
 	remote := "r=docker:" + img + ",engine=" + remoteEngine
@@ -83,8 +94,6 @@ func TestRemoteEngine(t *testing.T) {
 	if n := remoteLeftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left on the remote engine", n, runID)
 	}
-	clientHereAndBeside(t, img)
-	nativeOnHostBWithClientBeside(t, img)
 }
 
 // clientHereAndBeside runs the same container on host B twice: with the

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,5 +220,22 @@ func TestSignalledAgentSaysSo(t *testing.T) {
 	run, err := c.Measure(context.Background(), cfg, "ctr", func(result.Interval, *hdrhistogram.Histogram) { signalled() })
 	if err == nil || err.Error() != ErrAgentSignalled.Error() || run.Complete {
 		t.Fatalf("complete %v, err %v", run.Complete, err)
+	}
+}
+
+// A message from the agent is bounded: a container that sends an endless
+// line fails the read with the reason instead of filling dbduel's memory.
+func TestAgentMessagesAreBounded(t *testing.T) {
+	big := io.MultiReader(strings.NewReader(`{"type":"progress","facts":{"x":"`), strings.NewReader(strings.Repeat("a", MaxReplyBytes+1)))
+	d := &replyReader{r: bufio.NewReader(big)}
+	var r reply
+	if err := d.Decode(&r); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("an oversized message: %v", err)
+	}
+	d = &replyReader{r: bufio.NewReader(strings.NewReader("{\"type\":\"hello\",\"version\":\"1\"}\n{\"type\":\"done\"}\n"))}
+	for _, want := range []string{"hello", "done"} {
+		if err := d.Decode(&r); err != nil || r.Type != want {
+			t.Fatalf("%v %+v, want %s", err, r, want)
+		}
 	}
 }

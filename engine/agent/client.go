@@ -25,7 +25,7 @@ import (
 type Client struct {
 	mu   sync.Mutex
 	in   io.Writer
-	dec  *json.Decoder
+	dec  *replyReader
 	dir  string
 	lost func() string // why the agent stopped answering (its stderr, its exit)
 	// broken is why the conversation is over (a silent or gone agent):
@@ -44,7 +44,7 @@ var _ engine.Remote = (*Client)(nil)
 // NewClient says hello to the agent and returns once it answered, within
 // timeout. lost, if set, explains a missing answer (the agent's last words).
 func NewClient(ctx context.Context, in io.Writer, out io.Reader, dir string, timeout time.Duration, lost func() string) (*Client, error) {
-	c := &Client{in: in, dec: json.NewDecoder(bufio.NewReader(out)), dir: dir, lost: lost}
+	c := &Client{in: in, dec: &replyReader{r: bufio.NewReader(out)}, dir: dir, lost: lost}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := c.do(hctx, request{Op: "hello"}, func(r reply) error {
@@ -344,3 +344,34 @@ func (c *Client) Close() error { return nil }
 
 // Dir is where the workload's files live inside the agent's container.
 func (c *Client) Dir() string { return c.dir }
+
+// MaxReplyBytes bounds one message from the agent: what runs in the
+// container (its image is the user's choice) cannot make dbduel hold an
+// unbounded message.
+const MaxReplyBytes = 16 << 20
+
+// replyReader reads the agent's messages, one JSON object a line (as
+// json.Encoder writes them), each at most MaxReplyBytes.
+type replyReader struct{ r *bufio.Reader }
+
+// Decode reads the next message into v.
+func (d *replyReader) Decode(v any) error {
+	var line []byte
+	for {
+		chunk, err := d.r.ReadSlice('\n')
+		if len(line)+len(chunk) > MaxReplyBytes {
+			return fmt.Errorf("the agent sent a message of more than %d bytes", MaxReplyBytes)
+		}
+		line = append(line, chunk...)
+		if err == nil {
+			break
+		}
+		if err != bufio.ErrBufferFull {
+			if len(line) > 0 && err == io.EOF {
+				break
+			}
+			return err
+		}
+	}
+	return json.Unmarshal(line, v)
+}

@@ -586,12 +586,21 @@ func WriteFile(path string, r *Result) error {
 	if err != nil {
 		return err
 	}
+	return writeAtomic(path, append(data, '\n'), 0o600)
+}
+
+func writeAtomic(path string, data []byte, perm uint32) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, ".dbduel-*.json.tmp")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
+	if err := tmp.Chmod(os.FileMode(perm)); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", path, err)
@@ -626,6 +635,7 @@ func ReadFile(path string) (*Result, error) {
 	if err := r.check(); err != nil {
 		return nil, fmt.Errorf("%s is not a consistent dbduel result: %w", path, err)
 	}
+	r.sanitize()
 	return &r, nil
 }
 

@@ -95,13 +95,21 @@ func startLocal(tb testing.TB, name, bin, runID, install string) *local.Server {
 	return srv
 }
 
-// setStateDir gives test servers a state directory of the tests' own
+// setStateDir gives test servers a state directory of the test
+// process's own (a fresh one: dbduel refuses one it did not make private)
 // when the package did not choose one.
 func setStateDir() {
-	if os.Getenv("DBDUEL_STATE_DIR") == "" {
-		os.Setenv("DBDUEL_STATE_DIR", os.TempDir()+"/dbduel-test-state")
-	}
+	stateDirOnce.Do(func() {
+		if os.Getenv("DBDUEL_STATE_DIR") != "" {
+			return
+		}
+		if dir, err := os.MkdirTemp("", "dbduel-test-state-"); err == nil {
+			os.Setenv("DBDUEL_STATE_DIR", dir)
+		}
+	})
 }
+
+var stateDirOnce sync.Once
 
 // shared are the package's shared servers, started on first use and
 // stopped by StopShared (each a server of its own kind).

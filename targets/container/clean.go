@@ -76,6 +76,13 @@ func Clean(ctx context.Context, runID string, inProgress map[string]int) ([]Left
 		errs = append(errs, err)
 	}
 	if _, lookErr := exec.LookPath("podman"); lookErr == nil {
+		if inProgress != nil {
+			// Runs in progress first: their services are not a killed
+			// run's to end.
+			for run, pid := range ledger.PodmanRunsInProgress() {
+				inProgress[run] = pid
+			}
+		}
 		pauses := killedRootlessPauses(runID, func(id string) bool { _, busy := inProgress[id]; return busy })
 		left, err := cleanPodman(ctx, runID, skip, pauses)
 		out = append(out, left...)

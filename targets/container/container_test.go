@@ -48,7 +48,7 @@ func testImage(t *testing.T) string {
 func start(t *testing.T, keys string) *Server {
 	t.Helper()
 	if os.Getenv("DBDUEL_STATE_DIR") == "" {
-		t.Setenv("DBDUEL_STATE_DIR", filepath.Join(os.TempDir(), "dbduel-test-state"))
+		t.Setenv("DBDUEL_STATE_DIR", filepath.Join(t.TempDir(), "state"))
 	}
 	runID := "test-" + ledger.NewRunID()
 	s, err := New("c", testImage(t)+keys, runID)

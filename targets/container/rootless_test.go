@@ -99,14 +99,34 @@ func TestRootlessSpecRefused(t *testing.T) {
 // line, and ended; other processes are left alone.
 func TestEndServiceOf(t *testing.T) {
 	dir := t.TempDir()
-	mine := exec.Command("sleep", "30", filepath.Join(dir, "podman.sock"))
-	other := exec.Command("sleep", "30", filepath.Join(dir, "other.sock"))
-	for _, c := range []*exec.Cmd{mine, other} {
+	if err := os.Mkdir(filepath.Join(dir, "sock"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock", "podman.sock")
+	// A "podman" (a copy of sleep by that name) serving the socket is
+	// ended; a process of another executable naming the socket, and a
+	// podman of another user naming it, are not: a command line is
+	// anyone's to write.
+	bin := filepath.Join(t.TempDir(), "podman")
+	data, err := os.ReadFile("/bin/sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Dir(bin), 0o755)
+	mine := exec.Command(bin, "30", sock)
+	other := exec.Command("sleep", "30", sock)
+	theirs := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "30", sock)
+	for _, c := range []*exec.Cmd{mine, other, theirs} {
 		if err := c.Start(); err != nil {
-			t.Fatalf("sleep: %v", err)
+			t.Fatalf("%v: %v", c.Args, err)
 		}
 	}
 	defer other.Process.Kill()
+	defer theirs.Process.Kill()
+	time.Sleep(100 * time.Millisecond) // setpriv has exec'd the copy
 	done := make(chan error, 1)
 	go func() { done <- mine.Wait() }()
 	endServiceOf("/proc", dir)
@@ -116,7 +136,41 @@ func TestEndServiceOf(t *testing.T) {
 		mine.Process.Kill()
 		t.Fatal("the service was not ended")
 	}
-	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Fatalf("another process was ended: %v", err)
+	for _, c := range []*exec.Cmd{other, theirs} {
+		if err := c.Process.Signal(syscall.Signal(0)); err != nil {
+			t.Fatalf("%v was ended: %v", c.Args, err)
+		}
+	}
+}
+
+// A rootless service's directory in /tmp is root's (0711): the user may
+// reach the socket's directory in it, and nobody may plant anything in
+// it (a link named pauses made root overwrite a root-only file); root's
+// bookkeeping is never written through a link.
+func TestRootlessServiceDirectoryIsRoots(t *testing.T) {
+	t.Setenv("DBDUEL_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	dir, err := socketDir(hostDirPrefix+"test-1-c-podman-", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm() != 0o711 || !ownedBy(fi, 0) {
+		t.Fatalf("the service's directory: %v %v", fi.Mode(), err)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("root's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "ln", "-s", secret, filepath.Join(dir, pauseFile)).CombinedOutput(); err == nil {
+		t.Fatalf("nobody planted a link in root's directory: %s", out)
+	}
+	// Even a link there (root's own mistake) is not written through.
+	if err := os.Symlink(secret, filepath.Join(dir, pauseFile)); err != nil {
+		t.Fatal(err)
+	}
+	(&podmanService{dir: dir, uid: 65534}).notePauses()
+	if got, _ := os.ReadFile(secret); string(got) != "root's" {
+		t.Fatal("the pause file was written through a link")
 	}
 }

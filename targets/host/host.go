@@ -40,8 +40,16 @@ func (h *Machine) Kind() string               { return "native" }
 func (h *Machine) SpecRedacted() string       { return "host" }
 func (h *Machine) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: system.Protocol} }
 
-// Start makes the file directory.
-func (h *Machine) Start(context.Context) error { return os.MkdirAll(h.dir, 0o755) }
+// Start makes the file directory: in the state directory (checked: no
+// one else may have put a link there), or --file-dir.
+func (h *Machine) Start(context.Context) error {
+	if h.defaultDir {
+		if _, err := ledger.Ensure(); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(h.dir, 0o755)
+}
 
 // Open gives the engine the machine as a DB.
 func (h *Machine) Open(ctx context.Context, maxConns int) (driver.DB, error) {

@@ -113,7 +113,11 @@ func Processes(runID string) ([]Process, error) {
 			return nil, err
 		}
 	}
-	matches, err := filepath.Glob(filepath.Join(Dir(), "proc-*.json"))
+	dir, err := Ensure()
+	if err != nil {
+		return nil, err
+	}
+	matches, err := filepath.Glob(filepath.Join(dir, "proc-*.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +319,49 @@ func NotePodman(runID, target, user string) error {
 	if _, err := Ensure(); err != nil {
 		return err
 	}
-	return writePrivate(enginePath(runID, target), []byte("podman:"+user+"\n"))
+	return writePrivate(enginePath(runID, target), []byte("podman:"+user+"\nowner:"+Owner()+"\n"))
+}
+
+// PodmanRunsInProgress are the runs with a Podman store noted whose
+// dbduel still runs (run id -> its pid): a clean of every run leaves
+// their services alone.
+func PodmanRunsInProgress() map[string]int {
+	out := map[string]int{}
+	matches, _ := filepath.Glob(filepath.Join(Dir(), "engine-*.txt"))
+	for _, m := range matches {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			owner, ok := strings.CutPrefix(l, "owner:")
+			if !ok {
+				continue
+			}
+			if pid, alive := OwnerAlive(owner); alive {
+				rest := strings.TrimPrefix(filepath.Base(m), "engine-")
+				for run := range runPrefixes(rest) {
+					out[run] = pid
+				}
+			}
+		}
+	}
+	return out
+}
+
+// runPrefixes are the run ids a name "RUN-TARGET.txt" may start with
+// (run ids and target names may both hold dashes).
+func runPrefixes(name string) map[string]bool {
+	out := map[string]bool{}
+	for i := strings.IndexByte(name, '-'); i > 0; {
+		out[name[:i]] = true
+		j := strings.IndexByte(name[i+1:], '-')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return out
 }
 
 // ForgetPodman removes target's note.
@@ -339,7 +385,8 @@ func PodmanUsers(runID string) (users, notes []string) {
 			continue
 		}
 		notes = append(notes, m)
-		u, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "podman:")
+		first, _, _ := strings.Cut(string(data), "\n")
+		u, ok := strings.CutPrefix(strings.TrimSpace(first), "podman:")
 		if ok && !seen[u] {
 			seen[u] = true
 			users = append(users, u)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -18,8 +17,15 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestMain(m *testing.M) {
-	os.Setenv("DBDUEL_STATE_DIR", filepath.Join(os.TempDir(), "dbduel-test-state"))
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "dbduel-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("DBDUEL_STATE_DIR", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.RemoveAll(dir + "-servers")
+	os.Exit(code)
 }
 
 // Keys follow a server URL after its host; a password keeps its commas.

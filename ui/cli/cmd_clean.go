@@ -33,6 +33,11 @@ func newCleanCmd(st *State) *cobra.Command {
 // line) and containers/volumes carrying the dbduel.run label. It touches
 // nothing without dbduel's mark.
 func clean(ctx context.Context, runID string, out io.Writer) error {
+	if runID != "" {
+		if err := ledger.CheckName("--run", runID); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	procs, err := ledger.Processes(runID)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -49,21 +50,22 @@ func newReportCmd(st *State) *cobra.Command {
 			if out == "" && format == "png" {
 				out = strings.TrimSuffix(args[0], filepath.Ext(args[0])) + ".png"
 			}
-			w := stdout
-			var f *os.File
-			if out != "" {
-				if f, err = os.Create(out); err != nil {
-					return usageErr("--out %s: %v", out, err)
+			if out == "" {
+				if err := report.Write(stdout, r, format); err != nil {
+					return &exitError{code: exitFailed, err: err}
 				}
-				defer f.Close()
-				w = f
+				return nil
 			}
-			if err := report.Write(w, r, format); err != nil {
+			// A new file in place of whatever is at out (a link is
+			// replaced, not followed).
+			var buf bytes.Buffer
+			if err := report.Write(&buf, r, format); err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
-			if f != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "dbduel: wrote %s\n", out)
+			if err := result.WriteAtomic(out, buf.Bytes(), 0o644); err != nil {
+				return usageErr("--out %s: %v", out, err)
 			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "dbduel: wrote %s\n", out)
 			return nil
 		},
 	}

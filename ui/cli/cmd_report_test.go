@@ -141,3 +141,59 @@ func TestCompareWarnsOfTheSameRun(t *testing.T) {
 		t.Fatalf("copy: %s", stderr)
 	}
 }
+
+// A result someone else wrote is text, whatever it holds: its escape
+// sequences (OSC 52 would write the reader's clipboard) never reach the
+// terminal, its Markdown never becomes markup in a report, and a report
+// written where a link stands replaces the link instead of writing
+// through it.
+func TestCraftedResultPrintsAsText(t *testing.T) {
+	path := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}, "container": {500, 510, 490}}, 100)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	osc52 := "\x1b]52;c;ZWNobyBwd25lZA==\x07"
+	crafted := strings.ReplaceAll(string(data), `"server_version": "10.11.19"`,
+		`"server_version": "10.11.19`+strings.NewReplacer("\x1b", `\u001b`, "\x07", `\u0007`).Replace(osc52)+`[click](http://evil.example) | x"`)
+	crafted = strings.Replace(crafted, `"name": "oltp_read_only"`, `"name": "oltp_read_only\u009b31m![img](http://evil.example/a.png)"`, 1)
+	if crafted == string(data) {
+		t.Fatal("the result file's layout changed: the test plants nothing")
+	}
+	if err := os.WriteFile(path, []byte(crafted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"report", path, "--format", "md"}, {"compare", path, path}, {"report", path, "--format", "csv"}} {
+		out, stderr, code := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if strings.ContainsAny(out+stderr, "\x1b\x07\u009b") {
+			t.Errorf("%v printed control characters: %q", args, out)
+		}
+		if args[1] == "md" || strings.HasSuffix(args[len(args)-1], "md") {
+			if strings.Contains(out, "](http") {
+				t.Errorf("the Markdown report made markup of the file's text:\n%s", out)
+			}
+		}
+	}
+	// --out where a link to another file stands: the link is replaced.
+	dir := t.TempDir()
+	precious := filepath.Join(dir, "precious")
+	if err := os.WriteFile(precious, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "report.md")
+	if err := os.Symlink(precious, out); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runCLI(t, "report", path, "--format", "md", "--out", out); code != 0 {
+		t.Fatalf("report --out: exit %d: %s", code, stderr)
+	}
+	if got, _ := os.ReadFile(precious); string(got) != "keep me" {
+		t.Fatal("the report was written through the link")
+	}
+	if fi, err := os.Lstat(out); err != nil || fi.Mode()&os.ModeSymlink != 0 || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("the report: %v %v", fi.Mode(), err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dbduel/dbduel/engine"
@@ -167,7 +168,7 @@ func restarter(st *startedTargets) func(context.Context, string) error {
 }
 
 func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, usageErr("--cpuprofile: %v", err)
 	}

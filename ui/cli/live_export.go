@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -59,7 +58,7 @@ func writeScenario(path string, r *result.Result, specs []string, l *liveOptions
 		fmt.Fprintf(&b, "  - %s\n", strconv.Quote(t))
 	}
 	for f, data := range files {
-		if err := os.WriteFile(f, data, 0o600); err != nil {
+		if err := result.WriteAtomic(f, data, 0o600); err != nil {
 			return err
 		}
 	}
@@ -76,7 +75,7 @@ func writeScenario(path string, r *result.Result, specs []string, l *liveOptions
 		fmt.Fprintf(&b, "  rate: %g\n", first.Rate)
 	}
 	// The targets may carry passwords: the file is the user's alone.
-	return os.WriteFile(path, []byte(b.String()), 0o600)
+	return result.WriteAtomic(path, []byte(b.String()), 0o600) // its SPECs may hold passwords
 }
 
 // exportTargets are the session's targets as a plan's: each as it started

@@ -78,10 +78,22 @@ func (t table) markdown() string {
 	b.WriteString("| " + strings.Join(t.head, " | ") + " |\n|---|")
 	b.WriteString(strings.Repeat("---:|", len(t.head)-1) + "\n")
 	for _, r := range t.rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = mdText(c)
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	return b.String()
 }
+
+// mdMeta are what turns a result's text into Markdown markup: a link or
+// an image (its "](" ), raw HTML and autolinks ("<"), a table's cell end
+// ("|"), a code span, a line's end. Emphasis is left as written: it
+// changes no meaning, and escaping every "_" would garble the names.
+var mdMeta = strings.NewReplacer(`\`, `\\`, "](", `]\(`, "<", "&lt;", "|", `\|`, "`", "\\`", "\n", " ", "\r", " ")
+
+func mdText(s string) string { return mdMeta.Replace(s) }
 
 func (t table) html() string {
 	var b strings.Builder
@@ -240,21 +252,21 @@ func iterationNotes(r *result.Result, pi int) []string {
 // then what each target was, the configuration differences and warnings.
 func Markdown(r *result.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", Title(r))
+	fmt.Fprintf(&b, "# %s\n\n", mdText(Title(r)))
 	if !r.Complete {
 		b.WriteString("**Partial result: the run was stopped before the plan finished.**\n\n")
 	}
 	fmt.Fprintf(&b, "Started %s · dbduel %s · %d run(s) per target · plan seed %d\n\n", r.StartedAt.Format("2006-01-02 15:04:05 UTC"), r.DbduelVersion, r.Plan.Runs, r.Plan.Seed)
 	b.WriteString("| target | server | what it is |\n|---|---|---|\n")
 	for _, t := range r.Targets {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.Name, t.ServerVersion, describe(t))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdText(t.Name), mdText(t.ServerVersion), mdText(describe(t)))
 	}
 	for pi := range max(len(r.Plan.Points), 1) {
 		if len(r.Plan.Points) > 1 || r.Live != nil {
-			fmt.Fprintf(&b, "\n## %s\n", pointTitle(r, pi))
+			fmt.Fprintf(&b, "\n## %s\n", mdText(pointTitle(r, pi)))
 		}
 		for _, n := range iterationNotes(r, pi) {
-			fmt.Fprintf(&b, "\n%s\n", n)
+			fmt.Fprintf(&b, "\n%s\n", mdText(n))
 		}
 		b.WriteString("\n" + runsTable(r, pi).markdown())
 		b.WriteString(tpccRuns(r, pi))
@@ -267,10 +279,10 @@ func Markdown(r *result.Result) string {
 			}
 		}
 		for _, v := range verdicts(r, pi) {
-			fmt.Fprintf(&b, "\n**%s**\n", v)
+			fmt.Fprintf(&b, "\n**%s**\n", mdText(v))
 		}
 		if line := cause.Line(r, pi); line != "" {
-			fmt.Fprintf(&b, "\ncause: %s\n", line)
+			fmt.Fprintf(&b, "\ncause: %s\n", mdText(line))
 		}
 	}
 	if r.Explain != nil {
@@ -282,7 +294,7 @@ func Markdown(r *result.Result) string {
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n")
 		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "- %s\n", w)
+			fmt.Fprintf(&b, "- %s\n", mdText(w))
 		}
 	}
 	return b.String()
