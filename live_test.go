@@ -94,8 +94,13 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	keys("Enter")
 	waitScreen(t, screen, "SPEC of docker:", 10*time.Second)
 	waitScreen(t, screen, "memory=1g", 10*time.Second) // its end in view
-	keys("End", ",network=host", "Enter")
+	// With a secret in its environment: the change line names the key,
+	// never the value (on screen, in the result).
+	keys("End", ",network=host,env=API_TOKEN=live-secret-42", "Enter")
 	waitScreen(t, screen, "segment 5", 90*time.Second)
+	if strings.Contains(screen(), "live-secret-42") {
+		t.Errorf("the secret is on screen:\n%s", screen())
+	}
 	time.Sleep(3 * time.Second) // a round of the fifth segment
 	keys("q")
 	waitScreen(t, screen, "session ended", 60*time.Second)
@@ -126,10 +131,13 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	if sp := r.Segments[3]; sp.WhatChanged != "iteration 3: docker memory=none→1g" || sp.ReadBack["docker"]["memory_limit_bytes"] != "1073741824" || sp.Rounds < 1 {
 		t.Errorf("the SPEC's segment: %+v", sp)
 	}
-	if sp := r.Segments[4]; sp.WhatChanged != "iteration 4: docker network=none→host" || sp.Rounds < 1 || len(r.InCompleteBlocks("docker", sp.Point)) != sp.Rounds {
+	if bytes.Contains(data, []byte("live-secret-42")) {
+		t.Error("the env= value is in the result file")
+	}
+	if sp := r.Segments[4]; sp.WhatChanged != "iteration 4: docker env API_TOKEN changed network=none→host" || sp.Rounds < 1 || len(r.InCompleteBlocks("docker", sp.Point)) != sp.Rounds {
 		t.Errorf("the new container's segment: %+v", sp)
 	}
-	if d := r.Targets[1]; d.Described.MemoryLimitBytes != 1<<30 || d.Described.NetworkMode != "host" || !strings.HasSuffix(d.SpecRedacted, ",memory=1g,network=host") {
+	if d := r.Targets[1]; d.Described.MemoryLimitBytes != 1<<30 || d.Described.NetworkMode != "host" || !strings.HasSuffix(d.SpecRedacted, ",memory=1g,network=host,env=API_TOKEN=***") {
 		t.Errorf("the container's read-back: %+v %q", d.Described, d.SpecRedacted)
 	}
 	for _, run := range r.Runs {

@@ -69,3 +69,39 @@ func sortedKeys(m map[string]string) []string {
 	}
 	return ks
 }
+
+// Each secret a user may write is hidden in everything dbduel prints: a
+// URL whose password holds '@', env= values (any key, quoted ones with
+// commas), a scenario's ${VAR} in its errors, and a live SPEC edit's
+// change line (what goes into the segment's what_changed).
+func TestSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(scenario, []byte("targets:\n  - a=mysql://root:${DBPW}@127.0.0.1:1/db\nplan: [runs: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		env     []string
+		args    []string
+		secrets []string
+	}{
+		{"a password with @", nil, []string{"run", "--target", "a=mysql://root:p@ssw0rd-x@127.0.0.1:1/db", "--time", "1"}, []string{"ssw0rd-x", "p@ss"}},
+		{"a password with @ in --dry-run", nil, []string{"run", "--target", "a=mysql://root:p@ssw0rd-x@127.0.0.1:1/db", "--dry-run"}, []string{"ssw0rd-x"}},
+		{"env= values", nil, []string{"run", "--target", "c=docker:img,env=MYSQL_PWD=topsecret,env=API_TOKEN=tok-9876", "--dry-run"}, []string{"topsecret", "tok-9876"}},
+		{"a quoted env= value with a comma", nil, []string{"run", "--target", `c=docker:img,env="MYSQL_ROOT_PASSWORD=abc-one,def-two"`, "--dry-run"}, []string{"abc-one", "def-two"}},
+		{"a scenario's ${DBPW} in a YAML error", []string{"DBPW=hunter2-secret"}, []string{"run", "-f", scenario}, []string{"hunter2-secret"}},
+	}
+	for _, c := range cases {
+		stdout, stderr, code := dbduelWith(t, c.env, c.args...)
+		if stdout+stderr == "" {
+			t.Errorf("%s: nothing printed to search (exit %d)", c.name, code)
+		}
+		for _, s := range c.secrets {
+			if strings.Contains(stdout+stderr, s) {
+				t.Errorf("%s: %q printed:\n%s%s", c.name, s, stdout, stderr)
+			}
+		}
+	}
+}

@@ -16,7 +16,12 @@ import (
 
 // remoteEngine is the second Docker engine scripts/remote-engine.sh runs
 // in a network namespace of its own: "another host" at 10.254.77.2.
-const remoteEngine = "tcp://10.254.77.2:2375"
+// It listens with TLS (the client's files made by the script): the SPEC's
+// engine= and tls=.
+const (
+	remoteEngine = "tcp://10.254.77.2:2376,tls=/run/dbduel-remote-engine/tls/client"
+	remoteSocket = "unix:///run/dbduel-remote-engine/docker.sock" // the test's own view of it
+)
 
 // TestRemoteEngine: a container on another host's engine, its port
 // published on that host's address, read back as that host's, its CPU
@@ -43,6 +48,63 @@ func TestRemoteEngine(t *testing.T) {
 	t.Run("container there, native here", func(t *testing.T) { t.Parallel(); containerThereNativeHere(t, img) })
 	t.Run("client here and beside", func(t *testing.T) { t.Parallel(); clientHereAndBeside(t, img) })
 	t.Run("native there, client beside", func(t *testing.T) { t.Parallel(); nativeOnHostBWithClientBeside(t, img) })
+	t.Run("over ssh; TLS verified", func(t *testing.T) { t.Parallel(); overSSHAndVerifiedTLS(t, img) })
+}
+
+// remoteSSH is the script's ssh for the remote engine: its key, whose only
+// command is the engine's dial-stdio, and the engine host's pinned key.
+const remoteSSH = "/run/dbduel-remote-engine/ssh/bin"
+
+// overSSHAndVerifiedTLS runs a container on host B through ssh:// (the
+// Docker client's connection helper, running the ssh in PATH), read back
+// as host B's; and a TLS engine whose certificate the given CA did not
+// sign is refused, naming the engine.
+func overSSHAndVerifiedTLS(t *testing.T, img string) {
+	if _, err := os.Stat(remoteSSH + "/ssh"); err != nil {
+		t.Fatalf("no sshd in the remote engine's namespace (openssh-server installed? .ci/run installs it): %v", err)
+	}
+	runID := newRunID()
+	out := filepath.Join(t.TempDir(), "r.json")
+	// A process of its own: the connection helper runs the ssh of the
+	// process's PATH.
+	cmd := exec.Command(buildBinary(t), "run", "oltp_point_select", "--target", "ssh=docker:"+img+",engine=ssh://root@10.254.77.2",
+		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+	cmd.Env = append(os.Environ(), runEnv(runID), "PATH="+remoteSSH+":"+os.Getenv("PATH"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("over ssh: %v: %s", err, b)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Targets[0].Described; d.Host != "10.254.77.2" || !strings.HasPrefix(d.Address, "10.254.77.2:") || d.Engine != "docker" {
+		t.Errorf("over ssh read back as host %q address %q engine %q", d.Host, d.Address, d.Engine)
+	}
+	if h := r.Runs[0].Honesty; h == nil || h.DiffPct != 0 || r.Runs[0].Summary.Events == 0 {
+		t.Errorf("over ssh: %d events, honesty %+v", r.Runs[0].Summary.Events, h)
+	}
+	if n := remoteLeftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left on the remote engine", n, runID)
+	}
+
+	// A CA that did not sign the engine's certificate: the client's own
+	// certificate stands in for it.
+	wrong := t.TempDir()
+	client := "/run/dbduel-remote-engine/tls/client/"
+	for dst, src := range map[string]string{"ca.pem": "cert.pem", "cert.pem": "cert.pem", "key.pem": "key.pem"} {
+		b, err := os.ReadFile(client + src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(wrong, dst), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, code := dbduelWith(t, []string{runEnv(newRunID())}, "run", "oltp_point_select", "--target", "tls=docker:"+img+",engine=tcp://10.254.77.2:2376,tls="+wrong,
+		"--table-size", "1000", "--time", "1", "--no-tui")
+	if code == 0 || !strings.Contains(stderr, "10.254.77.2:2376") || !strings.Contains(stderr, "certificate") {
+		t.Errorf("an engine certificate no given CA signed: exit %d: %s", code, stderr)
+	}
 }
 
 // containerThereNativeHere compares a native server here with a container
@@ -148,7 +210,7 @@ func clientHereAndBeside(t *testing.T, img string) {
 // remoteLeftovers counts the remote engine's containers and volumes of a run.
 func remoteLeftovers(t *testing.T, runID string) int {
 	t.Helper()
-	dc, err := client.NewClientWithOpts(client.WithHost(remoteEngine), client.WithAPIVersionNegotiation())
+	dc, err := client.NewClientWithOpts(client.WithHost(remoteSocket), client.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
 	}

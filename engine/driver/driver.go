@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -180,15 +179,9 @@ func (e Endpoint) Redacted() string { return RedactURL(e.URL()) }
 // Addr is host:port.
 func (e Endpoint) Addr() string { return net.JoinHostPort(e.Host, strconv.Itoa(e.Port)) }
 
-var passwordRE = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
-
 // OneLine folds a multi-line message (a server's error, a start-up log)
 // into one line, whole: dbduel's errors are one line each.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// RedactURL hides the password of any URL in s (a SPEC, or a message that
-// quotes one).
-func RedactURL(s string) string { return passwordRE.ReplaceAllString(s, "${1}***@") }
 
 // SQLConnOf returns conn's database/sql connection.
 func SQLConnOf(conn Conn, workload string) (*sql.Conn, error) {

@@ -88,7 +88,7 @@ func (a *Agent) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: 
 // stdin and stdout, starts it and waits for the agent's hello.
 func (a *Agent) Start(ctx context.Context) error {
 	s := a.Server
-	eng, err := connectEngine(ctx, s.o.Engine, s.name, s.runID, s.o.Rootless)
+	eng, err := connectEngine(ctx, s.o, s.name, s.runID)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (a *Agent) Describe(ctx context.Context) (result.Target, error) {
 	}
 	d := &t.Described
 	d.Image, d.ImageID = insp.Config.Image, insp.Image
-	d.Engine, d.Host, d.ClientPlacement = "docker", specs.HostOf(s.cli.DaemonHost()), "inside"
+	d.Engine, d.Host, d.ClientPlacement = "docker", specs.HostOf(s.eng.addr), "inside"
 	d.NetworkMode = "bridge"
 	if string(insp.HostConfig.NetworkMode) == "host" {
 		d.NetworkMode = "host"
@@ -260,7 +260,7 @@ type NetnsClient struct {
 // dial makes its client.
 func NewNetnsClient(s *Server, binary string, args []string, dial AgentDialer) *NetnsClient {
 	return &NetnsClient{Server: s, args: args,
-		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never", Engine: s.o.Engine, Network: agentNetwork(s.o.Client)}},
+		agent: &Agent{Server: &Server{name: s.name + "-client", spec: s.spec, runID: s.runID, o: Options{Image: s.o.Image, Pull: "never", Engine: s.o.Engine, TLSDir: s.o.TLSDir, Network: agentNetwork(s.o.Client)}},
 			binary: binary, dial: dial, stderr: &provision.TailBuffer{Max: 4096}}}
 }
 

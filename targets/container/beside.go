@@ -26,9 +26,10 @@ type BesideClient struct {
 }
 
 // BesideKeys are the keys a server URL takes after it for a client beside
-// it: client=beside, engine=tcp://HOST:PORT (or unix://), image=IMAGE (any
-// image on that engine: the static agent is copied into it).
-type BesideKeys struct{ Engine, Image string }
+// it: client=beside, engine=tcp://HOST:PORT (with tls=DIR), ssh://USER@HOST
+// or unix://, image=IMAGE (any image on that engine: the static agent is
+// copied into it).
+type BesideKeys struct{ Engine, Image, TLSDir string }
 
 // ParseBesideKeys reads the ",key=value" keys after a server URL ("" : none).
 func ParseBesideKeys(keys string) (BesideKeys, bool, error) {
@@ -48,15 +49,20 @@ func ParseBesideKeys(keys string) (BesideKeys, bool, error) {
 			k.Engine = v
 		case key == "image":
 			k.Image = v
+		case key == "tls":
+			if err := checkTLSDir(v); err != nil {
+				return k, false, err
+			}
+			k.TLSDir = v
 		default:
-			return k, false, fmt.Errorf("unknown key %q after the URL: want client=beside, engine=tcp://HOST:PORT, image=IMAGE", key)
+			return k, false, fmt.Errorf("unknown key %q after the URL: want client=beside, engine=tcp://HOST:PORT, tls=DIR, image=IMAGE", key)
 		}
 	}
 	switch {
 	case client != "beside":
 		return k, false, fmt.Errorf("client=%q: a server URL takes client=beside (an agent on the server's host)", client)
-	case !strings.HasPrefix(k.Engine, "tcp://") && !strings.HasPrefix(k.Engine, "unix://"):
-		return k, false, fmt.Errorf("client=beside needs engine=tcp://HOST:PORT, the Docker engine on the server's host")
+	case !strings.HasPrefix(k.Engine, "tcp://") && !strings.HasPrefix(k.Engine, "unix://") && !strings.HasPrefix(k.Engine, "ssh://"):
+		return k, false, fmt.Errorf("client=beside needs engine=tcp://HOST:PORT or ssh://USER@HOST, the Docker engine on the server's host")
 	case k.Image == "":
 		return k, false, fmt.Errorf("client=beside needs image=IMAGE: an image on that engine to run dbduel's static agent in (any will do, e.g. debian:bookworm-slim)")
 	}
@@ -67,9 +73,12 @@ func ParseBesideKeys(keys string) (BesideKeys, bool, error) {
 // args are the workload's flags, binary the static dbduel to copy in.
 func NewBesideClient(t targets.Target, keys BesideKeys, given, runID, binary string, args []string, dial AgentDialer) *BesideClient {
 	s := &Server{name: t.Name() + "-client", spec: "docker:" + keys.Image, runID: runID,
-		o: Options{Image: keys.Image, Pull: "never", Engine: keys.Engine, Network: "host"}}
+		o: Options{Image: keys.Image, Pull: "never", Engine: keys.Engine, TLSDir: keys.TLSDir, Network: "host"}}
 	return &BesideClient{Target: t, args: args, keys: given, agent: &Agent{Server: s, binary: binary, dial: dial, stderr: &provision.TailBuffer{Max: 4096}}}
 }
+
+// PlainRemoteEngine is the agent's engine when plain TCP on another host.
+func (b *BesideClient) PlainRemoteEngine() string { return b.agent.o.PlainRemoteEngine() }
 
 // Start reaches the server, then starts the agent beside it.
 func (b *BesideClient) Start(ctx context.Context) error {
@@ -84,7 +93,9 @@ func (b *BesideClient) Start(ctx context.Context) error {
 }
 
 // SpecRedacted is the server's redacted URL and the keys after it.
-func (b *BesideClient) SpecRedacted() string { return b.Target.SpecRedacted() + "," + b.keys }
+func (b *BesideClient) SpecRedacted() string {
+	return driver.Redact(b.Target.SpecRedacted() + "," + b.keys)
+}
 
 // Open gives the engine the agent.
 func (b *BesideClient) Open(ctx context.Context, maxConns int) (driver.DB, error) {

@@ -18,7 +18,7 @@ func TestParseBesideKeys(t *testing.T) {
 	for keys, want := range map[string]string{
 		"client=netns,engine=tcp://h:1,image=i": `client="netns"`,
 		"client=beside,image=i":                 "needs engine=tcp://",
-		"client=beside,engine=ssh://h":          "needs engine=tcp://",
+		"client=beside,engine=h:1":              "needs engine=tcp://",
 		"client=beside,engine=tcp://h:1":        "needs image=IMAGE",
 		"cpus=1":                                `unknown key "cpus"`,
 		"ss@host/db":                            "%2C",

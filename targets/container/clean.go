@@ -141,7 +141,7 @@ func cleanPodman(ctx context.Context, runID string, skip func(map[string]string)
 		if u != "" {
 			what = "rootless Podman of " + u
 		}
-		pm, err := connectEngine(ctx, enginePodman, cleanName, runID, u)
+		pm, err := connectEngine(ctx, Options{Engine: enginePodman, Rootless: u}, cleanName, runID)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", what, err))
 			continue

@@ -8,6 +8,7 @@ package container
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -42,18 +43,19 @@ func NewClient() (*client.Client, error) {
 	if err := checkDockerHost(os.Getenv("DOCKER_HOST")); err != nil {
 		return nil, err
 	}
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "ssh://") {
+		return remoteClient(Options{Engine: h})
+	}
 	return client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 }
 
-// checkDockerHost refuses engines dbduel cannot use: ssh:// (not
-// supported by the client here). A remote tcp:// engine publishes the
-// server's port on its host's address (publishAddr).
+// checkDockerHost refuses a DOCKER_HOST dbduel cannot use. A remote
+// engine publishes the server's port on its host's address (publishAddr).
 func checkDockerHost(h string) error {
-	switch {
-	case h == "" || strings.HasPrefix(h, "unix://"):
-		return nil
-	case strings.HasPrefix(h, "ssh://"):
-		return &specs.UsageError{Msg: "DOCKER_HOST=ssh://... is not supported: run dbduel on that host, or expose the engine as tcp:// on this machine"}
+	if strings.HasPrefix(h, "ssh://") {
+		if _, err := url.Parse(h); err != nil {
+			return &specs.UsageError{Msg: fmt.Sprintf("DOCKER_HOST=%s: want ssh://USER@HOST[:PORT]", h)}
+		}
 	}
 	return nil
 }
@@ -154,29 +156,19 @@ func (s *Server) onPodman() {
 
 func (s *Server) Name() string               { return s.name }
 func (s *Server) Kind() string               { return "container" }
-func (s *Server) SpecRedacted() string       { return redactEnv(s.spec) }
+func (s *Server) SpecRedacted() string       { return driver.Redact(s.spec) }
 func (s *Server) Endpoint() targets.Endpoint { return s.ep }
 
 // SetMemory sets the memory limit before Start (explain sizes its
 // memory-limit rung from the native server's footprint).
 func (s *Server) SetMemory(bytes int64) { s.o.MemoryBytes = bytes }
 
+// PlainRemoteEngine is the engine when plain TCP on another host ("":
+// none, or TLS, SSH, a local socket).
+func (s *Server) PlainRemoteEngine() string { return s.o.PlainRemoteEngine() }
+
 // ID is the container id once started.
 func (s *Server) ID() string { return s.id }
-
-// redactEnv hides env= values whose key looks secret.
-func redactEnv(spec string) string {
-	parts := strings.Split(spec, ",")
-	for i, p := range parts {
-		if v, ok := strings.CutPrefix(p, "env="); ok {
-			k, _, _ := strings.Cut(v, "=")
-			if strings.Contains(strings.ToUpper(k), "PASS") || strings.Contains(strings.ToUpper(k), "SECRET") {
-				parts[i] = "env=" + k + "=***"
-			}
-		}
-	}
-	return strings.Join(parts, ",")
-}
 
 func (s *Server) labels() map[string]string {
 	return map[string]string{ledger.Label: s.runID, "dbduel.target": s.name, ledger.OwnerLabel: ledger.Owner()}

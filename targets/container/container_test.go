@@ -239,7 +239,7 @@ func TestReadinessTimeoutShowsLogs(t *testing.T) {
 
 func TestDockerHostChecks(t *testing.T) {
 	for h, ok := range map[string]bool{"": true, "unix:///var/run/docker.sock": true, "tcp://127.0.0.1:2375": true,
-		"ssh://user@host": false, "tcp://192.0.2.10:2376": true} { // a remote engine publishes on its host's address
+		"ssh://user@host": true, "ssh://user@host:port": false, "tcp://192.0.2.10:2376": true} { // a remote engine publishes on its host's address
 		if err := checkDockerHost(h); (err == nil) != ok {
 			t.Errorf("%q: %v", h, err)
 		}

@@ -35,7 +35,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	d.Image = insp.Config.Image
 	d.ImageID = insp.Image
 	d.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
-	d.Engine, d.Host, d.ClientPlacement = s.eng.kind, specs.HostOf(s.cli.DaemonHost()), "here"
+	d.Engine, d.Host, d.ClientPlacement = s.eng.kind, specs.HostOf(s.eng.addr), "here"
 	switch mode := string(insp.HostConfig.NetworkMode); mode {
 	case "host", "none", "slirp4netns":
 		d.NetworkMode = mode

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,9 @@ type engine struct {
 	cli     *client.Client
 	kind    string // docker, podman
 	service *podmanService
+	// addr is the engine's address as the user gave it: an ssh:// engine's
+	// client holds a placeholder host.
+	addr string
 }
 
 // close closes the client and stops the private service, if any.
@@ -67,18 +71,22 @@ func checkEngineKey(v string) error {
 	case strings.HasPrefix(v, "unix:///"):
 		return nil
 	case strings.HasPrefix(v, "ssh://"):
-		return fmt.Errorf("engine=%s: ssh:// is not supported (the Docker Go client has no ssh transport without the docker CLI's helper): expose the engine as tcp://", v)
+		if _, err := url.Parse(v); err != nil {
+			return fmt.Errorf("engine=%q: want ssh://USER@HOST[:PORT][/SOCKET]", v)
+		}
+		return nil
 	case strings.HasPrefix(v, "tcp://"):
 		return nil
 	}
-	return fmt.Errorf("engine=%q: want podman, docker, unix:///PATH or tcp://127.0.0.1:PORT", v)
+	return fmt.Errorf("engine=%q: want podman, docker, unix:///PATH, tcp://HOST:PORT (with tls=DIR on another host) or ssh://USER@HOST", v)
 }
 
 // connectEngine connects to the SPEC's engine: "" is the Docker engine of
 // the environment, podman a private Podman service (for target name of
 // run runID; as user rootless when set), unix:// and tcp:// an endpoint (Docker or Podman, as its
 // version says).
-func connectEngine(ctx context.Context, spec, name, runID, rootless string) (*engine, error) {
+func connectEngine(ctx context.Context, o Options, name, runID string) (*engine, error) {
+	spec, rootless := o.Engine, o.Rootless
 	e := &engine{kind: engineDocker}
 	var err error
 	switch {
@@ -97,16 +105,20 @@ func connectEngine(ctx context.Context, spec, name, runID, rootless string) (*en
 		}
 		e.cli, err = client.NewClientWithOpts(client.WithHost(e.service.host()), client.WithAPIVersionNegotiation())
 	default:
-		e.cli, err = client.NewClientWithOpts(client.WithHost(spec), client.WithAPIVersionNegotiation())
+		e.cli, err = remoteClient(o)
 	}
 	if err != nil {
 		e.close()
 		return nil, err
 	}
+	e.addr = e.cli.DaemonHost()
+	if u := o.engineURL(); strings.HasPrefix(u, "ssh://") {
+		e.addr = u
+	}
 	v, err := e.cli.ServerVersion(ctx)
 	if err != nil {
 		e.close()
-		return nil, fmt.Errorf("container engine not reachable (%s): %v", e.cli.DaemonHost(), driver.OneLine(err.Error()))
+		return nil, fmt.Errorf("container engine not reachable (%s): %v", e.addr, driver.OneLine(err.Error()))
 	}
 	for _, c := range v.Components {
 		if strings.Contains(c.Name, "Podman") {
@@ -391,7 +403,7 @@ func podmanLimits(hc *container.HostConfig, pid int) {
 // remote says the engine runs on another host: its containers' /proc and
 // cgroups are not this machine's, so they are read through its API.
 func (s *Server) remote() bool {
-	return s.cli != nil && specs.HostOf(s.cli.DaemonHost()) != "local"
+	return s.eng != nil && specs.HostOf(s.eng.addr) != "local"
 }
 
 // publishAddr is the address the server's port is published on: the
@@ -402,7 +414,7 @@ func (s *Server) publishAddr() string {
 	case s.o.Publish != "":
 		return s.o.Publish
 	case s.remote():
-		return specs.HostOf(s.cli.DaemonHost())
+		return specs.HostOf(s.eng.addr)
 	}
 	return "127.0.0.1"
 }

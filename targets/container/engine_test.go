@@ -13,7 +13,9 @@ func TestEngineKey(t *testing.T) {
 		"img,engine=docker":                         "",
 		"img,engine=unix:///run/podman/podman.sock": "",
 		"img,engine=tcp://127.0.0.1:2375":           "",
-		"img,engine=ssh://me@db1":                   "no ssh transport",
+		"img,engine=ssh://me@db1":                   "",
+		"img,engine=ssh://me@db1,tls=/etc/x":        "no ca.pem there",
+		"img,tls=" + tlsDirForTest(t):               "tls= is for tcp://",
 		"img,engine=tcp://10.254.77.2:2375":         "",
 		"img,publish=10.254.77.2":                   "",
 		"img,publish=db1":                           "want an IP address",
@@ -69,5 +71,57 @@ func TestSocketDirFitsASocketPath(t *testing.T) {
 	left, err := removeHostDirs("run-x", nil)
 	if err != nil || len(left) != 1 {
 		t.Errorf("clean found %v (%v)", left, err)
+	}
+}
+
+// tlsDirForTest is a directory holding files named as a TLS directory's.
+func tlsDirForTest(t *testing.T) string {
+	dir := t.TempDir()
+	for _, f := range tlsFiles {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// A plain-TCP engine on another host is named, whether engine= or
+// DOCKER_HOST gives it; loopback, TLS (tls= or the Docker CLI's variables)
+// and SSH are not; `dbduel clean` is told how to reach it.
+func TestPlainRemoteEngine(t *testing.T) {
+	tlsDir := tlsDirForTest(t)
+	t.Setenv("DOCKER_HOST", "")
+	for spec, want := range map[string]string{
+		"img,engine=tcp://10.254.77.2:2375":               "tcp://10.254.77.2:2375",
+		"img,engine=tcp://127.0.0.1:2375":                 "",
+		"img,engine=tcp://localhost:2375":                 "",
+		"img,engine=tcp://10.254.77.2:2376,tls=" + tlsDir: "",
+		"img,engine=ssh://me@10.254.77.2":                 "",
+		"img,engine=unix:///run/podman/podman.sock":       "",
+		"img": "",
+	} {
+		o, err := ParseSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.PlainRemoteEngine(); got != want {
+			t.Errorf("%s: %q, want %q", spec, got, want)
+		}
+	}
+	t.Setenv("DOCKER_HOST", "tcp://10.254.77.2:2375")
+	o, _ := ParseSpec("img")
+	if got := o.PlainRemoteEngine(); got != "tcp://10.254.77.2:2375" {
+		t.Errorf("DOCKER_HOST plain: %q", got)
+	}
+	if env := o.cleanEnv("tcp://10.254.77.2:2375"); env != "DOCKER_HOST=tcp://10.254.77.2:2375" {
+		t.Errorf("clean env %q", env)
+	}
+	t.Setenv("DOCKER_TLS_VERIFY", "1")
+	t.Setenv("DOCKER_CERT_PATH", tlsDir)
+	if got := o.PlainRemoteEngine(); got != "" {
+		t.Errorf("DOCKER_HOST with DOCKER_TLS_VERIFY: %q, want TLS", got)
+	}
+	if env := o.cleanEnv("tcp://10.254.77.2:2375"); env != "DOCKER_HOST=tcp://10.254.77.2:2375 DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH="+tlsDir {
+		t.Errorf("clean env with TLS %q", env)
 	}
 }

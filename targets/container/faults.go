@@ -21,7 +21,7 @@ import (
 // engineUnreachable is the one line naming an engine that stopped
 // answering (a dead daemon, a closed DOCKER_HOST proxy).
 func (s *Server) engineUnreachable(err error) string {
-	return fmt.Sprintf("engine unreachable: the Docker engine at %s does not answer (%s)", s.cli.DaemonHost(), driver.OneLine(err.Error()))
+	return fmt.Sprintf("engine unreachable: the Docker engine at %s does not answer (%s)", s.eng.addr, driver.OneLine(err.Error()))
 }
 
 // Health says whether the engine still holds the container: an engine that
@@ -202,7 +202,7 @@ func (s *Server) leftBehind(what string, err error) error {
 // and Podman).
 func (s *Server) cleanCommand() string {
 	if s.remote() {
-		return fmt.Sprintf("DOCKER_HOST=%s dbduel clean --run %s", s.cli.DaemonHost(), s.runID)
+		return fmt.Sprintf("%s dbduel clean --run %s", s.o.cleanEnv(s.eng.addr), s.runID)
 	}
 	return "dbduel clean --run " + s.runID
 }

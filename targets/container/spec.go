@@ -38,7 +38,9 @@ type Options struct {
 	// Publish is the address the port is published on (publish=ADDR).
 	Publish string
 	// Rootless is the user a rootless Podman service runs as (rootless=USER).
-	Rootless  string
+	Rootless string
+	// TLSDir is tls=DIR: the CA, certificate and key of a tcp:// engine.
+	TLSDir    string
 	pullGiven bool // the SPEC has pull= (Podman's default is missing)
 }
 
@@ -50,7 +52,7 @@ type Ulimit struct {
 
 var allowedKeys = map[string]bool{"memory": true, "cpus": true, "cpuset": true, "network": true,
 	"datadir": true, "pull": true, "args": true, "env": true, "cnf": true, "protocol": true, "seccomp": true, "client": true,
-	"shm": true, "ulimit": true, "engine": true, "publish": true, "rootless": true}
+	"shm": true, "ulimit": true, "engine": true, "publish": true, "rootless": true, "tls": true}
 
 // ParseSpec parses "IMAGE[,key=value...]" (after "docker:").
 func ParseSpec(spec string) (Options, error) {
@@ -96,6 +98,11 @@ func ParseSpec(spec string) (Options, error) {
 				return Options{}, &specs.UsageError{Msg: "docker: " + err.Error()}
 			}
 			o.Engine = v
+		case "tls":
+			if err := checkTLSDir(v); err != nil {
+				return bad("%v", err)
+			}
+			o.TLSDir = v
 		case "rootless":
 			if v == "" || strings.ContainsAny(v, ":/ ") {
 				return bad("rootless=%q: want a user name", v)
@@ -138,6 +145,9 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Cnf = abs
 		}
+	}
+	if o.TLSDir != "" && !strings.HasPrefix(o.Engine, "tcp://") {
+		return bad("tls= is for tcp:// engines (engine=%q)", o.Engine)
 	}
 	return o, nil
 }

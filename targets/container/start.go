@@ -29,7 +29,7 @@ import (
 
 // Start creates and starts the container and waits until the server answers.
 func (s *Server) Start(ctx context.Context) error {
-	eng, err := connectEngine(ctx, s.o.Engine, s.name, s.runID, s.o.Rootless)
+	eng, err := connectEngine(ctx, s.o, s.name, s.runID)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func New(name, spec, runID string) (*Server, error) {
 
 func (s *Server) Name() string               { return s.name }
 func (s *Server) Kind() string               { return "local" }
-func (s *Server) SpecRedacted() string       { return s.spec }
+func (s *Server) SpecRedacted() string       { return driver.Redact(s.spec) }
 func (s *Server) Endpoint() targets.Endpoint { return s.ep }
 
 // resolveBinary finds mariadbd/mysqld on PATH or in /usr/sbin.

@@ -5,6 +5,7 @@ package specs
 
 import (
 	"net"
+	"net/url"
 	"regexp"
 
 	"fmt"
@@ -211,6 +212,11 @@ func ParseURL(spec string) (driver.Endpoint, error) {
 // HostOf is "local" for a loopback or unix-socket address (a server or an
 // engine on this machine), else the address's host.
 func HostOf(addr string) string {
+	if strings.HasPrefix(addr, "ssh://") {
+		if u, err := url.Parse(addr); err == nil {
+			addr = u.Host
+		}
+	}
 	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "tcp://"), "unix://")
 	if strings.HasPrefix(addr, "/") || addr == "" {
 		return "local"

@@ -15,9 +15,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
 	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/specs"
 	"github.com/dbduel/dbduel/ui/tui"
 )
 
@@ -281,27 +283,38 @@ func (l *liveOptions) specIndex(name string) int {
 	return slices.IndexFunc(l.specs, func(s string) bool { n, _, _ := strings.Cut(s, "="); return n == name })
 }
 
-// specChange names the keys that differ between two SPECs ("memory=2g→4g").
+// specChange names the keys that differ between two SPECs
+// ("memory=2g→4g"); an env= key is named, its values never shown ("env
+// MYSQL_PWD changed").
 func specChange(old, cur string) string {
 	keys := func(s string) map[string]string {
 		m := map[string]string{}
-		for _, kv := range strings.Split(s, ",")[1:] {
-			k, v, _ := strings.Cut(kv, "=")
-			m[k] = v
+		_, kvs, _ := specs.SplitSpec(s)
+		for _, kv := range kvs {
+			if kv.Key == "env" {
+				k, v, _ := strings.Cut(kv.Value, "=")
+				m["env "+k] = v
+				continue
+			}
+			m[kv.Key] = kv.Value
 		}
 		return m
 	}
 	o, c := keys(old), keys(cur)
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(c)) {
-		if o[k] != c[k] {
+		switch {
+		case o[k] == c[k]:
+		case strings.HasPrefix(k, "env "):
+			out = append(out, k+" changed")
+		default:
 			out = append(out, fmt.Sprintf("%s=%s→%s", k, orNone(o[k]), c[k]))
 		}
 	}
 	if len(out) == 0 {
 		return "restarted (SPEC unchanged)"
 	}
-	return strings.Join(out, " ")
+	return driver.Redact(strings.Join(out, " "))
 }
 
 func orNone(s string) string {

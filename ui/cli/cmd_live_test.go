@@ -231,3 +231,17 @@ func TestSliceTakesSecondsOrADuration(t *testing.T) {
 		t.Errorf("exit %d: %s%s", code, out, stderr)
 	}
 }
+
+// A live SPEC edit's change line (the segment's what_changed, in the
+// result and the reports) names an env= key that changed, never a value.
+func TestSpecChangeHidesEnvValues(t *testing.T) {
+	got := specChange(`docker:img,env=MYSQL_PWD=old-secret,env="TOKEN=a,b-secret",memory=1g`, `docker:img,env=MYSQL_PWD=new-secret,env="TOKEN=c,d-secret",memory=2g`)
+	for _, s := range []string{"old-secret", "new-secret", "b-secret", "d-secret"} {
+		if strings.Contains(got, s) {
+			t.Errorf("the change line shows %q: %s", s, got)
+		}
+	}
+	if !strings.Contains(got, "env MYSQL_PWD changed") || !strings.Contains(got, "env TOKEN changed") || !strings.Contains(got, "memory=1g→2g") {
+		t.Errorf("the change line: %s", got)
+	}
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,7 +18,9 @@ import (
 // flags, and starts nothing.
 func dryRun(st *State, rc *runConfig, v familyVerb) error {
 	stdout, o := st.Stdout, v.shared()
-	ts, err := buildTargets(o.targets, newTargetContext(st, rc, o), io.Discard)
+	// Nothing starts, so stderr carries only what parsing says (a plain
+	// engine's warning).
+	ts, err := buildTargets(o.targets, newTargetContext(st, rc, o), st.Stderr)
 	if err != nil {
 		return err
 	}

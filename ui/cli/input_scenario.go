@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"strings"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/spf13/pflag"
@@ -32,6 +34,7 @@ import (
 // command line override the file's values. ${VAR} and ${VAR:-default}
 // expand from the environment, as in compose files.
 type scenario struct {
+	hidden   []string // the values the environment put in: never in an error
 	path     string
 	workload string
 	targets  []string
@@ -50,10 +53,18 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 // expandEnv replaces ${VAR} and ${VAR:-default}; an unset ${VAR} without a
 // default is an error (a silently empty image name helps nobody).
 func expandEnv(text string, lookup func(string) (string, bool)) (string, error) {
-	var missing []string
+	out, _, err := expandEnvValues(text, lookup)
+	return out, err
+}
+
+// expandEnvValues is expandEnv, and the values it put in from the
+// environment: a password given as ${DBPW} must not reach an error.
+func expandEnvValues(text string, lookup func(string) (string, bool)) (string, []string, error) {
+	var missing, values []string
 	out := envRef.ReplaceAllStringFunc(text, func(m string) string {
 		g := envRef.FindStringSubmatch(m)
 		if v, ok := lookup(g[1]); ok && (v != "" || g[2] == "") {
+			values = append(values, v)
 			return v
 		}
 		if g[2] != "" {
@@ -63,21 +74,52 @@ func expandEnv(text string, lookup func(string) (string, bool)) (string, error) 
 		return ""
 	})
 	if len(missing) > 0 {
-		return "", fmt.Errorf("${%s} is not set and has no default (${%s:-default})", missing[0], missing[0])
+		return "", nil, fmt.Errorf("${%s} is not set and has no default (${%s:-default})", missing[0], missing[0])
 	}
-	return out, nil
+	return out, values, nil
 }
 
-// loadScenario reads and checks a scenario file against dbduel run's flags.
+// hidingValues says an error without the values the environment put into
+// the file (those of 4 characters or more: a short one, a thread count,
+// is no secret, and hiding it would garble the message's positions).
+func hidingValues(err error, values []string) error {
+	if err == nil {
+		return nil
+	}
+	msg := driver.Redact(err.Error())
+	for _, v := range values {
+		if len(v) >= 4 {
+			msg = strings.ReplaceAll(msg, v, "***")
+		}
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return &exitError{code: ee.code, err: errors.New(msg)}
+	}
+	return errors.New(msg)
+}
+
+// loadScenario reads and checks a scenario file against dbduel run's
+// flags; its errors never show what the environment put into it.
 func loadScenario(path string, lookup func(string) (string, bool)) (*scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr("-f %s: %v", path, err)
 	}
-	text, err := expandEnv(string(data), lookup)
+	text, values, err := expandEnvValues(string(data), lookup)
 	if err != nil {
 		return nil, usageErr("%s: %v", path, err)
 	}
+	sc, err := parseScenario(path, text)
+	if err != nil {
+		return nil, hidingValues(err, values)
+	}
+	sc.hidden = values
+	return sc, nil
+}
+
+// parseScenario reads a scenario's expanded text.
+func parseScenario(path, text string) (*scenario, error) {
 	file, err := parser.ParseBytes([]byte(text), 0)
 	if err != nil {
 		return nil, usageErr("%s: %s", path, oneLineYAMLError(err))
@@ -200,7 +242,7 @@ func (sc *scenario) apply(fs *pflag.FlagSet, stderr io.Writer) error {
 		}
 		for _, v := range sf.joined(f) {
 			if err := fs.Set(sf.name, v); err != nil {
-				return usageErr("%s:%d:%d: %s: %v", sc.path, sf.line, sf.column, sf.name, err)
+				return hidingValues(usageErr("%s:%d:%d: %s: %v", sc.path, sf.line, sf.column, sf.name, err), sc.hidden)
 			}
 		}
 	}

@@ -79,9 +79,9 @@ func TestComposeImportsServicesWithLimitsAndCnf(t *testing.T) {
 	}
 	cnf, _ := filepath.Abs("../../examples/tuned.cnf")
 	for _, want := range []string{
-		"target mem2g (baseline): docker:dbduel-test/mariadb:9.9.9,memory=2147483648,env=TZ=UTC",
+		"target mem2g (baseline): docker:dbduel-test/mariadb:9.9.9,memory=2147483648,env=TZ=***",
 		"target mem8g: docker:dbduel-test/mariadb:9.9.9,memory=8589934592",
-		"target tuned: docker:dbduel-test/mariadb:9.9.9,memory=8589934592,env=TZ=UTC,cnf=" + cnf,
+		"target tuned: docker:dbduel-test/mariadb:9.9.9,memory=8589934592,env=TZ=***,cnf=" + cnf,
 		"run oltp_read_write", "tables=2", "table_size=100000", "threads=10",
 	} {
 		if !strings.Contains(out, want) {

@@ -30,10 +30,14 @@ type targetContext struct {
 	// agentBinary is the dbduel copied into agent containers.
 	agentBinary func() (string, error)
 	keep        bool // --keep: managed servers outlive dbduel
+	// insecureEngine (--insecure-engine) lets an engine on another host
+	// be reached over plain TCP.
+	insecureEngine bool
 }
 
 func newTargetContext(st *State, rc *runConfig, o *commonOptions) targetContext {
-	return targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir, workloadArgs: o.workloadArgs(), agentBinary: st.agentBinary, keep: o.keep}
+	return targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir, workloadArgs: o.workloadArgs(), agentBinary: st.agentBinary,
+		keep: o.keep, insecureEngine: o.insecureEngine}
 }
 
 // buildTargets parses every --target NAME=SPEC; names must be unique.
@@ -55,12 +59,29 @@ func buildTargets(flags []string, tc targetContext, stderr io.Writer) ([]targets
 		} else {
 			t, err = newTarget(name, spec, tc, stderr)
 		}
+		if err == nil {
+			err = checkEngineLink(t, tc.insecureEngine, stderr)
+		}
 		if err != nil {
 			return nil, namedTargetErr(name, err)
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// checkEngineLink refuses an engine on another host reached over plain
+// TCP, or says what crosses the link when --insecure-engine lets it.
+func checkEngineLink(t targets.Target, insecure bool, stderr io.Writer) error {
+	pe, ok := t.(interface{ PlainRemoteEngine() string })
+	if !ok || pe.PlainRemoteEngine() == "" {
+		return nil
+	}
+	if !insecure {
+		return container.ErrPlainEngine(pe.PlainRemoteEngine())
+	}
+	fmt.Fprintf(stderr, "dbduel: warning: %s: %s\n", t.Name(), container.PlainEngineWarning(pe.PlainRemoteEngine()))
+	return nil
 }
 
 func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.Target, error) {

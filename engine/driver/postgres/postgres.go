@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,9 +35,22 @@ const Protocol = "postgres"
 // the run, as in sysbench.
 var ignorable = map[string]string{"40P01": "deadlock detected", "23505": "unique violation", "40001": "serialization failure"}
 
-// ConnConfig is ep as pgx's configuration (no TLS: targets are on loopback).
+// ConnConfig is ep as pgx's configuration. TLS is what ep's parameters
+// say (a server URL's sslmode and certificates); without sslmode it is off:
+// such endpoints are dbduel's own servers, on loopback or in its own
+// containers, started without TLS.
 func ConnConfig(ep driver.Endpoint) (*pgx.ConnConfig, error) {
-	u := url.URL{Scheme: "postgres", Host: ep.Addr(), Path: "/" + ep.DB, RawQuery: "sslmode=disable&connect_timeout=10"}
+	q, err := url.ParseQuery(ep.Params)
+	if err != nil {
+		return nil, fmt.Errorf("postgres parameters: %v", err)
+	}
+	if !q.Has("sslmode") {
+		q.Set("sslmode", "disable")
+	}
+	if !q.Has("connect_timeout") {
+		q.Set("connect_timeout", "10")
+	}
+	u := url.URL{Scheme: "postgres", Host: ep.Addr(), Path: "/" + ep.DB, RawQuery: q.Encode()}
 	u.User = url.UserPassword(ep.User, ep.Password)
 	cfg, err := pgx.ParseConfig(u.String())
 	if err != nil {
@@ -286,8 +301,9 @@ func Variables(ctx context.Context, ep driver.Endpoint) (map[string]string, erro
 	return driver.ReadSettings(ctx, db, "SELECT name, COALESCE(setting, '') || COALESCE(unit, '') FROM pg_settings", nil)
 }
 
-// ParseURL parses postgres://user:pass@host:port/db (also postgresql://;
-// db defaults to sbtest, user to postgres); errors never hold the password.
+// ParseURL parses postgres://user:pass@host:port/db[?sslmode=...] (also
+// postgresql://; db defaults to sbtest, user to postgres, sslmode to
+// libpq's prefer); errors never hold the password.
 func ParseURL(spec string) (driver.Endpoint, error) {
 	u, err := url.Parse(spec)
 	if err != nil {
@@ -311,11 +327,23 @@ func ParseURL(spec string) (driver.Endpoint, error) {
 	if db := strings.Trim(u.Path, "/"); db != "" {
 		e.DB = db
 	}
-	if len(u.Query()) > 0 {
-		return driver.Endpoint{}, fmt.Errorf("SPEC %q: query parameters are not supported", driver.RedactURL(spec))
+	q := u.Query()
+	for k := range q {
+		if !urlParams[k] {
+			return driver.Endpoint{}, fmt.Errorf("SPEC %q: query parameter %q is not supported (want %s)", driver.RedactURL(spec), k, strings.Join(slices.Sorted(maps.Keys(urlParams)), ", "))
+		}
 	}
+	if !q.Has("sslmode") {
+		// What psql does with the same URL.
+		q.Set("sslmode", "prefer")
+	}
+	e.Params = q.Encode()
 	return e, nil
 }
+
+// urlParams are the query parameters a server URL may carry: libpq's TLS
+// settings (as psql reads them) and the connect timeout.
+var urlParams = map[string]bool{"sslmode": true, "sslrootcert": true, "sslcert": true, "sslkey": true, "sslpassword": true, "sslsni": true, "connect_timeout": true}
 
 // EnsureDatabase creates ep.DB if missing (through the maintenance
 // database); created says it did.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -50,7 +51,7 @@ func TestParseURLAndRedaction(t *testing.T) {
 	if ep, _ := ParseURL("postgresql://127.0.0.1"); ep.User != "postgres" || ep.DB != "sbtest" || ep.Port != 5432 {
 		t.Fatalf("defaults: %+v", ep)
 	}
-	for _, bad := range []string{"postgres://u:hunter2@127.0.0.1:99999/x", "postgres://u:hunter2@127.0.0.1/x?sslmode=require", "mysql://u:hunter2@h/x"} {
+	for _, bad := range []string{"postgres://u:hunter2@127.0.0.1:99999/x", "postgres://u:hunter2@127.0.0.1/x?application_name=x", "mysql://u:hunter2@h/x"} {
 		_, err := ParseURL(bad)
 		if err == nil || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%s: %v (the password must never show)", driver.RedactURL(bad), err)
@@ -58,5 +59,43 @@ func TestParseURLAndRedaction(t *testing.T) {
 	}
 	if got := ep.Redacted(); strings.Contains(got, "s3cr") || !strings.Contains(got, "***") {
 		t.Errorf("redacted: %s", got)
+	}
+}
+
+// TLS is the URL's: sslmode and certificates as psql reads them, libpq's
+// prefer when the URL says nothing; dbduel's own servers' endpoints (no
+// parameters) connect without TLS.
+func TestSSLModeFromURL(t *testing.T) {
+	for spec, want := range map[string]struct {
+		tls      bool // the first attempt is TLS
+		fallback bool // a plain attempt follows a refused TLS one
+		verify   bool // the server's name is checked
+	}{
+		"postgres://u:p@db1/x":                                  {tls: true, fallback: true},
+		"postgres://u:p@db1/x?sslmode=disable":                  {},
+		"postgres://u:p@db1/x?sslmode=require":                  {tls: true},
+		"postgres://u:p@db1/x?sslmode=verify-full":              {tls: true, verify: true},
+		"postgres://u:p@db1/x?sslmode=prefer&connect_timeout=3": {tls: true, fallback: true},
+	} {
+		ep, err := ParseURL(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		cfg, err := ConnConfig(ep)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		gotFallback := false
+		for _, f := range cfg.Fallbacks {
+			gotFallback = gotFallback || f.TLSConfig == nil
+		}
+		tc := cfg.TLSConfig
+		if (tc != nil) != want.tls || gotFallback != want.fallback || (tc != nil && !tc.InsecureSkipVerify && tc.ServerName == "db1") != want.verify {
+			t.Errorf("%s: TLS %v fallback %v config %+v, want %+v", spec, tc != nil, gotFallback, tc, want)
+		}
+	}
+	own, err := ConnConfig(driver.Endpoint{Protocol: Protocol, Host: "127.0.0.1", Port: 5432, User: "postgres", DB: "sbtest"})
+	if err != nil || own.TLSConfig != nil || own.ConnectTimeout != 10*time.Second {
+		t.Errorf("own server: %+v %v, want no TLS and a 10s connect timeout", own, err)
 	}
 }
