@@ -371,6 +371,12 @@ func (r *faultRun) disconnect(t *testing.T) {
 // then runs a memory hog in it: the limit is reached and the server goes.
 func (r *faultRun) oom(t *testing.T) {
 	ctx := context.Background()
+	hogged := 0
+	defer func() {
+		if hogged == 0 {
+			t.Fatal("no container with a memory limit to fill")
+		}
+	}()
 	for _, c := range r.containers() {
 		// The server, the container's first process, is the OOM killer's
 		// first choice (its children keep theirs: a child killed instead
@@ -379,7 +385,13 @@ func (r *faultRun) oom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if insp.HostConfig.Memory == 0 {
+			// The agent's container has no limit: a hog there would
+			// take the machine's memory, not the server's.
+			continue
+		}
 		os.WriteFile("/proc/"+strconv.Itoa(insp.State.Pid)+"/oom_score_adj", []byte("1000"), 0o644)
+		hogged++
 		// tail reads /dev/zero for a line's end, keeping all of it: the
 		// quickest hog a shell image has.
 		ex, err := r.dc.ContainerExecCreate(ctx, c.ID, container.ExecOptions{Cmd: []string{"tail", "/dev/zero"}})

@@ -235,7 +235,7 @@ func MkdirServer(prefix string, uid int) (string, error) {
 // random suffix, short enough that its socket's path stays under the
 // 107 bytes a unix socket's path may have.
 func ServerDirPrefix(runID, target string) string {
-	return "dbduel-" + runID[:min(len(runID), 17)] + "-" + target[:min(len(target), 16)] + "-"
+	return "dbduel-" + runID[:min(len(runID), 17)] + "-" + target[:min(len(target), 10)] + "-"
 }
 
 // MkdirTempIn is MkdirTemp in base (the temporary directory, for what

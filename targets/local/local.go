@@ -603,3 +603,13 @@ func familyOf(parent int) []proc {
 	}
 	return out
 }
+
+// checkSocketPath refuses a unix socket's path longer than the kernel
+// takes (108 bytes with its NUL), naming the cause: a long state
+// directory.
+func checkSocketPath(p string) error {
+	if len(p) > 107 {
+		return fmt.Errorf("the server's socket %s is longer than a unix socket's 107 bytes: give DBDUEL_STATE_DIR a shorter path", p)
+	}
+	return nil
+}

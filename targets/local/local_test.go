@@ -184,3 +184,19 @@ func TestMongodStartsWithAuthOnASocketOnly(t *testing.T) {
 		t.Fatalf("after a failed first start dbduel started mongod again: %v", lines)
 	}
 }
+
+// A socket path the kernel would cut is refused by name, before a server
+// starts and fails on it; a server directory's name leaves room under
+// the default state directories.
+func TestSocketPathLength(t *testing.T) {
+	if err := checkSocketPath("/" + strings.Repeat("d", 106)); err != nil {
+		t.Errorf("107 bytes: %v", err)
+	}
+	if err := checkSocketPath("/" + strings.Repeat("d", 107)); err == nil || !strings.Contains(err.Error(), "DBDUEL_STATE_DIR") {
+		t.Errorf("108 bytes: %v", err)
+	}
+	longest := "/tmp/dbduel-test-state-4294967295-servers/" + ledger.ServerDirPrefix("test-"+strings.Repeat("f", 40), strings.Repeat("n", 40)) + "123456789/run/mysqld.sock"
+	if err := checkSocketPath(longest); err != nil {
+		t.Errorf("the tests' state directory: %v", err)
+	}
+}

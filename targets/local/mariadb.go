@@ -95,6 +95,9 @@ func (s *Server) makeMariaDBDirs(account *syscall.Credential) (runDir string, er
 	if s.dir, err = ledger.MkdirServer(ledger.ServerDirPrefix(s.runID, s.name), uid); err != nil {
 		return "", err
 	}
+	if err := checkSocketPath(filepath.Join(s.dir, "run", "mysqld.sock")); err != nil {
+		return "", err
+	}
 	include := ""
 	if s.o.Cnf != "" {
 		include = filepath.Join(s.dir, s.userConfigName())

@@ -82,6 +82,10 @@ func (s *Server) mongodSocket() string { return filepath.Join(s.dir, "mongod.soc
 // mongodFirstStart starts mongod on its socket alone, makes dbduel's user
 // there and stops it.
 func (s *Server) mongodFirstStart(ctx context.Context) error {
+	// Its sockets: mongod.sock, and mongodb-PORT.sock in the directory.
+	if err := checkSocketPath(filepath.Join(s.dir, "mongodb-65535.sock")); err != nil {
+		return err
+	}
 	if err := s.spawn(s.binary, s.mongodArgs("--bind_ip", s.mongodSocket(), "--unixSocketPrefix", s.dir)); err != nil {
 		return err
 	}
