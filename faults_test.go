@@ -113,7 +113,8 @@ var faults = []fault{
 		inject: func(t *testing.T, r *faultRun) { r.oom(t) },
 		want:   each(ends("the container was OOM-killed", 30*time.Second), containersAndAgent...),
 		na:     "a local server has no memory limit of dbduel's"},
-	{name: "restarted", how: "`docker restart` (same published port: dbduel fixes it at create)",
+	{name: "restarted", how: "`docker restart` (same published port: dbduel fixes it at create); `--stall-timeout 30`, as a restart on a loaded machine can outlast the default 10 s",
+		flags:  []string{"--stall-timeout", "30"},
 		inject: func(t *testing.T, r *faultRun) { r.restart(t) },
 		want: map[string]outcome{
 			"mysql":    ends("the container was restarted at", 20*time.Second),

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +58,30 @@ func waitScreen(t *testing.T, screen func() string, want string, timeout time.Du
 	t.Fatalf("the screen never showed %q:\n%s", want, screen())
 }
 
+// waitRounds waits until the header's round is n past the round it showed
+// when segment seg was first seen: the round on screen is the one being
+// measured (a global count), so n = 2 means at least one whole round of
+// the segment is done, however slowly a loaded machine starts it.
+func waitRounds(t *testing.T, screen func() string, seg, n int, timeout time.Duration) {
+	t.Helper()
+	re := regexp.MustCompile(fmt.Sprintf(`segment %d · round (\d+)`, seg))
+	first := -1
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		m := re.FindStringSubmatch(screen())
+		if m == nil {
+			continue
+		}
+		r, _ := strconv.Atoi(m[1])
+		if first < 0 {
+			first = r
+		}
+		if r >= first+n {
+			return
+		}
+	}
+	t.Fatalf("segment %d never went %d rounds on:\n%s", seg, n, screen())
+}
+
 // dbduel live in a real terminal against a real container: an edit of the
 // watched cnf restarts the container, which reads back the new buffer
 // pool; ↑ doubles the threads; the SPEC editor gives it a memory limit
@@ -89,6 +116,7 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	waitScreen(t, screen, "SPEC of docker:", 10*time.Second)
 	keys("C-u", dockerSpec+",memory=1g", "Enter")
 	waitScreen(t, screen, "segment 4", 60*time.Second)
+	waitRounds(t, screen, 4, 2, 90*time.Second)
 	// A key that needs a new container: host networking (the tables are
 	// prepared again in it).
 	keys("Enter")
@@ -101,7 +129,7 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	if strings.Contains(screen(), "live-secret-42") {
 		t.Errorf("the secret is on screen:\n%s", screen())
 	}
-	time.Sleep(3 * time.Second) // a round of the fifth segment
+	waitRounds(t, screen, 5, 2, 120*time.Second) // a whole round of the fifth segment
 	keys("q")
 	waitScreen(t, screen, "session ended", 60*time.Second)
 	keys("q")

@@ -147,6 +147,27 @@ func (s *runState) waitArrival(rec *stats.Recorder) (time.Time, bool) {
 	return arrival, true
 }
 
+// measurer is the recorder's side startEvent reads.
+type measurer interface{ Measuring() bool }
+
+// startEvent decides from one reading of the recorder whether an event is
+// the warm-up's (an event begun in the warm-up is, wherever it ends) and
+// whether it may start: warm-up events do not spend the --events budget
+// (sysbench 1.1), measured ones do. One reading: two let an event begun
+// as the warm-up ended be measured without spending the budget (N+1).
+// Shared counters are touched only when their feature is on: on the
+// per-event path every shared cache line costs all threads. A spent
+// budget ends only this thread: the others finish the events they hold,
+// retries of an ignored error included (a halt here cut a deadlocked
+// event's retry short: 9 of 10 in CI).
+func (s *runState) startEvent(rec measurer, warmup bool) (warm, ok bool) {
+	measuring := !warmup || rec.Measuring()
+	if s.cfg.Events > 0 && measuring && s.remaining.Add(-1) < 0 {
+		return false, false
+	}
+	return !measuring, true
+}
+
 // work is one thread's loop: events until the time, the event budget, an
 // interruption or a fatal error ends the run. An event restarted after an
 // ignored error keeps its start (and, open loop, its arrival): as in
@@ -164,17 +185,10 @@ func (s *runState) work(ctx context.Context, i int, conns []driver.Conn, workers
 					return
 				}
 			}
-			// Shared counters are touched only when their feature is on: on
-			// the per-event path every shared cache line costs all threads.
-			// Warm-up events do not spend the --events budget (sysbench 1.1).
-			// A spent budget ends only this thread: the others finish the
-			// events they hold, retries of an ignored error included (a halt
-			// here cut a deadlocked event's retry short: 9 of 10 in CI).
-			if s.cfg.Events > 0 && rec.Measuring() && s.remaining.Add(-1) < 0 {
+			var ok bool
+			if warm, ok = s.startEvent(rec, warmup); !ok {
 				return
 			}
-			// An event begun in the warm-up is the warm-up's, wherever it ends.
-			warm = warmup && !rec.Measuring()
 			first = time.Now()
 		}
 		retry = false

@@ -133,32 +133,44 @@ func (c cpuTotals) perTxn() map[string]float64 {
 	return out
 }
 
-// ServerCPUPerTxn compares the server's marginal CPU per transaction
-// (its idle CPU subtracted, where read) of target and baseline block by
-// block, paired: the estimate and CI of their ratio.
-func ServerCPUPerTxn(r *result.Result, target, baseline string, point int) stats.Paired {
-	per := func(name string) map[int]float64 {
-		out := map[int]float64{}
+// ServerCPUPerTxn compares the server's CPU per transaction of target and
+// baseline block by block, paired: the estimate and CI of their ratio.
+// Every pair is of one kind: marginal (idle CPU subtracted) on both sides
+// when every paired block of both read its idle CPU, gross on both
+// otherwise — a block falling back alone would pair marginal with gross.
+// marginal says which kind it is.
+func ServerCPUPerTxn(r *result.Result, target, baseline string, point int) (p stats.Paired, marginal bool) {
+	per := func(name string) (m, g map[int]float64) {
+		m, g = map[int]float64{}, map[int]float64{}
 		for _, run := range r.InCompleteBlocks(name, point) {
 			var c cpuTotals
 			c.add(run)
 			p := c.perTxn()
 			if v, ok := p["server_marginal_cpu_us_per_txn"]; ok && v > 0 {
-				out[run.Block] = v
-			} else if v, ok := p["server_cpu_us_per_txn"]; ok && v > 0 {
-				out[run.Block] = v
+				m[run.Block] = v
+			}
+			if v, ok := p["server_cpu_us_per_txn"]; ok && v > 0 {
+				g[run.Block] = v
 			}
 		}
-		return out
+		return m, g
 	}
-	t, b := per(target), per(baseline)
-	var tv, bv []float64
-	for _, blk := range slices.Sorted(maps.Keys(t)) {
-		if v, ok := b[blk]; ok {
-			tv, bv = append(tv, t[blk]), append(bv, v)
+	tm, tg := per(target)
+	bm, bg := per(baseline)
+	pairs := func(t, b map[int]float64) (tv, bv []float64) {
+		for _, blk := range slices.Sorted(maps.Keys(t)) {
+			if v, ok := b[blk]; ok {
+				tv, bv = append(tv, t[blk]), append(bv, v)
+			}
 		}
+		return tv, bv
 	}
-	return stats.ComparePaired(tv, bv)
+	gt, gb := pairs(tg, bg)
+	mt, mb := pairs(tm, bm)
+	if len(mt) > 0 && len(mt) == len(gt) {
+		return stats.ComparePaired(mt, mb), true
+	}
+	return stats.ComparePaired(gt, gb), false
 }
 
 // AllPoints asks Evidence for every sweep point's runs.

@@ -211,14 +211,20 @@ func flaggedShare(r *result.Result, target string, point int) float64 {
 // irq/softirq beside both sides when it differs.
 func serverCPU(r *result.Result, target, base string, point int, et, eb map[string]any) []string {
 	var out []string
+	p, marginal := ServerCPUPerTxn(r, target, base, point)
 	key, what := "server_marginal_cpu_us_per_txn", "marginal CPU per transaction"
-	if _, ok := et[key].(float64); !ok {
+	_, mt := et[key].(float64)
+	_, mb := eb[key].(float64)
+	if !marginal || !mt || !mb {
 		key, what = "server_cpu_us_per_txn", "CPU per transaction"
+		if mt && mb {
+			// Gross on both sides of every pair, and said.
+			what += " (gross: the idle CPU was not read in every block)"
+		}
 	}
 	st, okT := et[key].(float64)
 	sb, okB := eb[key].(float64)
 	if okT && okB && sb > 0 {
-		p := ServerCPUPerTxn(r, target, base, point)
 		d := (st/sb - 1) * 100
 		if p.N > 0 {
 			d = (p.Ratio - 1) * 100

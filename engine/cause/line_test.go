@@ -1,6 +1,7 @@
 package cause
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -314,5 +315,35 @@ func TestCauseNamesTheNetworkPath(t *testing.T) {
 		if got := For(r, "host", 0); strings.Contains(got, "network path") {
 			t.Errorf("host network vs native: %q names a path difference", got)
 		}
+	}
+}
+
+// A block whose idle CPU was not read makes every pair gross, on both
+// sides, and the line says so: falling back block by block paired one
+// side's marginal CPU with the other's gross (here +67% from identical
+// marginal work, 100 µs against 167 µs with the idle CPU in).
+func TestServerCPUPairsAreOneKind(t *testing.T) {
+	r := &result.Result{Complete: true, Plan: result.Plan{Runs: 3}}
+	for _, name := range []string{"native", "c"} {
+		r.Targets = append(r.Targets, result.Target{Name: name})
+		for b := 1; b <= 3; b++ {
+			tps := 1000 * (1 + 0.01*float64(b))
+			tel := map[string]any{"server_cpu_cores": 0.1 + tps*100e-6, "server_idle_cpu_cores": 0.1}
+			if name == "c" && b == 2 {
+				delete(tel, "server_idle_cpu_cores")
+			}
+			r.Runs = append(r.Runs, result.Run{Target: name, Block: b, Index: b, Complete: true,
+				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps * 10), TPS: tps, QPS: tps}, AvgUS: 1e6 / tps, DurationS: 10},
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 10, Telemetry: tel}}})
+		}
+	}
+	p, marginal := ServerCPUPerTxn(r, "c", "native", 0)
+	if marginal || p.N != 3 || math.Abs(p.Ratio-1) > 0.001 {
+		t.Fatalf("marginal %v, %+v: want every pair gross, ratio 1", marginal, p)
+	}
+	stats.Analyze(r)
+	Annotate(r)
+	if c := For(r, "c", 0); strings.Contains(c, "CPU per transaction") {
+		t.Fatalf("identical work named as a CPU difference: %q", c)
 	}
 }

@@ -281,13 +281,19 @@ func steinPaired(r *result.Result, point int, target string, tv, bv []float64, p
 	return p
 }
 
-// steinShortfall warns when --max-runs cut a point's blocks below what
-// the pilot's spread asked for: the half-width asked for was not reached.
+// steinShortfall warns when a limit cut a point's blocks below what the
+// pilot's spread asked for, naming it: --max-runs when the point ran all
+// the blocks it allows, --max-time when fewer ran. The half-width asked
+// for was not reached.
 func steinShortfall(r *result.Result) {
 	for _, sp := range r.Plan.Stein {
 		if n := len(r.CompleteBlocks(sp.Point)); sp.PlannedBlocks > n && r.Complete {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("--runs auto%s: the pilot's spread asked for %d blocks for ±%g%%; %d ran (--max-runs): the half-width asked for was not reached",
-				pointLabel(r.Plan.Points, sp.Point), sp.PlannedBlocks, PrecisionTarget(r), n))
+			limit := "--max-runs"
+			if n < r.Plan.Runs {
+				limit = "--max-time"
+			}
+			r.Warnings = append(r.Warnings, fmt.Sprintf("--runs auto%s: the pilot's spread asked for %d blocks for ±%g%%; %d ran (%s cut it): the half-width asked for was not reached",
+				pointLabel(r.Plan.Points, sp.Point), sp.PlannedBlocks, PrecisionTarget(r), n, limit))
 		}
 	}
 }

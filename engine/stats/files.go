@@ -160,6 +160,10 @@ func optionValue(v any, ok bool) string {
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
+// UnpairedZeroSpreadMethod says why two sets of runs, each all one value,
+// have no CI.
+const UnpairedZeroSpreadMethod = "the same value in every run on each side: no confidence interval (the figure's resolution hides any spread)"
+
 // compareUnpaired is the ratio of geometric means with a Welch t CI on logs.
 func compareUnpaired(cur, base []float64) Paired {
 	logs := func(xs []float64) []float64 {
@@ -186,9 +190,11 @@ func compareUnpaired(cur, base []float64) Paired {
 	vc, vb := stat.Variance(lc, nil)/float64(len(lc)), stat.Variance(lb, nil)/float64(len(lb))
 	se := math.Sqrt(vc + vb)
 	df := (vc + vb) * (vc + vb) / (vc*vc/float64(len(lc)-1) + vb*vb/float64(len(lb)-1))
-	if se == 0 || math.IsNaN(df) {
-		p.Low, p.High, p.HasCI = p.Ratio, p.Ratio, true
-		p.Method = "Welch t on logs (no spread)"
+	if se < 1e-12 || math.IsNaN(df) {
+		// Every run of both sides gave the same figure (a p95 quantised
+		// to the histogram's steps): a zero-width interval would claim a
+		// precision the figure's resolution hides.
+		p.Method = UnpairedZeroSpreadMethod
 		return p
 	}
 	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-Confidence)/2)

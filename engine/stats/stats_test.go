@@ -777,3 +777,62 @@ func TestMergedLatencyMergesHistograms(t *testing.T) {
 		t.Fatal("no histogram, yet a latency")
 	}
 }
+
+// compare's unpaired p95s of [1,1,1] vs [2,2,2] have no spread: no
+// interval (it read "slower by 100.0% [100.0%, 100.0%]"), the resolution
+// said, and --fail-if leaves it unjudged rather than crossed.
+func TestCompareFilesZeroSpreadHasNoInterval(t *testing.T) {
+	mk := func(p95 float64) *result.Result {
+		r := &result.Result{Workload: result.Workload{Name: "oltp_read_only", Options: map[string]any{}},
+			Plan: result.Plan{Points: []result.Point{{Threads: 1, TableSize: 100}}}}
+		for i := range 3 {
+			r.Runs = append(r.Runs, result.Run{Target: "native", Block: i + 1, Complete: true,
+				Summary: result.Summary{Figures: result.Figures{TPS: 100 + float64(i), QPS: 100, P95US: p95, P99US: p95}, AvgUS: 1}})
+		}
+		return r
+	}
+	cs, err := CompareFiles(mk(1), mk(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p95 result.Comparison
+	for _, c := range cs {
+		if c.Metric == "p95" {
+			p95 = c
+		}
+	}
+	if p95.HasCI || p95.CILowPct != 0 || !strings.Contains(p95.Verdict, "resolution") || strings.Contains(p95.Verdict, "slower") {
+		t.Fatalf("%+v", p95)
+	}
+	th, _ := ParseThreshold("p95>+10%")
+	if j := th.Judge(cs); len(j.Crossed) != 0 || len(j.Unjudged) != 1 {
+		t.Fatalf("judged %+v", j)
+	}
+}
+
+// A --runs auto point cut below the blocks its pilot asked for names the
+// limit that cut it: --max-time when fewer than --max-runs ran (it named
+// --max-runs whatever the cause), --max-runs when all of them did.
+func TestSteinShortfallNamesTheLimit(t *testing.T) {
+	build := func(blocks int) *result.Result {
+		r := &result.Result{Complete: true, Targets: []result.Target{{Name: "n"}, {Name: "c"}},
+			Plan: result.Plan{Runs: 8, Stein: []result.SteinPoint{{PilotBlocks: 3, PlannedBlocks: 12, PilotSD: map[string]float64{"c": 0.1}}}}}
+		for b := range blocks {
+			for i, name := range []string{"n", "c"} {
+				v := 100 + float64(b%3) - float64(i)
+				r.Runs = append(r.Runs, result.Run{Target: name, Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v, QPS: v, P95US: 1, P99US: 1}, AvgUS: 1}})
+			}
+		}
+		Analyze(r)
+		return r
+	}
+	for _, c := range []struct {
+		blocks int
+		want   string
+	}{{5, "5 ran (--max-time cut it)"}, {8, "8 ran (--max-runs cut it)"}} {
+		r := build(c.blocks)
+		if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, c.want) }) {
+			t.Errorf("%d blocks: warnings %q, want one with %q", c.blocks, r.Warnings, c.want)
+		}
+	}
+}
