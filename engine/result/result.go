@@ -109,6 +109,9 @@ type Plan struct {
 	// half-width the primary metric's verdicts are held to (--ci-target,
 	// a --fail-if or --margin threshold, or 5).
 	MarginPct float64 `json:"margin_pct,omitempty"`
+	// Alpha is --alpha: the family-wise level of the verdict words and
+	// --fail-if (Holm); 0 in older files reads as 0.05.
+	Alpha float64 `json:"alpha,omitempty"`
 	// Stein is --runs auto's two-stage plan per point: the pilot's blocks
 	// and TPS log-ratio sd per target, and the blocks they planned.
 	Stein        []SteinPoint `json:"stein,omitempty"`
@@ -414,6 +417,49 @@ type Comparison struct {
 	BlocksForTarget int     `json:"blocks_for_target,omitempty"`
 	// Equivalence is the --margin reading (TOST: the 90% CI against ±margin).
 	Equivalence string `json:"equivalence,omitempty"`
+	// SuspectReasons say why Suspect is set: "aa" (the A/A check failed
+	// at this point), "drift" (the blocks drift, Drift).
+	SuspectReasons []string `json:"suspect_reasons,omitempty"`
+	// Drift is the drift check of the primary metric's log-ratios in
+	// block order (from 5 blocks).
+	Drift *Drift `json:"drift,omitempty"`
+	// Interval is how the CI was made: its rule and its t's degrees of
+	// freedom; SELog its standard error on the log-ratio scale and PValue
+	// the two-sided p-value of no difference from that same t.
+	Interval *IntervalRule `json:"interval,omitempty"`
+	SELog    float64       `json:"se_log,omitempty"`
+	PValue   float64       `json:"p_value,omitempty"`
+	// Family is the multiple-comparison procedure that decided the
+	// verdict word (primary comparisons with an interval and 3 blocks or
+	// more, A/A rows left out).
+	Family *Family `json:"family,omitempty"`
+}
+
+// Drift is the drift check of one comparison (Comparison.Drift).
+type Drift struct {
+	Rho              float64    `json:"rho"`
+	SlopePctPerBlock float64    `json:"slope_pct_per_block"`
+	CI               [2]float64 `json:"ci"` // the slope's 97.5% interval, % per block
+	Fired            bool       `json:"fired"`
+}
+
+// IntervalRule names how a comparison's interval was made.
+type IntervalRule struct {
+	// Rule: "paired-t", "paired-t-ar1" (AR(1)-corrected variance, from 8 blocks),
+	// "stein" (--runs auto's two-stage interval), "welch" (compare).
+	Rule string  `json:"rule"`
+	DF   float64 `json:"df"`
+}
+
+// Family is the family of comparisons a verdict word was decided in.
+type Family struct {
+	Size   int     `json:"size"`
+	Method string  `json:"method"` // "holm"
+	Alpha  float64 `json:"alpha"`  // family-wise
+	// PAdjusted is the comparison's Holm-adjusted p-value; Significant
+	// whether it is at most Alpha.
+	PAdjusted   float64 `json:"p_adjusted"`
+	Significant bool    `json:"significant"`
 }
 
 // NoiseFloor is what A vs A' (the baseline and an identical copy, in the
@@ -426,10 +472,14 @@ type NoiseFloor struct {
 	CIHighPct float64 `json:"ci_high_pct"`
 	HasCI     bool    `json:"has_ci"`
 	N         int     `json:"n"`
-	// Calibrated: the A/A CI contains 0. Reading is the line that says so,
-	// or the warning that it does not ("A/A: ...").
-	Calibrated bool   `json:"calibrated"`
-	Reading    string `json:"reading"`
+	// NoBiasDetected: the A/A CI contains 0 (which shows no calibration:
+	// a drift or a check with little power passes too). DetectablePct is
+	// the bias the check finds at 80% power with this spread and these
+	// blocks. Reading is the line that says so, or the warning that the
+	// CI excludes 0 ("A/A: ...").
+	NoBiasDetected bool    `json:"no_bias_detected"`
+	DetectablePct  float64 `json:"detectable_pct,omitempty"`
+	Reading        string  `json:"reading"`
 }
 
 // Parity records what differs between targets besides the thing compared.

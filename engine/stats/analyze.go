@@ -48,6 +48,7 @@ func Analyze(r *result.Result) {
 				run.Target, run.Index, n, run.Summary.UnservedMaxWaitUS/1000))
 		}
 	}
+	var all []scored
 	for pi := 0; pi < max(len(r.Plan.Points), 1); pi++ {
 		if !points[pi] {
 			continue
@@ -61,8 +62,12 @@ func Analyze(r *result.Result) {
 			r.PointStats = append(r.PointStats, result.PointStats{Point: pi, Threads: r.Plan.Points[pi].Threads,
 				TableSize: r.Plan.Points[pi].TableSize, Stats: st})
 		}
-		r.Comparisons = append(r.Comparisons, cs...)
+		all = append(all, cs...)
 		r.Warnings = append(r.Warnings, warns...)
+	}
+	holm(r, all)
+	for _, sc := range all {
+		r.Comparisons = append(r.Comparisons, sc.finish(r))
 	}
 	checkAA(r)
 	noteNoisyIntervals(r)
@@ -166,7 +171,7 @@ func pointLabel(points []result.Point, i int) string {
 	return fmt.Sprintf(" at threads=%d table_size=%d", points[i].Threads, points[i].TableSize)
 }
 
-func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []result.Comparison, []string) {
+func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []scored, []string) {
 	byTarget := map[string]map[int]result.Summary{} // target -> block -> summary
 	for _, run := range r.InCompleteBlocks(result.AnyTarget, point) {
 		if byTarget[run.Target] == nil {
@@ -206,7 +211,7 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 	if len(names) < 2 {
 		return st, nil, warns
 	}
-	var cs []result.Comparison
+	var cs []scored
 	base := names[0]
 	primary := "tps"
 	if _, ok := st[base]; ok && st[base].NOPM != nil {
@@ -233,28 +238,74 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 				// latencies are below the histogram's 1 µs.
 				continue
 			}
-			p := ComparePaired(tv, bv)
-			if m.name == "tps" {
-				p = steinPaired(r, point, t, tv, bv, p)
-			}
-			if !p.HasCI && p.N < 2 && r.Plan.Runs > 1 {
-				// Not a "single run": more were planned, and some were cut short.
-				p.Method = fmt.Sprintf("only %d of the %d planned blocks complete", p.N, r.Plan.Runs)
-			}
-			c := result.Comparison{
-				Target: t, Baseline: base, Metric: m.name, Point: point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
-				N: p.N, Method: p.Method, HasCI: p.HasCI, SDLog: p.SD,
-				Verdict: verdict(t, base, displayName(r, m.name), role(m.name, primary), p, m.higherIsBetter) + label,
-			}
-			if p.HasCI {
-				c.CILowPct, c.CIHighPct = (p.Low-1)*100, (p.High-1)*100
-				c.HalfWidthPct = HalfWidthPct(p.Low, p.High)
-			}
-			judge(r, &c, p, primary)
-			cs = append(cs, c)
+			cs = append(cs, compareMetric(r, t, base, m, primary, point, label, tv, bv))
 		}
 	}
 	return st, cs, warns
+}
+
+// scored is a comparison whose interval is made and whose verdict words
+// wait for the family (Holm) to be decided.
+type scored struct {
+	c              result.Comparison
+	p              Paired
+	higherIsBetter bool
+	primary, label string
+	logs           []float64 // block order: the drift check's input
+}
+
+// compareMetric makes one comparison's interval over the blocks both
+// targets completed (tv, bv in block order).
+func compareMetric(r *result.Result, t, base string, m metric, primary string, point int, label string, tv, bv []float64) scored {
+	p := ComparePaired(tv, bv)
+	if m.name == "tps" {
+		p = steinPaired(r, point, t, tv, bv, p)
+	}
+	if !p.HasCI && p.N < 2 && r.Plan.Runs > 1 {
+		// Not a "single run": more were planned, and some were cut short.
+		p.Method = fmt.Sprintf("only %d of the %d planned blocks complete", p.N, r.Plan.Runs)
+	}
+	c := result.Comparison{
+		Target: t, Baseline: base, Metric: m.name, Point: point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100,
+		N: p.N, Method: p.Method, HasCI: p.HasCI, SDLog: p.SD, Primary: m.name == primary,
+	}
+	if p.HasCI {
+		c.CILowPct, c.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+		c.HalfWidthPct = HalfWidthPct(p.Low, p.High)
+		c.Interval = &result.IntervalRule{Rule: p.Rule, DF: p.DF}
+		c.SELog, c.PValue = p.SE, p.PValue()
+	}
+	sc := scored{c: c, p: p, higherIsBetter: m.higherIsBetter, primary: primary, label: label}
+	if c.Primary {
+		for i := range tv {
+			sc.logs = append(sc.logs, math.Log(tv[i]/bv[i]))
+		}
+	}
+	return sc
+}
+
+// finish writes the comparison's verdict once its family is decided: the
+// words, the precision and --margin readings, the drift check.
+func (sc scored) finish(r *result.Result) result.Comparison {
+	c := sc.c
+	c.Verdict = verdict(c.Target, c.Baseline, displayName(r, c.Metric), role(c.Metric, sc.primary), sc.p, sc.higherIsBetter, c.Family) + sc.label
+	judge(r, &c, sc.p, sc.primary)
+	if d, ok := CheckDrift(sc.logs); ok {
+		c.Drift = d.Reading()
+		if d.Fired {
+			markSuspect(&c, "drift", d.Why())
+		}
+	}
+	return c
+}
+
+// markSuspect marks a comparison suspect for a reason, saying why in its verdict.
+func markSuspect(c *result.Comparison, reason, why string) {
+	c.Suspect = true
+	if !slices.Contains(c.SuspectReasons, reason) {
+		c.SuspectReasons = append(c.SuspectReasons, reason)
+	}
+	c.Verdict += "; " + why
 }
 
 func sortedBlocks(m map[int]result.Summary) []int {
@@ -276,6 +327,7 @@ func steinPaired(r *result.Result, point int, target string, tv, bv []float64, p
 		}
 		p.Ratio, p.Low, p.High = SteinInterval(logs, sd, sp.PilotBlocks)
 		p.HasCI, p.SD = true, sd
+		p.SE, p.DF, p.Rule = SteinSE(sd, len(logs)), float64(sp.PilotBlocks-1), "stein"
 		p.Method = fmt.Sprintf("Stein two-stage: pilot sd of %d blocks, t(%d)", sp.PilotBlocks, sp.PilotBlocks-1)
 	}
 	return p

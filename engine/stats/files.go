@@ -199,6 +199,7 @@ func compareUnpaired(cur, base []float64) Paired {
 	}
 	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-Confidence)/2)
 	p.Low, p.High, p.HasCI = math.Exp(mc-mb-q*se), math.Exp(mc-mb+q*se), true
+	p.SE, p.DF, p.Rule = se, df, "welch"
 	p.Method = fmt.Sprintf("Welch t on logs (unpaired, df %.1f)", df)
 	return p
 }

@@ -2,7 +2,10 @@ package stats
 
 import (
 	"fmt"
+	"math"
 	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dbduel/dbduel/engine/result"
 )
@@ -35,7 +38,6 @@ func role(metric, primary string) string {
 // primary or secondary, interim, the precision line (primary metric), the
 // --margin equivalence reading.
 func judge(r *result.Result, c *result.Comparison, p Paired, primary string) {
-	c.Primary = c.Metric == primary
 	// dbduel live's comparisons stay interim: the user stopped when they chose.
 	c.Interim = !r.Complete || r.Live != nil
 	if c.Interim {
@@ -82,9 +84,18 @@ func checkAA(r *result.Result) {
 		switch {
 		case !c.HasCI:
 			nf.Reading = fmt.Sprintf("A/A: %+.1f%% in %s%s, %d block(s): no interval yet to check the design with", c.DeltaPct, c.Metric, label, c.N)
+		case c.CILowPct <= 0 && c.CIHighPct >= 0 && c.Drift != nil && c.Drift.Fired:
+			nf.Reading = fmt.Sprintf("A/A: %+.1f%% [%+.1f%%, %+.1f%%] in %s%s, but its blocks drift (lag-1 autocorrelation %.2f, %+.2f%% per block): the check cannot vouch for the design",
+				c.DeltaPct, c.CILowPct, c.CIHighPct, c.Metric, label, c.Drift.Rho, c.Drift.SlopePctPerBlock)
 		case c.CILowPct <= 0 && c.CIHighPct >= 0:
-			nf.Calibrated = true
-			nf.Reading = fmt.Sprintf("A/A: %+.1f%% [%+.1f%%, %+.1f%%] in %s%s, contains 0: the intervals are calibrated", c.DeltaPct, c.CILowPct, c.CIHighPct, c.Metric, label)
+			// Containing 0 shows no calibration: a drift passes too, and
+			// so does any bias smaller than the check can see.
+			nf.NoBiasDetected = true
+			nf.Reading = fmt.Sprintf("A/A: %+.1f%% [%+.1f%%, %+.1f%%] in %s%s: no bias detected", c.DeltaPct, c.CILowPct, c.CIHighPct, c.Metric, label)
+			if b := DetectableBiasPct(c); b > 0 {
+				nf.DetectablePct = b
+				nf.Reading += fmt.Sprintf("; this check detects a bias of ±%.1f%% at 80%% power", b)
+			}
 		default:
 			nf.Reading = fmt.Sprintf("A/A: identical targets differ by %+.1f%% [%+.1f%%, %+.1f%%] in %s%s: a bias in the design (run order, warm-up, placement); every verdict at this point is suspect",
 				c.DeltaPct, c.CILowPct, c.CIHighPct, c.Metric, label)
@@ -98,15 +109,14 @@ func checkAA(r *result.Result) {
 				cp := nf
 				r.NoiseFloor = &cp
 			}
-			if !nf.Calibrated && nf.HasCI {
+			if !nf.NoBiasDetected && nf.HasCI {
 				r.Warnings = append(r.Warnings, nf.Reading)
 			}
 		}
 	}
 	for i, c := range r.Comparisons {
 		if why, ok := suspect[c.Point]; ok && c.Target != aa {
-			r.Comparisons[i].Suspect = true
-			r.Comparisons[i].Verdict += "; " + why
+			markSuspect(&r.Comparisons[i], "aa", why)
 		}
 	}
 }
@@ -124,4 +134,16 @@ func AALine(r *result.Result, point int) string {
 		}
 	}
 	return ""
+}
+
+// DetectableBiasPct is the bias a comparison's two-sided 95% test finds
+// with 80% power at its standard error and degrees of freedom:
+// (t(.975) + t(.80))·SE on the log scale, in % (0 without an interval).
+func DetectableBiasPct(c result.Comparison) float64 {
+	if !c.HasCI || c.SELog <= 0 || c.Interval == nil || c.Interval.DF < 1 {
+		return 0
+	}
+	df := c.Interval.DF
+	t := func(q float64) float64 { return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(q) }
+	return math.Expm1((t(1-(1-Confidence)/2)+t(0.80))*c.SELog) * 100
 }

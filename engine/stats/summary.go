@@ -91,6 +91,28 @@ type Paired struct {
 	// SD is the per-block log-ratios' standard deviation (paired
 	// comparisons with two blocks or more; 0 otherwise).
 	SD float64
+	// SE and DF are the interval's standard error of the mean log-ratio
+	// and its t's degrees of freedom: every reading of the comparison (the
+	// verdict word, its p-value, --fail-if, --margin) derives from them.
+	SE, DF float64
+	// Rule names how the interval was made: "paired-t", "paired-t-ar1"
+	// (a variance allowing for autocorrelated blocks), "stein", "welch".
+	Rule string
+}
+
+// PValue is the two-sided p-value of "no difference" (a ratio of 1) from
+// the interval's own t: p ≤ 0.05 exactly when the 95% interval excludes 1.
+func (p Paired) PValue() float64 {
+	return p.PValueAgainst(1)
+}
+
+// PValueAgainst is the two-sided p-value of a true ratio of r0.
+func (p Paired) PValueAgainst(r0 float64) float64 {
+	if !p.HasCI || p.SE <= 0 || p.DF <= 0 {
+		return math.NaN()
+	}
+	t := math.Abs(math.Log(p.Ratio)-math.Log(r0)) / p.SE
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: p.DF}.Survival(t)
 }
 
 // ZeroSpreadMethod says why blocks that all gave the same ratio have no CI.
@@ -133,9 +155,16 @@ func CompareLogs(logs []float64) Paired {
 		p.Method = ZeroSpreadMethod
 		return p
 	}
-	half := TQuantile(len(logs)-1) * p.SD / math.Sqrt(float64(len(logs)))
-	p.Low, p.High, p.HasCI = math.Exp(m-half), math.Exp(m+half), true
+	p.SE, p.DF, p.Rule = p.SD/math.Sqrt(float64(len(logs))), float64(len(logs)-1), "paired-t"
 	p.Method = "paired t on log-ratios"
+	if ar := ar1SE(logs); ar > p.SE {
+		// Blocks in a row that resemble each other (a drift) make the
+		// plain variance too small: from 8 blocks the larger one is used.
+		p.SE, p.Rule = ar, "paired-t-ar1"
+		p.Method = "paired t on log-ratios, AR(1)-corrected variance"
+	}
+	half := tQuantileAt(int(p.DF), 1-(1-Confidence)/2) * p.SE
+	p.Low, p.High, p.HasCI = math.Exp(m-half), math.Exp(m+half), true
 	return p
 }
 
@@ -145,11 +174,14 @@ func CompareLogs(logs []float64) Paired {
 // Fewer than three blocks give no verdict word: one has no interval, and
 // two have t(1) = 12.7, an interval over most of the axis.
 func Verdict(target, baseline, metric string, p Paired, higherIsBetter bool) string {
-	return verdict(target, baseline, metric, "", p, higherIsBetter)
+	return verdict(target, baseline, metric, "", p, higherIsBetter, nil)
 }
 
 // verdict is Verdict naming the metric's role (primary, secondary).
-func verdict(target, baseline, metric, role string, p Paired, higherIsBetter bool) string {
+// A family (Holm) decides the word when given: a comparison whose
+// interval excludes 0 but whose adjusted p-value exceeds the family's α
+// reads as no significant difference, and says why.
+func verdict(target, baseline, metric, role string, p Paired, higherIsBetter bool, family *result.Family) string {
 	name := metric
 	if role != "" {
 		name += " (" + role + ")"
@@ -173,6 +205,14 @@ func verdict(target, baseline, metric, role string, p Paired, higherIsBetter boo
 	if lo <= 0 && hi >= 0 {
 		return fmt.Sprintf("%s vs %s: ~ no significant %s difference (%+.1f%%, CI [%+.1f%%, %+.1f%%] spans 0; n=%d blocks, %s)",
 			target, baseline, name, delta, lo, hi, p.N, p.Method)
+	}
+	if family != nil && !family.Significant {
+		why := fmt.Sprintf("p %.3f > α %g", family.PAdjusted, family.Alpha)
+		if family.Size > 1 {
+			why = fmt.Sprintf("Holm-adjusted p %.3f > α %g over %d comparisons", family.PAdjusted, family.Alpha, family.Size)
+		}
+		return fmt.Sprintf("%s vs %s: ~ no significant %s difference (%+.1f%%, CI [%+.1f%%, %+.1f%%]; %s; n=%d blocks, %s)",
+			target, baseline, name, delta, lo, hi, why, p.N, p.Method)
 	}
 	word := "slower"
 	if (delta > 0) == higherIsBetter {
@@ -252,9 +292,13 @@ func SteinBlocks(s0 float64, n0 int, pct float64) int {
 // n log-ratios ± t(n0−1)·s0/√n, as ratios.
 func SteinInterval(logs []float64, s0 float64, n0 int) (ratio, low, high float64) {
 	m := stat.Mean(logs, nil)
-	half := TQuantile(n0-1) * s0 / math.Sqrt(float64(len(logs)))
+	half := TQuantile(n0-1) * SteinSE(s0, len(logs))
 	return math.Exp(m), math.Exp(m - half), math.Exp(m + half)
 }
+
+// SteinSE is a two-stage interval's standard error: the pilot's sd over
+// the root of all n blocks.
+func SteinSE(s0 float64, n int) float64 { return s0 / math.Sqrt(float64(n)) }
 
 // SteinRule is --runs auto's rule for one sweep point: after the pilot it
 // fixes the blocks from the pilot's spread; the point is settled when it

@@ -26,9 +26,9 @@ func (s *Server) engineUnreachable(err error) string {
 
 // Health says whether the engine still holds the container: an engine that
 // stops answering ends the run (dbduel could neither watch nor remove what
-// it started), and so does a container removed by someone else. What
-// happens to the container itself is the client's to notice and
-// Diagnose's to name.
+// it started), and so does a container removed by someone else, and a
+// datadir with no room left. What else happens to the container is the
+// client's to notice and Diagnose's to name.
 func (s *Server) Health(ctx context.Context) error {
 	if s.cli == nil || s.id == "" {
 		return nil
@@ -39,6 +39,14 @@ func (s *Server) Health(ctx context.Context) error {
 		// Killed or crashed: its clients may wait a while to notice (a
 		// driver that reconnects would try for seconds).
 		return errors.New(describeState(insp.State))
+	case err == nil && !s.remote() && insp.State != nil && insp.State.Running:
+		// A full datadir ends the run: a server may go on answering, slowly
+		// (a MongoDB-compatible one retried its writes for seconds each),
+		// and what it measures then is the full disk.
+		if full := diskFull(insp.State.Pid, s.dataPath); full != "" {
+			return errors.New(full)
+		}
+		return nil
 	case err == nil:
 		return nil
 	case client.IsErrNotFound(err):
