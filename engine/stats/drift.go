@@ -26,7 +26,7 @@ const (
 	// AR1MinBlocks is the fewest blocks whose interval allows for
 	// autocorrelation: below it the lag-1 autocorrelation is mostly noise.
 	AR1MinBlocks = 8
-	driftAlpha         = 0.025
+	driftAlpha   = 0.025
 )
 
 // Drift is the drift check of one comparison's log-ratios in block order.
