@@ -39,7 +39,7 @@ type conductor struct {
 func newConductor(ctx context.Context, s Session, targets []Target, events chan<- Event, res *result.Result) *conductor {
 	l := s.Load
 	res.Plan = result.Plan{TimeS: l.Time.Seconds(), Events: l.Events, Interval: l.ReportInterval.Seconds(),
-		WarmupS: l.Warmup.Seconds(), Percentile: l.Percentile, MarginPct: s.MarginPct, PrecisionPct: s.PrecisionPct}
+		WarmupS: l.Warmup.Seconds(), Percentile: l.Percentile, MarginPct: s.MarginPct, PrecisionPct: s.PrecisionPct, Alpha: s.Alpha}
 	c := &conductor{s: s, targets: targets, res: res, byName: map[string]Target{}, dbs: map[string]driver.DB{},
 		prepared: map[string]workload.Workload{}, poolSize: s.Schedule.maxThreads() + 2, started: time.Now(),
 		merge: newIntervalMerger(events, l.Percentile)}

@@ -27,6 +27,8 @@ type Session struct {
 	// MarginPct (--margin) and PrecisionPct (the half-width the primary
 	// verdicts are held to) go into the result's plan for its analysis.
 	MarginPct, PrecisionPct float64
+	// Alpha (--alpha) is the family-wise level of the verdict words.
+	Alpha float64
 	// NoiseSampler, if set, makes each run's noise reader (started with the run).
 	NoiseSampler func() func(telemetry map[string]any) map[string]any
 	// Annotate adds what the engine does not measure (targets as read

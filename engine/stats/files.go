@@ -77,6 +77,8 @@ func CompareFiles(base, cur *result.Result) ([]result.Comparison, error) {
 					Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100, N: len(cv), NBaseline: len(bv), Method: p.Method, HasCI: p.HasCI}
 				if p.HasCI {
 					comp.CILowPct, comp.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+					comp.Interval = &result.IntervalRule{Rule: p.Rule, DF: p.DF}
+					comp.SELog, comp.PValue = p.SE, p.PValue()
 				}
 				comp.Verdict = Verdict(n+" (new)", n+" (base)", m.name, p, m.higherIsBetter) + pointLabel(cur.Plan.Points, pt)
 				out = append(out, comp)

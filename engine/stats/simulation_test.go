@@ -1,9 +1,11 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dbduel/dbduel/engine/result"
@@ -111,7 +113,7 @@ func TestFailIfSimulation(t *testing.T) {
 		for range trials {
 			r := simPlan(rng, c.blocks, map[string]float64{"n": 1, "c": c.ratio}, names, 0.04)
 			Analyze(r)
-			j := th.Judge(r.Comparisons)
+			j := th.Judge(r.Comparisons, DefaultAlpha)
 			switch {
 			case len(j.Crossed) > 0:
 				crossed++
@@ -274,6 +276,148 @@ func TestDriftSimulation(t *testing.T) {
 			if f(suspect, trials) > 0.07 {
 				t.Errorf("%+v: independent blocks marked drifting in %.3f of plans", c, f(suspect, trials))
 			}
+		}
+	}
+}
+
+// sweepPlan is simPlan over points sweep points, every target at true
+// ratio ratios[name] at every point but the one in effect (effect[point]
+// for target "c1", when set).
+func sweepPlan(rng *rand.Rand, points, blocks int, names []string, sd float64, effect map[int]float64) *result.Result {
+	r := &result.Result{Complete: true, Plan: result.Plan{Runs: blocks}}
+	for _, n := range names {
+		r.Targets = append(r.Targets, result.Target{Name: n})
+	}
+	for p := range points {
+		if points > 1 {
+			r.Plan.Points = append(r.Plan.Points, result.Point{Threads: 1 << p, TableSize: 10000})
+		}
+		for b := 1; b <= blocks; b++ {
+			block := 1000 * math.Exp(0.1*rng.NormFloat64())
+			for _, n := range names {
+				ratio := 1.0
+				if e, ok := effect[p]; ok && n == "c1" {
+					ratio = e
+				}
+				tps := block * ratio * math.Exp(sd/math.Sqrt2*rng.NormFloat64())
+				r.Runs = append(r.Runs, result.Run{Target: n, Point: p, Block: b, Complete: true,
+					Summary: result.Summary{Figures: result.Figures{TPS: tps, QPS: tps}, AvgUS: 1e6 / tps}})
+			}
+		}
+	}
+	return r
+}
+
+// hasWord says a verdict names a direction.
+func hasWord(v string) bool {
+	return strings.Contains(v, " is slower by ") || strings.Contains(v, " is faster by ")
+}
+
+// Many comparisons, one α: a sweep of P points × T targets, all identical
+// to the baseline but one (a true −10% for c1 at point 0, when set), at 5
+// blocks. Reported: the share of plans with any verdict word among the
+// null comparisons (family-wise error, Holm), the same share had each
+// comparison been read alone (unadjusted), and how often the true −10%
+// was found. At most α of plans may print a word where nothing differs.
+func TestMultiplicitySimulation(t *testing.T) {
+	trials := simTrials(2000)
+	t.Log("| comparisons | true difference | any word where none (Holm) | any word where none (unadjusted) | true −10% found |")
+	t.Log("|---|---|---|---|---|")
+	for _, c := range []struct {
+		points, targets int
+		effect          bool
+	}{{1, 1, false}, {2, 2, false}, {4, 2, false}, {4, 2, true}} {
+		names := []string{"n"}
+		for i := range c.targets {
+			names = append(names, fmt.Sprintf("c%d", i+1))
+		}
+		effect := map[int]float64{}
+		if c.effect {
+			effect[0] = 0.9
+		}
+		rng := rand.New(rand.NewPCG(uint64(c.points), uint64(c.targets)))
+		holmAny, rawAny, found := 0, 0, 0
+		for range trials {
+			r := sweepPlan(rng, c.points, 5, names, 0.04, effect)
+			Analyze(r)
+			h, raw := false, false
+			for _, cmp := range r.Comparisons {
+				if !cmp.Primary {
+					continue
+				}
+				if c.effect && cmp.Target == "c1" && cmp.Point == 0 {
+					if hasWord(cmp.Verdict) {
+						found++
+					}
+					continue
+				}
+				h = h || hasWord(cmp.Verdict)
+				raw = raw || cmp.CILowPct > 0 || cmp.CIHighPct < 0
+			}
+			if h {
+				holmAny++
+			}
+			if raw {
+				rawAny++
+			}
+		}
+		m := c.points * c.targets
+		f := func(n int) float64 { return float64(n) / float64(trials) }
+		truth, foundCol := "none", "–"
+		if c.effect {
+			truth, foundCol = "one of them −10%", fmt.Sprintf("%.3f", f(found))
+		}
+		t.Logf("| %d | %s | %.3f | %.3f | %s |", m, truth, f(holmAny), f(rawAny), foundCol)
+		if limit := DefaultAlpha + 3*math.Sqrt(DefaultAlpha*(1-DefaultAlpha)/float64(trials)); f(holmAny) > limit {
+			t.Errorf("%d comparisons: a word where nothing differs in %.3f of plans (> %.3f)", m, f(holmAny), limit)
+		}
+		if m >= 4 && f(rawAny) < 2*DefaultAlpha {
+			t.Errorf("%d comparisons: unadjusted %.3f: the simulation shows no multiplicity to adjust for", m, f(rawAny))
+		}
+	}
+}
+
+// --fail-if 'tps<-5%' over a family: P points × 2 targets, c1 at a true
+// −10% at point 0, every other comparison at 0%, 5 blocks. Reported per
+// comparison: c1's share crossed (exit 3), inconclusive (straddled, or
+// past at 95% alone but not after Holm: exit 5); and the share of plans
+// in which any 0% comparison crossed (family-wise, at most α/2: the test
+// is one-sided in effect).
+func TestFailIfFamilySimulation(t *testing.T) {
+	trials := simTrials(2000)
+	th, _ := ParseThreshold("tps<-5%")
+	names := []string{"n", "c1", "c2"}
+	t.Log("| comparisons | c1 (−10%) crossed | c1 straddled | c1 past alone, not after Holm | any 0% comparison crossed |")
+	t.Log("|---|---|---|---|---|")
+	for _, points := range []int{1, 2, 4} {
+		rng := rand.New(rand.NewPCG(uint64(points), 41))
+		var crossed, straddled, unsettled, nullCrossed int
+		for range trials {
+			r := sweepPlan(rng, points, 5, names, 0.04, map[int]float64{0: 0.9})
+			Analyze(r)
+			j := th.Judge(r.Comparisons, DefaultAlpha)
+			is := func(cs []result.Comparison) bool {
+				return slices.ContainsFunc(cs, func(c result.Comparison) bool { return c.Target == "c1" && c.Point == 0 })
+			}
+			switch {
+			case is(j.Crossed):
+				crossed++
+			case is(j.Straddled):
+				straddled++
+			case is(j.Unsettled):
+				unsettled++
+			}
+			if slices.ContainsFunc(j.Crossed, func(c result.Comparison) bool { return c.Target != "c1" || c.Point != 0 }) {
+				nullCrossed++
+			}
+		}
+		f := func(n int) float64 { return float64(n) / float64(trials) }
+		t.Logf("| %d | %.3f | %.3f | %.3f | %.3f |", points*2, f(crossed), f(straddled), f(unsettled), f(nullCrossed))
+		if f(nullCrossed) > DefaultAlpha/2+3*math.Sqrt(0.025*0.975/float64(trials)) {
+			t.Errorf("%d comparisons: a 0%% comparison crossed tps<-5%% in %.3f of plans", points*2, f(nullCrossed))
+		}
+		if f(crossed)+f(straddled)+f(unsettled) < 0.97 {
+			t.Errorf("%d comparisons: c1 (−10%%) passed in %.3f of plans", points*2, 1-f(crossed)-f(straddled)-f(unsettled))
 		}
 	}
 }

@@ -287,13 +287,13 @@ func TestThresholds(t *testing.T) {
 		{Target: "e", Metric: "tps", HasCI: true, CILowPct: -3, CIHighPct: +4},    // wholly above -5%: passes
 		{Target: "n-aa", Metric: "tps", HasCI: true, CILowPct: -9, CIHighPct: -6}, // the A/A copy: never judged
 	}
-	j := th.Judge(cs)
+	j := th.Judge(cs, DefaultAlpha)
 	if len(j.Crossed) != 1 || j.Crossed[0].Target != "a" || len(j.Unjudged) != 1 || j.Unjudged[0].Target != "c" ||
 		len(j.Straddled) != 1 || j.Straddled[0].Target != "b" {
 		t.Fatalf("judgement %+v", j)
 	}
 	up, _ := ParseThreshold("p95>+10%")
-	if j := up.Judge([]result.Comparison{{Metric: "p95", HasCI: true, CILowPct: 12, CIHighPct: 40}}); len(j.Crossed) != 1 {
+	if j := up.Judge([]result.Comparison{{Metric: "p95", HasCI: true, CILowPct: 12, CIHighPct: 40}}, DefaultAlpha); len(j.Crossed) != 1 {
 		t.Fatal("p95 CI wholly above +10% not crossed")
 	}
 	// How many blocks would settle a straddle: t precision for the distance
@@ -688,10 +688,10 @@ func TestAnalyzeComparesNOPMAndTPM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := th.Judge(r.Comparisons); len(j.Crossed) != 1 || j.Crossed[0].Metric != "nopm" {
+	if j := th.Judge(r.Comparisons, DefaultAlpha); len(j.Crossed) != 1 || j.Crossed[0].Metric != "nopm" {
 		t.Fatalf("nopm<-5%% crossed by %+v", j)
 	}
-	if j := (Threshold{Metric: "nopm", Less: true, Pct: -50}).Judge(r.Comparisons); len(j.Crossed) != 0 {
+	if j := (Threshold{Metric: "nopm", Less: true, Pct: -50}).Judge(r.Comparisons, DefaultAlpha); len(j.Crossed) != 0 {
 		t.Fatalf("nopm<-50%% crossed by a -40%% change: %+v", j)
 	}
 
@@ -807,7 +807,7 @@ func TestCompareFilesZeroSpreadHasNoInterval(t *testing.T) {
 		t.Fatalf("%+v", p95)
 	}
 	th, _ := ParseThreshold("p95>+10%")
-	if j := th.Judge(cs); len(j.Crossed) != 0 || len(j.Unjudged) != 1 {
+	if j := th.Judge(cs, DefaultAlpha); len(j.Crossed) != 0 || len(j.Unjudged) != 1 {
 		t.Fatalf("judged %+v", j)
 	}
 }

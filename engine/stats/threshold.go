@@ -30,31 +30,71 @@ func ParseThreshold(s string) (Threshold, error) {
 }
 
 // Judgement is what one --fail-if threshold says of the comparisons of
-// its metric: the ones whose whole CI lies past it (crossed), the ones
-// whose CI holds it (straddled: inconclusive, more blocks would settle
-// it), and the ones without a CI (unjudged). The baseline's A/A copy is a
-// check of the design and is never judged.
+// its metric: the ones found past it (crossed: Holm's step-down over
+// every comparison judged, at the family-wise α), the ones whose CI holds
+// it (straddled: inconclusive, more blocks would settle it), the ones
+// whose 95% CI lies past it but that Holm's adjustment does not find
+// past it (unsettled: inconclusive too), and the ones without a CI
+// (unjudged). The baseline's A/A copy is a check of the design and is
+// never judged. With one comparison and α 0.05, crossed is exactly "the
+// whole 95% CI lies past the threshold".
 type Judgement struct {
-	Crossed, Straddled, Unjudged []result.Comparison
+	Crossed, Straddled, Unsettled, Unjudged []result.Comparison
+	// Family is how many comparisons the threshold judged (Holm's m).
+	Family int
 }
 
-// Judge reads the comparisons against the threshold.
-func (t Threshold) Judge(cs []result.Comparison) Judgement {
+// Judge reads the comparisons against the threshold at family-wise alpha.
+func (t Threshold) Judge(cs []result.Comparison, alpha float64) Judgement {
 	var j Judgement
+	var judged []result.Comparison
+	var ps []float64
 	for _, c := range cs {
 		if c.Metric != t.Metric || IsCalibration(c.Target) {
 			continue
 		}
-		switch {
-		case !c.HasCI:
+		if !c.HasCI {
 			j.Unjudged = append(j.Unjudged, c)
-		case (t.Less && c.CIHighPct < t.Pct) || (!t.Less && c.CILowPct > t.Pct):
+			continue
+		}
+		judged, ps = append(judged, c), append(ps, t.pValue(c))
+	}
+	j.Family = len(judged)
+	for i, adj := range HolmAdjust(ps) {
+		c := judged[i]
+		switch {
+		case adj <= alpha && t.past(c):
 			j.Crossed = append(j.Crossed, c)
 		case c.CILowPct <= t.Pct && c.CIHighPct >= t.Pct:
 			j.Straddled = append(j.Straddled, c)
+		case t.past(c):
+			j.Unsettled = append(j.Unsettled, c)
 		}
 	}
 	return j
+}
+
+// past says the comparison's whole 95% CI lies past the threshold.
+func (t Threshold) past(c result.Comparison) bool {
+	return (t.Less && c.CIHighPct < t.Pct) || (!t.Less && c.CILowPct > t.Pct)
+}
+
+// pValue is the two-sided p-value of "the true Δ is at the threshold"
+// from the comparison's own t, when its estimate lies past the threshold
+// (1 otherwise: a test it cannot fail). A comparison read from an older
+// file, without its standard error, is read by its CI alone.
+func (t Threshold) pValue(c result.Comparison) float64 {
+	if !t.past(c) && ((t.Less && c.DeltaPct >= t.Pct) || (!t.Less && c.DeltaPct <= t.Pct)) {
+		return 1
+	}
+	if c.SELog <= 0 || c.Interval == nil || c.Interval.DF <= 0 {
+		if t.past(c) {
+			return 0
+		}
+		return 1
+	}
+	p := Paired{Ratio: c.Ratio, HasCI: true, SE: c.SELog, DF: c.Interval.DF}
+	return p.PValueAgainst(1 + t.Pct/100)
 }
 
 // Settle is how many blocks a straddling comparison's spread needs for

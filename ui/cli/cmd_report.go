@@ -133,7 +133,7 @@ func newCompareCmd(st *State) *cobra.Command {
 					fmt.Fprintf(stdout, "verdict: %s\n", c.Verdict)
 				}
 			}
-			return checkThresholds(ths, cs, cmd.ErrOrStderr())
+			return checkThresholds(ths, cs, stats.DefaultAlpha, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringArrayVar(&failIf, "fail-if", nil, "exit 3 when NEW's whole 95% CI lies past this change vs BASE, e.g. 'tps<-5%'")

@@ -32,6 +32,7 @@ type runOptions struct {
 	ciTargetFlag   string
 	marginFlag     string  // --margin PCT%
 	margin         float64 // --margin, in %
+	alpha          float64 // --alpha, family-wise
 	maxRuns        int
 	maxTime        float64
 	calibrate      bool
@@ -52,6 +53,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	o.runsFlag = "1"
 	fs.Var((*runsValue)(&o.runsFlag), "runs", "`N|auto` measured runs per target, interleaved in blocks (2 or more give a confidence interval); auto adds blocks until every TPS CI is as narrow as --ci-target")
 	fs.StringVar(&o.marginFlag, "margin", "", "an equivalence `PCT%`: each verdict also says whether the 90% CI lies within ±PCT% (equivalent), beyond it (different by more), or neither (inconclusive)")
+	fs.Float64Var(&o.alpha, "alpha", stats.DefaultAlpha, "the family-wise `LEVEL` of the verdict words and --fail-if over every primary comparison of the plan (Holm's step-down; at most 0.05, so that a word never stands beside a 95% CI spanning 0)")
 	fs.StringVar(&o.ciTargetFlag, "ci-target", "5%", "with --runs auto: the half-width `PCT%` every target's TPS CI against the baseline must reach")
 	fs.IntVar(&o.maxRuns, "max-runs", 10, "with --runs auto: at most `N` blocks per point")
 	fs.Float64Var(&o.maxTime, "max-time", 0, "with --runs auto: stop adding blocks after `SECONDS` in all (0: no limit)")
@@ -90,6 +92,9 @@ func (o *runOptions) validate() error {
 			return usageErr("invalid --margin %q: want a percentage such as 5%%", o.marginFlag)
 		}
 		o.margin = v
+	}
+	if !(o.alpha > 0 && o.alpha <= 0.05) {
+		return usageErr("invalid --alpha %g: want a family-wise level above 0 and at most 0.05", o.alpha)
 	}
 	if v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(o.ciTargetFlag), "%"), 64); err != nil || v <= 0 {
 		return usageErr("invalid --ci-target %q: want a half-width such as 5%%", o.ciTargetFlag)
@@ -141,7 +146,7 @@ func (o *runOptions) do(ctx context.Context, st *State, rc *runConfig, ts *start
 	if err := finish(out, &o.commonOptions, st.Stderr); err != nil {
 		return err
 	}
-	return checkThresholds(o.thresholds, out.res.Comparisons, st.Stderr)
+	return checkThresholds(o.thresholds, out.res.Comparisons, stats.Alpha(out.res), st.Stderr)
 }
 
 // dryRun prints the plan: its points and blocks, and what it adds up to.

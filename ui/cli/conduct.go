@@ -180,13 +180,14 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 // checkThresholds turns --fail-if conditions into an exit code: 3 when a
-// target's whole CI lies past a threshold (a crossed one wins over any
-// other), 5 when a CI straddles one (inconclusive: more blocks would
-// settle it), 0 otherwise.
-func checkThresholds(ths []stats.Threshold, cs []result.Comparison, stderr io.Writer) error {
+// target is found past a threshold (Holm's step-down at family-wise alpha
+// over the comparisons it judges; a crossed one wins over any other), 5
+// when a CI straddles one or lies past it only unadjusted (inconclusive:
+// more blocks would settle it), 0 otherwise.
+func checkThresholds(ths []stats.Threshold, cs []result.Comparison, alpha float64, stderr io.Writer) error {
 	var crossed, straddled []string
 	for _, th := range ths {
-		j := th.Judge(cs)
+		j := th.Judge(cs, alpha)
 		for _, u := range j.Unjudged {
 			fmt.Fprintf(stderr, "dbduel: --fail-if %s: %s has no confidence interval (use --runs 2 or more); not judged\n", th.Text, u.Target)
 		}
@@ -196,6 +197,10 @@ func checkThresholds(ths []stats.Threshold, cs []result.Comparison, stderr io.Wr
 		for _, x := range j.Straddled {
 			straddled = append(straddled, fmt.Sprintf("inconclusive: %s %s %+.1f%%, the CI [%+.1f%%, %+.1f%%] straddles %s; %s",
 				x.Target, x.Metric, x.DeltaPct, x.CILowPct, x.CIHighPct, th.Text, th.Settle(x)))
+		}
+		for _, x := range j.Unsettled {
+			straddled = append(straddled, fmt.Sprintf("inconclusive: %s %s %+.1f%%, the CI [%+.1f%%, %+.1f%%] lies past %s alone, but not after Holm's adjustment over %d comparisons at α %g; %s",
+				x.Target, x.Metric, x.DeltaPct, x.CILowPct, x.CIHighPct, th.Text, j.Family, alpha, th.Settle(x)))
 		}
 	}
 	if len(crossed) > 0 {

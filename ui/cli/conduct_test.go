@@ -52,21 +52,21 @@ func TestCheckThresholdsExitCode(t *testing.T) {
 	var msgs bytes.Buffer
 	past := []result.Comparison{{Target: "ctr", Metric: "tps", HasCI: true, DeltaPct: -40, CILowPct: -50, CIHighPct: -30}}
 	var ee *exitError
-	if err := checkThresholds([]stats.Threshold{th}, past, &msgs); !errors.As(err, &ee) || ee.code != exitThreshold || !strings.Contains(err.Error(), "ctr tps -40.0% [-50.0%, -30.0%] crosses tps<-5%") {
+	if err := checkThresholds([]stats.Threshold{th}, past, stats.DefaultAlpha, &msgs); !errors.As(err, &ee) || ee.code != exitThreshold || !strings.Contains(err.Error(), "ctr tps -40.0% [-50.0%, -30.0%] crosses tps<-5%") {
 		t.Fatalf("CI wholly past: %v", err)
 	}
 	straddles := []result.Comparison{{Target: "ctr", Metric: "tps", HasCI: true, DeltaPct: -6, CILowPct: -10, CIHighPct: -2, SDLog: 0.03}}
-	if err := checkThresholds([]stats.Threshold{th}, straddles, &msgs); !errors.As(err, &ee) || ee.code != exitUndecided ||
+	if err := checkThresholds([]stats.Threshold{th}, straddles, stats.DefaultAlpha, &msgs); !errors.As(err, &ee) || ee.code != exitUndecided ||
 		!strings.Contains(err.Error(), "inconclusive: ctr tps -6.0%, the CI [-10.0%, -2.0%] straddles tps<-5%; about ") {
 		t.Fatalf("CI straddling the threshold: %v", err)
 	}
 	both := append(append([]result.Comparison{}, straddles...), result.Comparison{Target: "other", Metric: "tps", HasCI: true, DeltaPct: -40, CILowPct: -50, CIHighPct: -30})
 	msgs.Reset()
-	if err := checkThresholds([]stats.Threshold{th}, both, &msgs); !errors.As(err, &ee) || ee.code != exitThreshold || !strings.Contains(msgs.String(), "inconclusive: ctr") {
+	if err := checkThresholds([]stats.Threshold{th}, both, stats.DefaultAlpha, &msgs); !errors.As(err, &ee) || ee.code != exitThreshold || !strings.Contains(msgs.String(), "inconclusive: ctr") {
 		t.Fatalf("a crossed threshold wins over a straddled one: %v, %q", err, msgs.String())
 	}
 	noCI := []result.Comparison{{Target: "ctr", Metric: "tps", DeltaPct: -40}}
-	if err := checkThresholds([]stats.Threshold{th}, noCI, &msgs); err != nil || !strings.Contains(msgs.String(), "ctr has no confidence interval") {
+	if err := checkThresholds([]stats.Threshold{th}, noCI, stats.DefaultAlpha, &msgs); err != nil || !strings.Contains(msgs.String(), "ctr has no confidence interval") {
 		t.Fatalf("no CI: %v, %q", err, msgs.String())
 	}
 }

@@ -53,6 +53,6 @@ func (o *runOptions) session(rc *runConfig, ts *startedTargets, stderr io.Writer
 	if o.restartBetween {
 		s.BeforeRun = restarter(ts)
 	}
-	s.MarginPct, s.PrecisionPct = o.margin, o.precisionTarget()
+	s.MarginPct, s.PrecisionPct, s.Alpha = o.margin, o.precisionTarget(), o.alpha
 	return s, nil
 }

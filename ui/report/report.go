@@ -285,6 +285,9 @@ func Markdown(r *result.Result) string {
 			fmt.Fprintf(&b, "\ncause: %s\n", mdText(line))
 		}
 	}
+	if line := stats.FamilyLine(r); line != "" {
+		fmt.Fprintf(&b, "\n*%s*\n", mdText(line))
+	}
 	if r.Explain != nil {
 		b.WriteString("\n## explain\n\n```\n" + explain.Waterfall(r.Explain) + "```\n")
 	}
@@ -378,6 +381,9 @@ func HTML(r *result.Result) string {
 		if line := cause.Line(r, pi); line != "" {
 			b.WriteString("<p class=\"cause\">cause: " + e(line) + "</p>")
 		}
+	}
+	if line := stats.FamilyLine(r); line != "" {
+		b.WriteString("<p class=\"verdict\">" + e(line) + "</p>")
 	}
 	var png bytes.Buffer
 	if err := PNG(&png, r); err == nil {

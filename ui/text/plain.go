@@ -147,6 +147,9 @@ func RunTable(r *result.Result) string {
 		}
 		b.WriteString(CurveTable(r))
 	}
+	if line := stats.FamilyLine(r); line != "" {
+		b.WriteString(line + "\n")
+	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}

@@ -184,6 +184,9 @@ func (m *summary) comparisonSummary() []string {
 		out = append(out, "")
 		out = append(out, m.latencyPanel(r, names, pt)...)
 	}
+	if line := stats.FamilyLine(r); line != "" {
+		out = append(out, m.wrap(line)...)
+	}
 	out = append(out, m.planPanel(r, names)...)
 	for _, w := range r.Warnings {
 		out = append(out, m.wrap("warning: "+w)...)
