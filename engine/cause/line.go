@@ -112,9 +112,12 @@ func For(r *result.Result, target string, point int) string {
 }
 
 // standing says where a comparison stands before anything is named beside
-// it: too few blocks, within noise (only of an interval narrow enough to
-// mean it: inside --margin or the precision target), or not resolved.
-// narrow is true for "within noise": nothing then needs explaining.
+// it: too few blocks, within noise, or not resolved. It reads the
+// comparison's own interval the one way the verdict does: a gap when the
+// verdict word says so (Holm over the plan's family), "within noise"
+// exactly when --margin's equivalence test (TOST, the 90% interval) finds
+// it within ±margin, or ±5% without --margin. narrow is true for "within
+// noise": nothing then needs explaining.
 func standing(r *result.Result, c *result.Comparison) (status string, narrow bool) {
 	switch {
 	case !c.HasCI && c.N <= 1:
@@ -123,20 +126,31 @@ func standing(r *result.Result, c *result.Comparison) (status string, narrow boo
 		return "no CI", false
 	case c.N == 2:
 		return "2 blocks: too wide to judge", false
-	case c.CILowPct > 0 || c.CIHighPct < 0:
+	case significant(c):
 		return "", false
 	}
 	x := r.Plan.MarginPct
 	if x <= 0 {
-		x = r.Plan.PrecisionPct
+		x = stats.DefaultPrecisionPct
 	}
-	if x <= 0 {
-		x = 5
+	if c.SELog <= 0 || c.Interval == nil || c.Interval.DF <= 0 {
+		return fmt.Sprintf("not resolved (±%.1f%%)", c.HalfWidthPct), false
 	}
-	if c.HalfWidthPct <= x {
-		return fmt.Sprintf("within noise (±%.1f%%)", c.HalfWidthPct), true
+	t := stats.TOST(c.Ratio, c.SELog, c.Interval.DF, x)
+	ci := fmt.Sprintf("90%% CI [%+.1f%%, %+.1f%%]", (t.Low-1)*100, (t.High-1)*100)
+	if t.Equivalent {
+		return fmt.Sprintf("within noise (equivalent within ±%g%%: %s)", x, ci), true
 	}
-	return fmt.Sprintf("not resolved (±%.1f%%, wider than ±%g%%)", c.HalfWidthPct, x), false
+	return fmt.Sprintf("not resolved (%s, not within ±%g%%)", ci, x), false
+}
+
+// significant says the comparison's verdict word names a gap: its family
+// (Holm) decided so, or, read alone, its 95% CI excludes 0.
+func significant(c *result.Comparison) bool {
+	if c.Family != nil {
+		return c.Family.Significant
+	}
+	return c.CILowPct > 0 || c.CIHighPct < 0
 }
 
 func targetPair(r *result.Result, target, baseline string) (t, b result.Target, ok bool) {

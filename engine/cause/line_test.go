@@ -58,11 +58,11 @@ func TestCauseNamesTheProxyAndItsShare(t *testing.T) {
 	if !strings.Contains(bridge, "the server's CPU per transaction +20% [+17%, +23%] vs native (600 µs vs 500 µs)") {
 		t.Fatalf("bridge: %q", bridge)
 	}
-	if host := For(r, "host", 0); host != "within noise (±3.6%)" {
+	if host := For(r, "host", 0); host != "within noise (equivalent within ±5%: 90% CI [-2.2%, +2.6%])" {
 		t.Fatalf("host: %q", host)
 	}
 	line := Line(r, 0)
-	if !strings.HasPrefix(line, "bridge: measured alongside: docker-proxy") || !strings.HasSuffix(line, "; host: within noise (±3.6%)") {
+	if !strings.HasPrefix(line, "bridge: measured alongside: docker-proxy") || !strings.HasSuffix(line, "; host: within noise (equivalent within ±5%: 90% CI [-2.2%, +2.6%])") {
 		t.Fatalf("line: %q", line)
 	}
 	// Stored on the primary metric only.
@@ -138,7 +138,7 @@ func TestWithinNoiseOnlyOfNarrowIntervals(t *testing.T) {
 	}
 	stats.Analyze(r)
 	Annotate(r)
-	if host := For(r, "host", 0); !strings.HasPrefix(host, "not resolved (±") || strings.Contains(host, "within noise") {
+	if host := For(r, "host", 0); !strings.HasPrefix(host, "not resolved (90% CI [") || strings.Contains(host, "within noise") {
 		t.Fatalf("host: %q", host)
 	}
 	two := threeTargets()
@@ -345,5 +345,39 @@ func TestServerCPUPairsAreOneKind(t *testing.T) {
 	Annotate(r)
 	if c := For(r, "c", 0); strings.Contains(c, "CPU per transaction") {
 		t.Fatalf("identical work named as a CPU difference: %q", c)
+	}
+}
+
+// "Within noise" is --margin's equivalence (TOST) and nothing else: a −3%
+// whose 95% CI is [−6.1%, +0.3%] has a 90% CI reaching below −5%, so the
+// verdict's "inconclusive at ±5%" is never beside a cause line's "within
+// noise" (the half-width, 3.4%, once said it was).
+func TestWithinNoiseIsTheEquivalenceTest(t *testing.T) {
+	c := &result.Comparison{Target: "c", Baseline: "n", Metric: "tps", Primary: true, HasCI: true, N: 5,
+		Ratio: 0.97, DeltaPct: -3, CILowPct: -6.1, CIHighPct: 0.3, HalfWidthPct: 3.4,
+		SELog: 0.01205, Interval: &result.IntervalRule{Rule: "paired-t", DF: 4}}
+	r := &result.Result{Plan: result.Plan{MarginPct: 5}}
+	p := stats.Paired{Ratio: c.Ratio, HasCI: true, N: 5, SE: c.SELog, DF: 4, SD: c.SELog * math.Sqrt(5)}
+	eq := stats.Equivalence(p, 5)
+	status, narrow := standing(r, c)
+	if !strings.HasPrefix(eq, "inconclusive at ±5%") || narrow || strings.Contains(status, "within noise") {
+		t.Fatalf("equivalence %q beside standing %q", eq, status)
+	}
+	// Without --margin, ±5% is the margin "within noise" is tested at.
+	r.Plan.MarginPct = 0
+	if status, narrow := standing(r, c); narrow || !strings.Contains(status, "not within ±5%") {
+		t.Fatalf("without --margin: %q", status)
+	}
+	// Equivalent at ±10%: within noise, and the same words as --margin 10%.
+	r.Plan.MarginPct = 10
+	if status, narrow := standing(r, c); !narrow || !strings.HasPrefix(stats.Equivalence(p, 10), "equivalent within ±10%") ||
+		!strings.Contains(status, "equivalent within ±10%") {
+		t.Fatalf("at ±10%%: %q", status)
+	}
+	// A CI excluding 0 that Holm's family did not find significant is not
+	// a gap to explain.
+	c.CIHighPct, c.Family = -0.2, &result.Family{Size: 4, Method: "holm", Alpha: 0.05, PAdjusted: 0.12}
+	if status, _ := standing(r, c); status == "" {
+		t.Fatal("a gap explained that the verdict did not declare")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/dbduel/dbduel/engine/result"
 )
 
@@ -257,10 +259,7 @@ type scored struct {
 // compareMetric makes one comparison's interval over the blocks both
 // targets completed (tv, bv in block order).
 func compareMetric(r *result.Result, t, base string, m metric, primary string, point int, label string, tv, bv []float64) scored {
-	p := ComparePaired(tv, bv)
-	if m.name == "tps" {
-		p = steinPaired(r, point, t, tv, bv, p)
-	}
+	p := steinPaired(r, point, t, m.name, tv, bv, ComparePaired(tv, bv))
 	if !p.HasCI && p.N < 2 && r.Plan.Runs > 1 {
 		// Not a "single run": more were planned, and some were cut short.
 		p.Method = fmt.Sprintf("only %d of the %d planned blocks complete", p.N, r.Plan.Runs)
@@ -312,18 +311,28 @@ func sortedBlocks(m map[int]result.Summary) []int {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// steinPaired replaces a TPS comparison's interval by Stein's two-stage
+// steinPaired replaces a comparison's interval by Stein's two-stage
 // interval when --runs auto planned the point's blocks from a pilot: the
-// pilot's sd and t(n0−1), whatever the blocks after it showed.
-func steinPaired(r *result.Result, point int, target string, tv, bv []float64, p Paired) Paired {
+// pilot's sd of the metric's log-ratios and t(n0−1), whatever the blocks
+// after it showed. Every metric gets it, not only TPS (whose spread chose
+// N): the pilot's means are independent of its spreads, so N, a function
+// of the spreads, leaves each metric's interval exact (a plain t interval
+// for QPS from the same blocks covered 0.915–0.936).
+func steinPaired(r *result.Result, point int, target, metric string, tv, bv []float64, p Paired) Paired {
 	for _, sp := range r.Plan.Stein {
-		sd, ok := sp.PilotSD[target]
-		if sp.Point != point || !ok || sd <= 0 || p.N < sp.PilotBlocks {
+		if sp.Point != point || p.N < sp.PilotBlocks || sp.PilotBlocks < 2 {
 			continue
 		}
 		logs := make([]float64, len(tv))
 		for i := range tv {
 			logs[i] = math.Log(tv[i] / bv[i])
+		}
+		sd, ok := sp.PilotSD[target]
+		if metric != "tps" {
+			sd, ok = stat.StdDev(logs[:sp.PilotBlocks], nil), true
+		}
+		if !ok || sd <= 0 || math.IsNaN(sd) {
+			continue
 		}
 		p.Ratio, p.Low, p.High = SteinInterval(logs, sd, sp.PilotBlocks)
 		p.HasCI, p.SD = true, sd

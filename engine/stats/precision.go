@@ -60,23 +60,42 @@ func PrecisionLine(p Paired, targetPct float64) string {
 
 // Equivalence is the --margin reading of a paired comparison: two
 // one-sided tests at α 0.05, i.e. the 90% interval against ±margin%
-// (bounds 1−m and 1+m on the ratio).
+// (bounds 1−m and 1+m on the ratio), from the comparison's own standard
+// error and degrees of freedom (Stein's t(n0−1) under --runs auto, the
+// AR(1)-corrected variance from 8 blocks).
 func Equivalence(p Paired, marginPct float64) string {
 	if p.N < 2 || marginPct <= 0 {
 		return ""
 	}
-	if p.SD <= 0 {
+	if !p.HasCI || p.SE <= 0 || p.DF <= 0 {
 		return fmt.Sprintf("not tested at ±%g%%: no spread to test with", marginPct)
 	}
-	m := math.Log(p.Ratio)
-	half := tQuantileAt(p.N-1, 0.95) * p.SD / math.Sqrt(float64(p.N))
-	lo, hi := math.Exp(m-half), math.Exp(m+half)
-	down, up := 1-marginPct/100, 1+marginPct/100
+	t := TOST(p.Ratio, p.SE, p.DF, marginPct)
+	ci := fmt.Sprintf("(90%% CI [%+.1f%%, %+.1f%%])", (t.Low-1)*100, (t.High-1)*100)
 	switch {
-	case lo > down && hi < up:
-		return fmt.Sprintf("equivalent within ±%g%% (90%% CI [%+.1f%%, %+.1f%%])", marginPct, (lo-1)*100, (hi-1)*100)
-	case lo > up || hi < down:
-		return fmt.Sprintf("different by more than %g%% (90%% CI [%+.1f%%, %+.1f%%])", marginPct, (lo-1)*100, (hi-1)*100)
+	case t.Equivalent:
+		return fmt.Sprintf("equivalent within ±%g%% %s", marginPct, ci)
+	case t.Different:
+		return fmt.Sprintf("different by more than %g%% %s", marginPct, ci)
 	}
-	return fmt.Sprintf("inconclusive at ±%g%% (90%% CI [%+.1f%%, %+.1f%%])", marginPct, (lo-1)*100, (hi-1)*100)
+	return fmt.Sprintf("inconclusive at ±%g%% %s", marginPct, ci)
+}
+
+// TOSTResult is an equivalence test's outcome: the 90% interval (ratios)
+// and whether it lies within ±margin (equivalent) or wholly outside it.
+type TOSTResult struct {
+	Low, High             float64
+	Equivalent, Different bool
+}
+
+// TOST is the two one-sided tests at α 0.05 of a ratio with standard
+// error se (log scale) on df degrees of freedom against ±marginPct.
+func TOST(ratio, se, df, marginPct float64) TOSTResult {
+	m := math.Log(ratio)
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.95) * se
+	t := TOSTResult{Low: math.Exp(m - half), High: math.Exp(m + half)}
+	down, up := 1-marginPct/100, 1+marginPct/100
+	t.Equivalent = t.Low > down && t.High < up
+	t.Different = t.Low > up || t.High < down
+	return t
 }

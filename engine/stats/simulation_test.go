@@ -421,3 +421,64 @@ func TestFailIfFamilySimulation(t *testing.T) {
 		}
 	}
 }
+
+// --runs auto beyond TPS: QPS (its own per-block spread, correlated with
+// TPS's) and the --margin equivalence test under Stein's rule, through the
+// rule and Analyze as a run uses them. Both ratios are truly 0.95, at the
+// edge of a ±5% margin: "equivalent within ±5%" may be said in at most 5%
+// of plans (the TOST's size), and QPS's interval must cover 0.95 in 95%.
+func TestSteinQPSAndTOSTSimulation(t *testing.T) {
+	trials := simTrials(2000)
+	t.Log("| log-ratio sd (TPS / QPS) | ±target | TPS coverage | QPS coverage | equivalent at ±5% (size) | blocks |")
+	t.Log("|---|---|---|---|---|---|")
+	for _, c := range []struct{ sd, qsd, targetPct float64 }{{0.04, 0.06, 5}, {0.08, 0.08, 5}, {0.05, 0.10, 3}} {
+		rng := rand.New(rand.NewPCG(uint64(c.sd*1000), uint64(c.qsd*1000)))
+		var tpsIn, qpsIn, equiv, blocks int
+		for range trials {
+			r := &result.Result{Complete: true, Targets: []result.Target{{Name: "n"}, {Name: "c"}},
+				Plan: result.Plan{Runs: 40, PrecisionPct: c.targetPct, MarginPct: 5}}
+			rule := &SteinRule{TargetPct: c.targetPct}
+			n := 0
+			for n < 40 {
+				n++
+				block := 1000 * math.Exp(0.1*rng.NormFloat64())
+				for _, name := range []string{"n", "c"} {
+					ratio, z := 1.0, rng.NormFloat64()
+					if name == "c" {
+						ratio = 0.95
+					}
+					tps := block * ratio * math.Exp(c.sd/math.Sqrt2*z)
+					qps := 20 * block * ratio * math.Exp(c.qsd/math.Sqrt2*(0.5*z+math.Sqrt(0.75)*rng.NormFloat64()))
+					r.Runs = append(r.Runs, result.Run{Target: name, Block: n, Complete: true,
+						Summary: result.Summary{Figures: result.Figures{TPS: tps, QPS: qps}, AvgUS: 1e6 / tps}})
+				}
+				if rule.Step(r, 0, n) {
+					break
+				}
+			}
+			blocks += n
+			Analyze(r)
+			covers := func(m string) bool {
+				x := r.Comparison("c", m, 0)
+				return 1+x.CILowPct/100 <= 0.95 && 0.95 <= 1+x.CIHighPct/100
+			}
+			if covers("tps") {
+				tpsIn++
+			}
+			if covers("qps") {
+				qpsIn++
+			}
+			if strings.HasPrefix(r.Comparison("c", "tps", 0).Equivalence, "equivalent") {
+				equiv++
+			}
+		}
+		f := func(n int) float64 { return float64(n) / float64(trials) }
+		t.Logf("| %.2f / %.2f | ±%g%% | %.3f | %.3f | %.3f | %.1f |", c.sd, c.qsd, c.targetPct, f(tpsIn), f(qpsIn), f(equiv), float64(blocks)/float64(trials))
+		if f(qpsIn) < minCoverage(trials) || f(tpsIn) < minCoverage(trials) {
+			t.Errorf("%+v: coverage TPS %.3f QPS %.3f", c, f(tpsIn), f(qpsIn))
+		}
+		if f(equiv) > 0.05+3*math.Sqrt(0.05*0.95/float64(trials)) {
+			t.Errorf("%+v: equivalent at the margin's edge in %.3f of plans", c, f(equiv))
+		}
+	}
+}
