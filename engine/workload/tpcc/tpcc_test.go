@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -549,6 +550,19 @@ func serverCountersAreExact(t *testing.T, db driver.DB, mode string) {
 		t.Fatal(err)
 	}
 	sc := w.(workload.ServerCounted)
+	if postgresCounted(t, db) {
+		// PostgreSQL counts autovacuum's transactions in xact_commit, and
+		// 300 transactions leave district's 10 rows past its threshold:
+		// an autovacuum inside a round counted 311 for 300 in CI. A run
+		// tolerates that (1%); this exactness test keeps autovacuum off
+		// its own database's tables.
+		sdb := db.(driver.SQLDB).SQL()
+		for _, tb := range tables {
+			if _, err := sdb.ExecContext(ctx, "ALTER TABLE "+tb.name+" SET (autovacuum_enabled = false)"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for round := range 2 { // the second round's readings follow the first's
 		conn, err := db.Conn(ctx)
 		if err != nil {
@@ -597,4 +611,15 @@ func serverCountersAreExact(t *testing.T, db driver.DB, mode string) {
 			t.Errorf("round %d: sum(d_next_o_id) moved by %d, the thread committed %d New-Orders", round, got, committed)
 		}
 	}
+}
+
+// postgresCounted says db is PostgreSQL (its transaction counter is
+// pg_stat_database's).
+func postgresCounted(t *testing.T, db driver.DB) bool {
+	t.Helper()
+	var v string
+	if err := db.(driver.SQLDB).SQL().QueryRowContext(context.Background(), "SELECT version()").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.HasPrefix(v, "PostgreSQL")
 }
