@@ -107,6 +107,18 @@ func TestRunFailIfRefusedUpFront(t *testing.T) {
 	}
 }
 
+// --alpha is a family-wise level of at most 0.05 (a larger one would put
+// a verdict word beside a 95% CI spanning 0): anything else is refused in
+// one line before anything starts.
+func TestRunAlphaRefusedUpFront(t *testing.T) {
+	for _, alpha := range []string{"0", "0.1", "-0.01", "1"} {
+		_, stderr, code := runCLI(t, "run", "--target", "a=mysql://u@127.0.0.1:1/x", "--target", "b=mysql://u@127.0.0.1:1/x", "--runs", "3", "--alpha", alpha)
+		if code != 2 || !strings.Contains(stderr, "invalid --alpha") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || strings.Contains(stderr, "starting") {
+			t.Fatalf("--alpha %s: exit %d: %s", alpha, code, stderr)
+		}
+	}
+}
+
 // compare says first when the two results come from different environments.
 func TestCompareListsEnvironmentDifferences(t *testing.T) {
 	base := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}}, 100)

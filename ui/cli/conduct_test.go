@@ -65,6 +65,20 @@ func TestCheckThresholdsExitCode(t *testing.T) {
 	if err := checkThresholds([]stats.Threshold{th}, both, stats.DefaultAlpha, &msgs); !errors.As(err, &ee) || ee.code != exitThreshold || !strings.Contains(msgs.String(), "inconclusive: ctr") {
 		t.Fatalf("a crossed threshold wins over a straddled one: %v, %q", err, msgs.String())
 	}
+	// Past the threshold alone (p ≈ 0.047 against −5%), not after Holm over
+	// two comparisons (adjusted ≈ 0.094): inconclusive, exit 5, said so.
+	rule := &result.IntervalRule{Rule: "paired-t", DF: 4}
+	family := []result.Comparison{
+		{Target: "ctr", Metric: "tps", HasCI: true, Ratio: 0.93, DeltaPct: -7, CILowPct: -8.9, CIHighPct: -5.05, SELog: 0.0075, Interval: rule, SDLog: 0.0168},
+		{Target: "other", Metric: "tps", HasCI: true, Ratio: 1, DeltaPct: 0, CILowPct: -2.7, CIHighPct: 2.8, SELog: 0.01, Interval: rule},
+	}
+	if err := checkThresholds([]stats.Threshold{th}, family[:1], stats.DefaultAlpha, &msgs); !errors.As(err, &ee) || ee.code != exitThreshold {
+		t.Fatalf("alone: %v", err)
+	}
+	if err := checkThresholds([]stats.Threshold{th}, family, stats.DefaultAlpha, &msgs); !errors.As(err, &ee) || ee.code != exitUndecided ||
+		!strings.Contains(err.Error(), "lies past tps<-5% alone, but not after Holm's adjustment over 2 comparisons at α 0.05") {
+		t.Fatalf("past alone, not after Holm: %v", err)
+	}
 	noCI := []result.Comparison{{Target: "ctr", Metric: "tps", DeltaPct: -40}}
 	if err := checkThresholds([]stats.Threshold{th}, noCI, stats.DefaultAlpha, &msgs); err != nil || !strings.Contains(msgs.String(), "ctr has no confidence interval") {
 		t.Fatalf("no CI: %v, %q", err, msgs.String())

@@ -133,7 +133,8 @@ func TestMarkdownAsOnScreen(t *testing.T) {
 		"| native | 1 |", "| native | geometric mean of 3 blocks |", "| bridge | Δ% |", "| bridge | CI95 |",
 		"[-40.5%, -39.0%]",
 		"cause: bridge: measured alongside: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction",
-		"host: within noise",
+		"host: within noise (equivalent within ±5%",
+		"*2 comparisons, Holm-adjusted at α 0.05*",
 		"innodb_buffer_pool_size",
 	} {
 		if !strings.Contains(md, want) {

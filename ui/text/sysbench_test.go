@@ -3,6 +3,7 @@ package text
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,5 +173,30 @@ func TestTPCCVerdictsLeadWithNOPM(t *testing.T) {
 	v := Verdicts(r, 0)
 	if len(v) != 2 || !strings.Contains(v[0], "nopm (primary)") || !strings.Contains(v[1], "tpm (secondary)") {
 		t.Fatalf("verdicts %q", v)
+	}
+}
+
+// --no-tui: a sweep's verdicts decided together carry the family line,
+// once, after the points; one comparison has none.
+func TestRunTableSaysTheFamily(t *testing.T) {
+	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "a"}, {Name: "b"}},
+		Plan: result.Plan{Runs: 3, Points: []result.Point{{Threads: 1}, {Threads: 2}}}}
+	for pt := range 2 {
+		for i, v := range [][2]float64{{100, 80}, {101, 81}, {99, 80}} {
+			r.Runs = append(r.Runs,
+				result.Run{Target: "a", Point: pt, Block: i + 1, Index: i + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[0], QPS: v[0], P95US: 1000, P99US: 1000}, AvgUS: 1000}},
+				result.Run{Target: "b", Point: pt, Block: i + 1, Index: i + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: v[1], QPS: v[1], P95US: 1000, P99US: 1000}, AvgUS: 1000}})
+		}
+	}
+	stats.Analyze(r)
+	table := RunTable(r)
+	if n := strings.Count(table, "2 comparisons, Holm-adjusted at α 0.05\n"); n != 1 {
+		t.Fatalf("the family line %d times:\n%s", n, table)
+	}
+	r.Plan.Points = r.Plan.Points[:1]
+	r.Runs = slices.DeleteFunc(r.Runs, func(run result.Run) bool { return run.Point == 1 })
+	stats.Analyze(r)
+	if table := RunTable(r); strings.Contains(table, "Holm") {
+		t.Fatalf("one comparison has no family line:\n%s", table)
 	}
 }

@@ -225,8 +225,13 @@ func TestSummaryChartVerdictAndCause(t *testing.T) {
 			t.Errorf("%s: %q or its verdict missing:\n%s", name, want, v)
 		}
 	}
-	if !strings.Contains(flat, "cause: bridge: measured alongside: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction") || !strings.Contains(flat, "host: within noise") {
+	if !strings.Contains(flat, "cause: bridge: measured alongside: docker-proxy used 0.62 cores — 53% of the container side's CPU per transaction") || !strings.Contains(flat, "host: within noise (equivalent within ±5%") {
 		t.Errorf("no cause line:\n%s", v)
+	}
+	// Two comparisons: the verdict words were decided together, and the
+	// finished screen says so under the verdicts.
+	if !strings.Contains(flat, "host: within noise (equivalent within ±5%: 90% CI [-1.0%, +1.2%]) 2 comparisons, Holm-adjusted at α 0.05") {
+		t.Errorf("no family line under the cause line:\n%s", v)
 	}
 	typeKey(m, "t")
 	if v := screen(m); !strings.Contains(v, "queries") || strings.Contains(v, "├") {

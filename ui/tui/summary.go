@@ -181,11 +181,12 @@ func (m *summary) comparisonSummary() []string {
 		if line := cause.Line(r, pt); line != "" {
 			out = append(out, m.wrap("cause: "+line)...)
 		}
+		if line := stats.FamilyLine(r); line != "" && pt == points-1 {
+			// Once, under the last point's verdicts: the family is the plan's.
+			out = append(out, m.wrap(line)...)
+		}
 		out = append(out, "")
 		out = append(out, m.latencyPanel(r, names, pt)...)
-	}
-	if line := stats.FamilyLine(r); line != "" {
-		out = append(out, m.wrap(line)...)
 	}
 	out = append(out, m.planPanel(r, names)...)
 	for _, w := range r.Warnings {
