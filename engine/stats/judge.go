@@ -5,8 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/dbduel/dbduel/engine/result"
 )
 
@@ -143,7 +141,6 @@ func DetectableBiasPct(c result.Comparison) float64 {
 	if !c.HasCI || c.SELog <= 0 || c.Interval == nil || c.Interval.DF < 1 {
 		return 0
 	}
-	df := c.Interval.DF
-	t := func(q float64) float64 { return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(q) }
+	t := func(q float64) float64 { return tQuantile(c.Interval.DF, q) }
 	return math.Expm1((t(1-(1-Confidence)/2)+t(0.80))*c.SELog) * 100
 }

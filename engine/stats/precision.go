@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -12,9 +13,22 @@ import (
 const DefaultPrecisionPct = 5
 
 // tQuantileAt is Student's t quantile q with df degrees of freedom.
-func tQuantileAt(df int, q float64) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(q)
+// Quantiles are kept once computed: a verdict reads a handful of them,
+// and the simulations read them for every plan.
+func tQuantileAt(df int, q float64) float64 { return tQuantile(float64(df), q) }
+
+// tQuantile is tQuantileAt for any degrees of freedom (Welch's are not whole).
+func tQuantile(df, q float64) float64 {
+	type key struct{ df, q float64 }
+	if v, ok := tQuantiles.Load(key{df, q}); ok {
+		return v.(float64)
+	}
+	v := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(q)
+	tQuantiles.Store(key{df, q}, v)
+	return v
 }
+
+var tQuantiles sync.Map
 
 // HalfWidthPct is a ratio CI's half-width as dbduel states it: the
 // interval is the estimate ×/÷ (1 + h/100), h = (√(high/low) − 1)·100. It
@@ -92,7 +106,7 @@ type TOSTResult struct {
 // error se (log scale) on df degrees of freedom against ±marginPct.
 func TOST(ratio, se, df, marginPct float64) TOSTResult {
 	m := math.Log(ratio)
-	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.95) * se
+	half := tQuantile(df, 0.95) * se
 	t := TOSTResult{Low: math.Exp(m - half), High: math.Exp(m + half)}
 	down, up := 1-marginPct/100, 1+marginPct/100
 	t.Equivalent = t.Low > down && t.High < up

@@ -55,7 +55,7 @@ func Describe(xs []float64) result.Distribution {
 
 // TQuantile is the two-sided 95% critical value of Student's t with df degrees of freedom.
 func TQuantile(df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(1 - (1-Confidence)/2)
+	return tQuantileAt(df, 1-(1-Confidence)/2)
 }
 
 // MedianCI is the distribution-free CI for the median of sorted xs from
@@ -163,7 +163,7 @@ func CompareLogs(logs []float64) Paired {
 		p.SE, p.Rule = ar, "paired-t-ar1"
 		p.Method = "paired t on log-ratios, AR(1)-corrected variance"
 	}
-	half := tQuantileAt(int(p.DF), 1-(1-Confidence)/2) * p.SE
+	half := tQuantile(p.DF, 1-(1-Confidence)/2) * p.SE
 	p.Low, p.High, p.HasCI = math.Exp(m-half), math.Exp(m+half), true
 	return p
 }
