@@ -27,9 +27,9 @@ func inFamily(c result.Comparison) bool {
 
 // holm decides the verdict words of a plan's primary comparisons (every
 // target at every point) together, with Holm's step-down procedure at the
-// family-wise α: with 8 comparisons and no true difference, a word is
-// printed in at most α of plans, not in a third of them
-// (TestMultiplicitySimulation).
+// family-wise α: with 8 comparisons and no true difference, a primary
+// verdict word is printed in at most α of plans, not in a third of them
+// (TestMultiplicitySimulation). Secondary metrics' words are not adjusted.
 func holm(r *result.Result, all []scored) {
 	var idx []int
 	var ps []float64

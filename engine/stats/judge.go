@@ -47,7 +47,7 @@ func judge(r *result.Result, c *result.Comparison, p Paired, primary string) {
 	if c.Primary && p.HasCI {
 		x := PrecisionTarget(r)
 		if line := PrecisionLine(p, x); line != "" {
-			c.BlocksForTarget = BlocksFor(p.SD, x)
+			c.BlocksForTarget = BlocksFor(EffectiveSD(p), x)
 			c.Verdict += "; " + line
 		}
 	}
@@ -92,7 +92,7 @@ func checkAA(r *result.Result) {
 			nf.Reading = fmt.Sprintf("A/A: %+.1f%% [%+.1f%%, %+.1f%%] in %s%s: no bias detected", c.DeltaPct, c.CILowPct, c.CIHighPct, c.Metric, label)
 			if b := DetectableBiasPct(c); b > 0 {
 				nf.DetectablePct = b
-				nf.Reading += fmt.Sprintf("; this check detects a bias of ±%.1f%% at 80%% power", b)
+				nf.Reading += fmt.Sprintf("; at the spread observed, a bias of ±%.1f%% would be found with 80%% power", b)
 			}
 		default:
 			nf.Reading = fmt.Sprintf("A/A: identical targets differ by %+.1f%% [%+.1f%%, %+.1f%%] in %s%s: a bias in the design (run order, warm-up, placement); every verdict at this point is suspect",

@@ -69,7 +69,17 @@ func PrecisionLine(p Paired, targetPct float64) string {
 	if h <= targetPct {
 		return ""
 	}
-	return fmt.Sprintf("±%.1f%% now; about %d blocks for ±%g%%", h, BlocksFor(p.SD, targetPct), targetPct)
+	return fmt.Sprintf("±%.1f%% now; about %d blocks for ±%g%%", h, BlocksFor(EffectiveSD(p), targetPct), targetPct)
+}
+
+// EffectiveSD is the per-block spread the interval was made with: the
+// log-ratios' sd, or more where the rule widened it (AR(1)-corrected
+// variance: SE·√n), so that a planning figure reads the interval shown.
+func EffectiveSD(p Paired) float64 {
+	if p.Rule == "paired-t-ar1" && p.SE > 0 {
+		return max(p.SD, p.SE*math.Sqrt(float64(p.N)))
+	}
+	return p.SD
 }
 
 // Equivalence is the --margin reading of a paired comparison: two

@@ -157,7 +157,9 @@ func TestPrecisionHintSimulation(t *testing.T) {
 		for len(logs) < n {
 			logs = append(logs, math.Log(0.97)+0.05*rng.NormFloat64())
 		}
-		if TQuantile(len(logs)-1)*stddev(logs)/math.Sqrt(float64(len(logs))) <= math.Log1p(0.05) {
+		// Reached with the interval dbduel makes (from 8 blocks it may be
+		// the AR(1)-corrected one).
+		if p := CompareLogs(logs); p.HasCI && HalfWidthPct(p.Low, p.High) <= 5 {
 			reached++
 		}
 	}
@@ -229,8 +231,8 @@ func driftPlan(rng *rand.Rand, blocks int, ratios map[string]float64, names []st
 func TestDriftSimulation(t *testing.T) {
 	trials := simTrials(2000)
 	names := []string{"n", "n" + CalibrationSuffix, "c"}
-	t.Log("| who drifts | ρ | blocks | coverage | suspect (drift) | coverage, not suspect | A/A: no bias detected |")
-	t.Log("|---|---|---|---|---|---|---|")
+	t.Log("| who drifts | ρ | blocks | coverage | plain t's coverage | half-width vs plain t | suspect (drift) | coverage, not suspect | A/A: no bias detected |")
+	t.Log("|---|---|---|---|---|---|---|---|---|")
 	for _, c := range []struct {
 		every  bool
 		rho    float64
@@ -242,7 +244,8 @@ func TestDriftSimulation(t *testing.T) {
 		if c.every {
 			drifting = map[string]bool{"n": true, names[1]: true, "c": true}
 		}
-		covered, suspect, coveredClean, clean, noBias := 0, 0, 0, 0, 0
+		covered, plainCovered, suspect, coveredClean, clean, noBias := 0, 0, 0, 0, 0, 0
+		widthRatio := 0.0
 		for range trials {
 			r := driftPlan(rng, c.blocks, map[string]float64{"n": 1, names[1]: 1, "c": 0.95}, names, 0.04, c.rho, drifting)
 			Analyze(r)
@@ -251,6 +254,13 @@ func TestDriftSimulation(t *testing.T) {
 			if in {
 				covered++
 			}
+			// The plain paired t from the same blocks, for comparison.
+			se := cmp.SDLog / math.Sqrt(float64(cmp.N))
+			half := TQuantile(cmp.N-1) * se
+			if m := math.Log(cmp.Ratio); math.Abs(m-math.Log(0.95)) <= half {
+				plainCovered++
+			}
+			widthRatio += math.Log1p(cmp.HalfWidthPct/100) / half / float64(trials)
 			if slices.Contains(cmp.SuspectReasons, "drift") {
 				suspect++
 			} else {
@@ -268,7 +278,8 @@ func TestDriftSimulation(t *testing.T) {
 		if c.every {
 			who = "every server"
 		}
-		t.Logf("| %s | %.1f | %d | %.3f | %.3f | %.3f | %.3f |", who, c.rho, c.blocks, f(covered, trials), f(suspect, trials), f(coveredClean, clean), f(noBias, trials))
+		t.Logf("| %s | %.1f | %d | %.3f | %.3f | %+.0f%% | %.3f | %.3f | %.3f |", who, c.rho, c.blocks, f(covered, trials), f(plainCovered, trials),
+			(widthRatio-1)*100, f(suspect, trials), f(coveredClean, clean), f(noBias, trials))
 		if c.rho == 0 {
 			if f(covered, trials) < minCoverage(trials) {
 				t.Errorf("%+v: independent blocks covered %.3f", c, f(covered, trials))
@@ -321,8 +332,8 @@ func hasWord(v string) bool {
 // was found. At most α of plans may print a word where nothing differs.
 func TestMultiplicitySimulation(t *testing.T) {
 	trials := simTrials(2000)
-	t.Log("| comparisons | true difference | any word where none (Holm) | any word where none (unadjusted) | true −10% found |")
-	t.Log("|---|---|---|---|---|")
+	t.Log("| comparisons | true difference | any word where none (Holm) | any word where none (unadjusted) | true −10% found | any marked drifting (independent blocks) |")
+	t.Log("|---|---|---|---|---|---|")
 	for _, c := range []struct {
 		points, targets int
 		effect          bool
@@ -336,15 +347,16 @@ func TestMultiplicitySimulation(t *testing.T) {
 			effect[0] = 0.9
 		}
 		rng := rand.New(rand.NewPCG(uint64(c.points), uint64(c.targets)))
-		holmAny, rawAny, found := 0, 0, 0
+		holmAny, rawAny, found, drifting := 0, 0, 0, 0
 		for range trials {
 			r := sweepPlan(rng, c.points, 5, names, 0.04, effect)
 			Analyze(r)
-			h, raw := false, false
+			h, raw, d := false, false, false
 			for _, cmp := range r.Comparisons {
 				if !cmp.Primary {
 					continue
 				}
+				d = d || slices.Contains(cmp.SuspectReasons, "drift")
 				if c.effect && cmp.Target == "c1" && cmp.Point == 0 {
 					if hasWord(cmp.Verdict) {
 						found++
@@ -360,6 +372,9 @@ func TestMultiplicitySimulation(t *testing.T) {
 			if raw {
 				rawAny++
 			}
+			if d {
+				drifting++
+			}
 		}
 		m := c.points * c.targets
 		f := func(n int) float64 { return float64(n) / float64(trials) }
@@ -367,7 +382,7 @@ func TestMultiplicitySimulation(t *testing.T) {
 		if c.effect {
 			truth, foundCol = "one of them −10%", fmt.Sprintf("%.3f", f(found))
 		}
-		t.Logf("| %d | %s | %.3f | %.3f | %s |", m, truth, f(holmAny), f(rawAny), foundCol)
+		t.Logf("| %d | %s | %.3f | %.3f | %s | %.3f |", m, truth, f(holmAny), f(rawAny), foundCol, f(drifting))
 		if limit := DefaultAlpha + 3*math.Sqrt(DefaultAlpha*(1-DefaultAlpha)/float64(trials)); f(holmAny) > limit {
 			t.Errorf("%d comparisons: a word where nothing differs in %.3f of plans (> %.3f)", m, f(holmAny), limit)
 		}

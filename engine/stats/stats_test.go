@@ -465,7 +465,7 @@ func TestAACheckIsADesignCheck(t *testing.T) {
 	r := build([4]float64{101, 99, 100, 102})
 	nf := r.NoiseFloor
 	if nf == nil || !nf.HasCI || nf.N != 4 || !nf.NoBiasDetected || !strings.HasPrefix(nf.Reading, "A/A: +0.5% [") ||
-		!strings.Contains(nf.Reading, "in tps: no bias detected; this check detects a bias of ±") || !strings.HasSuffix(nf.Reading, "% at 80% power") ||
+		!strings.Contains(nf.Reading, "in tps: no bias detected; at the spread observed, a bias of ±") || !strings.HasSuffix(nf.Reading, "% would be found with 80% power") ||
 		strings.Contains(nf.Reading, "calibrated") || nf.DetectablePct <= 0 {
 		t.Fatalf("noise floor: %+v", nf)
 	}

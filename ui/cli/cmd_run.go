@@ -58,7 +58,7 @@ func bindRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.IntVar(&o.maxRuns, "max-runs", 10, "with --runs auto: at most `N` blocks per point")
 	fs.Float64Var(&o.maxTime, "max-time", 0, "with --runs auto: stop adding blocks after `SECONDS` in all (0: no limit)")
 	fs.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when a target's whole 95% CI vs the baseline lies past `METRIC<PCT%`, e.g. 'tps<-5%' or 'p95>+10%', and 5 when the CI straddles it (inconclusive; repeatable; needs --runs 2 or more)")
-	fs.BoolVar(&o.calibrate, "calibrate", false, "add the baseline a second time (NAME-aa: the same server, or an identical managed one) to measure the noise floor A vs A', and read every verdict against it")
+	fs.BoolVar(&o.calibrate, "calibrate", false, "add the baseline a second time (NAME-aa: the same server, or an identical managed one) as a check of the design (A vs A'): a bias between identical targets marks the point's verdicts suspect")
 }
 
 // check resolves the plan's flags: the A/A copy (--calibrate), --runs,
