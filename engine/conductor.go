@@ -183,8 +183,12 @@ func (c *conductor) turn(ctx context.Context, st step, name string) error {
 		eta = time.Since(c.started) / time.Duration(c.done) * time.Duration(st.total-c.done)
 	}
 	threads, size := st.point.Threads, st.point.TableSize()
+	phase := st.phase
+	if p, ok := st.phaseOf[name]; ok {
+		phase = p
+	}
 	c.send(Event{Kind: EventPhase, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point,
-		Warmup: b.Warmup, Phase: st.phase, Done: c.done, Total: st.total, ETA: eta, Threads: threads, TableSize: size})
+		Warmup: b.Warmup, Phase: phase, Done: c.done, Total: st.total, ETA: eta, Threads: threads, TableSize: size})
 	run, err := c.countedRun(ctx, st, name)
 	c.res.Runs = append(c.res.Runs, run)
 	c.done++

@@ -2,11 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/internal/fakesql"
 )
 
@@ -83,5 +87,90 @@ func TestLiveRoundsSegmentsAndPause(t *testing.T) {
 	// Switches: every slice after a segment's first, less none.
 	if l := final.Live; l.Switches != len(final.Runs)-2 || l.SwitchMs <= 0 || l.SwitchMaxMs < l.SwitchMs {
 		t.Fatalf("switches %d (mean %.2f ms, max %.2f ms) for %d slices", l.Switches, l.SwitchMs, l.SwitchMaxMs, len(final.Runs))
+	}
+}
+
+// A restart: the restarted target's first rounds settle (not counted,
+// recorded in the segment, its card's phase says so) until it is steady;
+// a target that fails to restart sits out, and the others' rounds still
+// pair and compare without it.
+func TestLiveRestartSettlesAndAFailedTargetSitsOut(t *testing.T) {
+	w := &scripted{sleep: time.Millisecond}
+	open := func(context.Context, int) (driver.DB, error) {
+		db, _ := fakesql.Open(false)
+		return &driver.SQLPool{DB: db, Protocol: "fake"}, nil
+	}
+	restart := func(_ context.Context, name string) (map[string]string, error) {
+		if name == "c" {
+			return nil, errors.New("the container did not come back")
+		}
+		return map[string]string{"innodb_buffer_pool_size": "1G"}, nil
+	}
+	ctl := NewLiveControl(Point{Workload: w, Threads: 1})
+	sess := Session{
+		Load:     Load{Time: 200 * time.Millisecond, ReportInterval: 100 * time.Millisecond, Percentile: 95},
+		Schedule: NewLive(ctl, restart, 7),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan Event, 64)
+	targets := []Target{{Name: "a", Open: open}, {Name: "b", Open: open}, {Name: "c", Open: open}}
+	go Run(ctx, sess, targets, events)
+	var final *result.Result
+	reconfigured, settlingShown := false, false
+	for e := range events {
+		switch e.Kind {
+		case EventSnapshot:
+			if rounds := e.Snapshot.Plan.Runs; rounds >= 3 && !reconfigured {
+				reconfigured = true
+				ctl.Reconfigure([]string{"b", "c"}, "tuned.cnf changed")
+			}
+			if segs := e.Snapshot.Segments; len(segs) == 2 && segs[1].Rounds >= 3 {
+				cancel()
+			}
+		case EventPhase:
+			if e.Target == "b" && strings.Contains(e.Phase, SettlingPhase) {
+				settlingShown = true
+			}
+		case EventFinished:
+			final = e.Result
+		}
+	}
+	if final == nil || len(final.Segments) != 2 {
+		t.Fatalf("final: %+v", final)
+	}
+	s1 := final.Segments[1]
+	if s1.SettlingRounds < 2 || s1.SettlingRounds > stats.MaxSettlingRounds || !settlingShown || final.Segments[0].SettlingRounds != 0 {
+		t.Fatalf("settling rounds %d (shown %v), first segment %d", s1.SettlingRounds, settlingShown, final.Segments[0].SettlingRounds)
+	}
+	// Only counted rounds are in the result: 2 targets from the restart on.
+	for _, run := range final.Runs {
+		if run.Point == s1.Point && run.Target == "c" {
+			t.Fatalf("c sat out, yet ran: %+v", run)
+		}
+	}
+	if got := len(final.Completed(result.AnyTarget, s1.Point)); got != 2*s1.Rounds {
+		t.Fatalf("%d runs in the second segment for %d counted rounds of a and b", got, s1.Rounds)
+	}
+	final.Targets = []result.Target{{Name: "a"}, {Name: "b"}, {Name: "c"}} // as the command annotates them
+	stats.Analyze(final)                                                   // as the command does with every snapshot and the result
+	s1 = final.Segments[1]
+	if c := final.Comparison("b", "tps", s1.Point); c == nil || c.N != s1.Rounds || !c.Interim {
+		var got []string
+		for _, x := range final.Comparisons {
+			got = append(got, fmt.Sprintf("%s/%s/%d", x.Target, x.Metric, x.Point))
+		}
+		t.Fatalf("b's comparison in the second segment: %+v; have %v; complete %v; live %v", c, got, final.CompleteBlocks(s1.Point), final.Live != nil)
+	}
+	if c := final.Comparison("c", "tps", s1.Point); c != nil {
+		t.Fatalf("c has a comparison where it sat out: %+v", c)
+	}
+	for _, v := range s1.VsIteration1 {
+		if v.Target == "c" {
+			t.Fatalf("c vs iteration 1 where it sat out: %+v", v)
+		}
+		if !v.Interim {
+			t.Fatalf("vs iteration 1 not interim: %+v", v)
+		}
 	}
 }

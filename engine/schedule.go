@@ -34,7 +34,10 @@ type step struct {
 	block plan.Block // Seq, Point (an index into the result's points), Index, Warmup, Order
 	point Point
 	phase string // "run 2 of 3", "point 2/3 (8 threads) · run 1 of 3", "round 4"
-	total int    // runs in the session as now planned (0: open-ended)
+	// phaseOf, if set, is a target's own phase in this step (live: a
+	// restarted target settling).
+	phaseOf map[string]string
+	total   int // runs in the session as now planned (0: open-ended)
 	// keep, if set, keeps each target's threads from one of its runs to
 	// the next and times the switches between runs (dbduel live).
 	keep *keeper

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine/plan"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 )
 
 // Restarter restarts a target whose configuration changed (dbduel live's
@@ -35,13 +36,16 @@ type liveSchedule struct {
 	runsBefore int
 	switches   []time.Duration // of complete rounds
 	iteration  int             // configuration iterations (1: as started)
+	// settling holds, per target restarted and not yet steady, the TPS
+	// of each of its settling slices (stats.Settled decides).
+	settling map[string][]float64
 }
 
 // NewLive is dbduel live's schedule, steered by ctl; restart (may be nil)
 // restarts the targets an iteration changes; seed shuffles the rounds.
 func NewLive(ctl *LiveControl, restart Restarter, seed int64) Schedule {
 	return &liveSchedule{ctl: ctl, restart: restart, seed: seed, seg: -1, iteration: 1,
-		out: map[string]error{}, keep: &keeper{kept: map[string]*KeptThreads{}}}
+		out: map[string]error{}, keep: &keeper{kept: map[string]*KeptThreads{}}, settling: map[string][]float64{}}
 }
 
 func (ls *liveSchedule) maxThreads() int { return MaxLiveThreads } // the keys may raise the threads
@@ -91,7 +95,47 @@ func (ls *liveSchedule) next(ctx context.Context) (step, bool, error) {
 	ls.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	ls.runsBefore = len(c.res.Runs)
 	b := plan.Block{Seq: ls.round, Point: seg.Point, Index: seg.Rounds + 1, Order: order}
-	return step{block: b, point: ls.points[seg.Point], phase: fmt.Sprintf("round %d", ls.round), keep: ls.keep}, true, nil
+	st := step{block: b, point: ls.points[seg.Point], phase: fmt.Sprintf("round %d", ls.round), keep: ls.keep}
+	if len(ls.settling) > 0 {
+		st.phaseOf = map[string]string{}
+		for name := range ls.settling {
+			st.phaseOf[name] = st.phase + " · " + SettlingPhase
+		}
+	}
+	return st, true, nil
+}
+
+// SettlingPhase marks a restarted target's slices while it warms up.
+const SettlingPhase = "settling after restart"
+
+// settle reads a round run while restarted targets settle: each one's
+// slice joins its settling TPS, the steady ones leave the set, and the
+// round is not counted (its runs are dropped) while any settles. It says
+// whether the round was a settling round.
+func (ls *liveSchedule) settle() bool {
+	if len(ls.settling) == 0 {
+		return false
+	}
+	c := ls.c
+	seg := &c.res.Segments[ls.seg]
+	for _, run := range c.res.Runs[ls.runsBefore:] {
+		if tps, ok := ls.settling[run.Target]; ok {
+			ls.settling[run.Target] = append(tps, run.Summary.TPS)
+		}
+	}
+	for name, tps := range ls.settling {
+		steady, capped := stats.Settled(tps)
+		if capped {
+			seg.SettleNote = fmt.Sprintf("%s not steady after %d settling rounds (TPS within ±%.0f%% slice to slice): counted from here on; its first rounds may still be warming", name, len(tps), stats.SettleTolerance*100)
+			c.send(Event{Kind: EventNotice, Target: name, Message: seg.SettleNote})
+		}
+		if steady {
+			delete(ls.settling, name)
+		}
+	}
+	c.res.Runs = c.res.Runs[:ls.runsBefore]
+	seg.SettlingRounds++
+	return true
 }
 
 // ran counts a whole round; a round the quit cut short is left out.
@@ -108,6 +152,9 @@ func (ls *liveSchedule) ran(ctx context.Context, st step, err error) (bool, erro
 	}
 	ls.switches = append(ls.switches, ls.keep.switches...)
 	ls.keep.switches = ls.keep.switches[:0]
+	if ls.settle() {
+		return false, nil
+	}
 	c.res.Segments[ls.seg].Rounds++
 	c.res.Plan.Blocks = append(c.res.Plan.Blocks, st.block.Order)
 	c.res.Plan.Runs++
@@ -163,6 +210,7 @@ func (ls *liveSchedule) restartAll(ctx context.Context, names []string) map[stri
 			continue
 		}
 		got[name] = vars
+		ls.settling[name] = nil // cold: its next rounds settle
 	}
 	ls.keep.noSwitch() // a restart is not a switch
 	return got

@@ -69,6 +69,11 @@ type Segment struct {
 	Workload    string  `json:"workload"`
 	FirstBlock  int     `json:"first_block"`
 	Rounds      int     `json:"rounds"` // complete rounds
+	// SettlingRounds are the rounds run after a restart and not counted,
+	// while the restarted targets warmed up (0 when nothing restarted);
+	// SettleNote says when settling was capped before they were steady.
+	SettlingRounds int    `json:"settling_rounds"`
+	SettleNote     string `json:"settle_note,omitempty"`
 	// Iteration counts the configurations tried (1: as started; a watched
 	// cnf edited and its targets restarted: 2, ...); ReadBack is what each
 	// restarted target's server reports for the settings that changed.
@@ -429,10 +434,20 @@ type Comparison struct {
 	Interval *IntervalRule `json:"interval,omitempty"`
 	SELog    float64       `json:"se_log,omitempty"`
 	PValue   float64       `json:"p_value,omitempty"`
+	// Anytime is dbduel live's running interval: a confidence sequence,
+	// valid however often it is read (the fixed-n CI above is not).
+	Anytime *Anytime `json:"anytime,omitempty"`
 	// Family is the multiple-comparison procedure that decided the
 	// verdict word (primary comparisons with an interval and 3 blocks or
 	// more, A/A rows left out).
 	Family *Family `json:"family,omitempty"`
+}
+
+// Anytime is an anytime-valid confidence sequence's interval (Comparison.Anytime).
+type Anytime struct {
+	LowPct  float64 `json:"low_pct"`
+	HighPct float64 `json:"high_pct"`
+	Method  string  `json:"method"`
 }
 
 // Drift is the drift check of one comparison (Comparison.Drift).
@@ -564,6 +579,11 @@ func (r *Result) Completed(target string, point int) []Run {
 // blocks).
 func (r *Result) CompleteBlocks(point int) map[int]bool {
 	names := r.TargetNames()
+	if r.Live != nil {
+		// A live target that failed to restart sits out the segments
+		// after: the others' rounds there are complete without it.
+		names = r.targetsAt(point)
+	}
 	done := map[int]map[string]bool{}
 	for _, run := range r.Completed(AnyTarget, point) {
 		if done[run.Block] == nil {
@@ -579,6 +599,23 @@ func (r *Result) CompleteBlocks(point int) map[int]bool {
 		}
 		if all {
 			out[b] = true
+		}
+	}
+	return out
+}
+
+// targetsAt are the targets with a run at point, in TargetNames' order.
+func (r *Result) targetsAt(point int) []string {
+	seen := map[string]bool{}
+	for _, run := range r.Runs {
+		if run.Point == point {
+			seen[run.Target] = true
+		}
+	}
+	var out []string
+	for _, n := range r.TargetNames() {
+		if seen[n] {
+			out = append(out, n)
 		}
 	}
 	return out

@@ -274,6 +274,15 @@ func compareMetric(r *result.Result, t, base string, m metric, primary string, p
 		c.Interval = &result.IntervalRule{Rule: p.Rule, DF: p.DF}
 		c.SELog, c.PValue = p.SE, p.PValue()
 	}
+	if r.Live != nil {
+		logs := make([]float64, len(tv))
+		for i := range tv {
+			logs[i] = math.Log(tv[i] / bv[i])
+		}
+		if _, lo, hi, ok := AnytimeInterval(logs, 1-Confidence); ok {
+			c.Anytime = &result.Anytime{LowPct: (lo - 1) * 100, HighPct: (hi - 1) * 100, Method: AnytimeMethod}
+		}
+	}
 	sc := scored{c: c, p: p, higherIsBetter: m.higherIsBetter, primary: primary, label: label}
 	if c.Primary {
 		for i := range tv {

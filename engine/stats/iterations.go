@@ -41,12 +41,17 @@ func iterationDeltas(r *result.Result) {
 			}
 			now, _ := blockRatios(r, target, base, "tps", seg.Point)
 			then, _ := blockRatios(r, target, base, "tps", from.Point)
+			if len(now) == 0 || len(then) == 0 {
+				continue // it sat out (a failed restart): no row, not −100%
+			}
 			p := compareUnpaired(now, then)
 			c := result.Comparison{Target: target, Baseline: fmt.Sprintf("%s in segment %d (iteration 1)", target, first+1), Metric: "tps",
 				Point: seg.Point, Ratio: p.Ratio, DeltaPct: (p.Ratio - 1) * 100, HasCI: p.HasCI, N: len(now), NBaseline: len(then),
-				Method: p.Method + ", each block's ratio to " + base}
+				Method: p.Method + ", each block's ratio to " + base, Interim: true}
 			if p.HasCI {
 				c.CILowPct, c.CIHighPct = (p.Low-1)*100, (p.High-1)*100
+				c.Interval = &result.IntervalRule{Rule: p.Rule, DF: p.DF}
+				c.SELog, c.PValue = p.SE, p.PValue()
 			}
 			seg.VsIteration1 = append(seg.VsIteration1, c)
 		}

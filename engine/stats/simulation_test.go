@@ -497,3 +497,149 @@ func TestSteinQPSAndTOSTSimulation(t *testing.T) {
 		}
 	}
 }
+
+// Live's running interval is watched: a user who stops at the first round
+// whose interval excludes 0 must not be misled more than 5% of the time.
+// Sessions of independent normal log-ratios with no true difference, the
+// interval read after every round from the second: the share of sessions
+// in which it ever excluded the truth within 10, 30 and 100 looks, for the
+// fixed-n t interval (as before) and the anytime-valid sequence, and the
+// sequence's half-width relative to the t interval's at 10 and 30 rounds.
+func TestAnytimeSimulation(t *testing.T) {
+	trials := simTrials(4000)
+	rng := rand.New(rand.NewPCG(23, 29))
+	looks := []int{10, 30, 100}
+	everT, everCS := map[int]int{}, map[int]int{}
+	var w10, w30 float64
+	for range trials {
+		var logs []float64
+		missT, missCS := false, false
+		for n := 1; n <= 100; n++ {
+			logs = append(logs, 0.04*rng.NormFloat64())
+			if n < 2 {
+				continue
+			}
+			p := CompareLogs(logs[:n])
+			if p.HasCI && (p.Low > 1 || p.High < 1) {
+				missT = true
+			}
+			_, lo, hi, ok := AnytimeInterval(logs, 0.05)
+			if ok && (lo > 1 || hi < 1) {
+				missCS = true
+			}
+			if n == 10 || n == 30 {
+				ratio := math.Log(hi/lo) / math.Log(p.High/p.Low)
+				if n == 10 {
+					w10 += ratio / float64(trials)
+				} else {
+					w30 += ratio / float64(trials)
+				}
+			}
+			for _, l := range looks {
+				if n == l {
+					if missT {
+						everT[l]++
+					}
+					if missCS {
+						everCS[l]++
+					}
+				}
+			}
+		}
+	}
+	f := func(n int) float64 { return float64(n) / float64(trials) }
+	t.Log("| looks (rounds) | fixed-n t: ever excluded the truth | confidence sequence: ever excluded the truth |")
+	t.Log("|---|---|---|")
+	for _, l := range looks {
+		t.Logf("| %d | %.3f | %.3f |", l, f(everT[l]), f(everCS[l]))
+		if f(everCS[l]) > 0.05+3*math.Sqrt(0.05*0.95/float64(trials)) {
+			t.Errorf("%d looks: the confidence sequence excluded the truth in %.3f of sessions", l, f(everCS[l]))
+		}
+	}
+	t.Logf("half-width of the sequence vs the t interval: ×%.2f at 10 rounds, ×%.2f at 30", w10, w30)
+	if f(everT[30]) < 0.1 {
+		t.Errorf("the fixed-n interval watched for 30 looks erred in only %.3f: the simulation shows no problem to solve", f(everT[30]))
+	}
+}
+
+// After a restart the target starts cold. Sessions: a true +10% for the
+// restarted target, a cold start of −20% in its first round after the
+// restart and −10% in its second, log sd 0.04 per side and a shared round
+// effect of 0.02; 4 counted rounds (a short segment). Reported: the mean estimate and the
+// coverage of 1.10 when every round counts (as before) and with the
+// settling rule (Settled), and the settling rounds it spent.
+func TestSettlingSimulation(t *testing.T) {
+	trials := simTrials(4000)
+	rng := rand.New(rand.NewPCG(31, 37))
+	cold := map[int]float64{1: 0.8, 2: 0.9}
+	type tally struct {
+		est          float64
+		cover, found int
+	}
+	var all, settled tally
+	settling := 0.0
+	for range trials {
+		var first, counted, tpsSettling []float64
+		steady := false
+		for k := 1; len(counted) < 4; k++ {
+			shared := 1000 * math.Exp(0.02*rng.NormFloat64())
+			factor := 1.0
+			if f, ok := cold[k]; ok {
+				factor = f
+			}
+			base := shared * math.Exp(0.04/math.Sqrt2*rng.NormFloat64())
+			tgt := shared * 1.10 * factor * math.Exp(0.04/math.Sqrt2*rng.NormFloat64())
+			if len(first) < 4 {
+				first = append(first, math.Log(tgt/base))
+			}
+			if !steady {
+				tpsSettling = append(tpsSettling, tgt)
+				steady, _ = Settled(tpsSettling)
+				settling++
+				continue
+			}
+			counted = append(counted, math.Log(tgt/base))
+		}
+		for _, c := range []struct {
+			logs []float64
+			t    *tally
+		}{{first, &all}, {counted, &settled}} {
+			p := CompareLogs(c.logs)
+			c.t.est += (p.Ratio - 1) * 100 / float64(trials)
+			if p.Low <= 1.10 && 1.10 <= p.High {
+				c.t.cover++
+			}
+			if p.Low > 1 {
+				c.t.found++
+			}
+		}
+	}
+	f := func(n int) float64 { return float64(n) / float64(trials) }
+	t.Log("| rounds counted | mean estimate of a true +10% | coverage | +10% found (CI above 0) | settling rounds (mean) |")
+	t.Log("|---|---|---|---|---|")
+	t.Logf("| every round from the restart | %+.1f%% | %.3f | %.3f | 0 |", all.est, f(all.cover), f(all.found))
+	t.Logf("| after settling (Settled) | %+.1f%% | %.3f | %.3f | %.1f |", settled.est, f(settled.cover), f(settled.found), settling/float64(trials))
+	if f(settled.cover) < minCoverage(trials) || math.Abs(settled.est-10) > 1 {
+		t.Errorf("with settling: estimate %+.1f%%, coverage %.3f", settled.est, f(settled.cover))
+	}
+	if all.est > 7 {
+		t.Errorf("without settling: estimate %+.1f%%: the simulation shows no cold start to settle", all.est)
+	}
+}
+
+func TestSettled(t *testing.T) {
+	for _, c := range []struct {
+		tps            []float64
+		steady, capped bool
+	}{
+		{[]float64{800}, false, false},      // one slice: nothing to compare
+		{[]float64{800, 900}, false, false}, // still warming
+		{[]float64{800, 980, 1000}, true, false},
+		{[]float64{800, 900, 1000}, true, true}, // three rounds: counted from here, with a note
+		{[]float64{1000, 1030}, true, false},
+	} {
+		if steady, capped := Settled(c.tps); steady != c.steady || capped != c.capped {
+			t.Errorf("Settled(%v) = %v, %v; want %v, %v", c.tps, steady, capped, c.steady, c.capped)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/ui/chart"
 	"github.com/dbduel/dbduel/ui/text"
 	"github.com/dbduel/dbduel/ui/theme"
@@ -89,7 +90,7 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 	var lines []string
 	status := c.phase
 	if c.running {
-		status = "running"
+		status = c.runningStatus(engine.SettlingPhase)
 	}
 	if m.info.Schedule.selectable() && m.selected == i {
 		status = "▸selected · " + status
@@ -191,7 +192,7 @@ func (m *running) compactCards(cards []*card) []string {
 				what += " · " + r
 			}
 		case c.running && c.last.TS > 0:
-			status = "running"
+			status = c.runningStatus("settling")
 			iv := c.last
 			if m.info.Figures == NewOrders {
 				what = fmt.Sprintf("tpmC %s TPM %s", chart.Human(iv.TPMC), chart.Human(iv.TPM))
@@ -230,4 +231,13 @@ func (m *running) pageLines(cards []*card, avail int) []string {
 		lines = append(lines, "")
 	}
 	return lines[:min(len(lines), max(avail, 0))]
+}
+
+// runningStatus is a running card's status: "running", or settling (a
+// live target warming up after a restart: its slices are not counted).
+func (c *card) runningStatus(settling string) string {
+	if strings.Contains(c.phase, engine.SettlingPhase) {
+		return settling
+	}
+	return "running"
 }

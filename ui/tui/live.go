@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/ui/chart"
 )
 
@@ -161,7 +162,7 @@ func (m *running) liveHeader(set engine.LiveSettings) []string {
 // and the Δ% against the baseline with its CI.
 func (m *summary) segmentTable(r *result.Result) []string {
 	names := r.TargetNames()
-	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit("segments (rounds are paired only within a segment; Δ% vs "+names[0]+", 95% CI)", m.width))}
+	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit("segments, interim (rounds are paired only within a segment; geometric means of the paired rounds; Δ% vs "+names[0]+", 95% CI)", m.width))}
 	for k, s := range r.Segments {
 		line := fmt.Sprintf("%d. %s · %s · %d threads", k+1, s.WhatChanged, s.Workload, s.Threads)
 		if s.Rate > 0 {
@@ -171,22 +172,18 @@ func (m *summary) segmentTable(r *result.Result) []string {
 		out = append(out, m.wrap(line)...)
 		out = append(out, m.iterationLines(s)...)
 		for i, n := range names {
-			runs := r.InCompleteBlocks(n, s.Point)
-			if len(runs) == 0 {
+			// The same blocks and the same mean as the Δ% beside it.
+			g, rounds := stats.GeoMean(r, n, s.Point)
+			if rounds == 0 {
 				continue
 			}
-			var tps, p95 float64
-			for _, run := range runs {
-				tps += run.Summary.TPS
-				p95 += run.Summary.P95US
-			}
-			cell := fmt.Sprintf("   %s TPS %s  p95 %.2f ms", n, chart.Human(tps/float64(len(runs))), p95/float64(len(runs))/1000)
+			cell := fmt.Sprintf("   %s TPS %s  p95 %.2f ms", n, chart.Human(g.TPS), g.P95US/1000)
 			if i > 0 {
 				if c := segmentComparison(s, n, "tps"); c != nil {
-					cell += "  Δ TPS " + deltaCI(c)
+					cell += "  Δ TPS " + roundsDelta(c, stats.PrecisionTarget(r))
 				}
 				if c := segmentComparison(s, n, "p95"); c != nil {
-					cell += "  Δ p95 " + deltaCI(c)
+					cell += "  Δ p95 " + roundsDelta(c, 0)
 				}
 			}
 			out = append(out, m.style(i).Render(chart.Fit(cell, m.width)))
@@ -211,9 +208,24 @@ func (m *summary) iterationLines(s result.Segment) []string {
 		out = append(out, m.wrap(fmt.Sprintf("   %s restarted, reads back: %s", name, strings.Join(kv, " ")))...)
 	}
 	for _, c := range s.VsIteration1 {
-		out = append(out, m.wrap(fmt.Sprintf("   %s vs iteration 1: Δ TPS %s (each side against the baseline of its rounds)", c.Target, deltaCI(&c)))...)
+		out = append(out, m.wrap(fmt.Sprintf("   %s vs iteration 1, interim: Δ TPS %s (each side against the baseline of its rounds)", c.Target, roundsDelta(&c, 0)))...)
 	}
 	return out
+}
+
+// roundsDelta is a live comparison as run's finished screen reads one: no
+// interval read under 3 rounds (two give t(1), most of the axis), and,
+// for the primary metric (precision > 0), how many rounds its spread needs
+// for ±precision%.
+func roundsDelta(c *result.Comparison, precision float64) string {
+	if c.HasCI && c.N < 3 {
+		return fmt.Sprintf("%+.1f%% (%d rounds: too wide to judge)", c.DeltaPct, c.N)
+	}
+	s := deltaCI(c)
+	if precision > 0 && c.BlocksForTarget > 0 {
+		s += fmt.Sprintf(" ±%.1f%% now, about %d rounds for ±%g%%", c.HalfWidthPct, c.BlocksForTarget, precision)
+	}
+	return s
 }
 
 func segmentComparison(s result.Segment, target, metric string) *result.Comparison {

@@ -158,13 +158,17 @@ func (m *running) comparisonLines(cards []*card) []string {
 			continue
 		}
 		var parts []string
-		if nopm := m.latest.Comparison(c.name, "nopm", m.point); nopm != nil {
-			parts = append(parts, "NOPM "+deltaCI(nopm))
+		read := deltaCI
+		if m.latest.Live != nil {
+			read = anytimeDelta // watched until it looks good: a confidence sequence
 		}
-		parts = append(parts, "TPS "+deltaCI(tps))
+		if nopm := m.latest.Comparison(c.name, "nopm", m.point); nopm != nil {
+			parts = append(parts, "NOPM "+read(nopm))
+		}
+		parts = append(parts, "TPS "+read(tps))
 		for _, k := range []string{"qps", "p95"} {
 			if cmp := m.latest.Comparison(c.name, k, m.point); cmp != nil {
-				parts = append(parts, map[string]string{"qps": "QPS", "p95": "p95"}[k]+" "+deltaCI(cmp))
+				parts = append(parts, map[string]string{"qps": "QPS", "p95": "p95"}[k]+" "+read(cmp))
 			}
 		}
 		line := head
@@ -184,6 +188,19 @@ func (m *running) comparisonLines(cards []*card) []string {
 		out = append(out, m.style(i+1).Render(line))
 	}
 	return out
+}
+
+// anytimeDelta is "−53.6% anytime [−70.1, −25.2]": live's running Δ% with
+// its confidence sequence, valid however often the screen is read; the
+// fixed-n CI until the sequence is bounded.
+func anytimeDelta(c *result.Comparison) string {
+	if a := c.Anytime; a != nil {
+		return fmt.Sprintf("%+.1f%% anytime [%+.1f, %+.1f]", c.DeltaPct, a.LowPct, a.HighPct)
+	}
+	if c.HasCI {
+		return fmt.Sprintf("%+.1f%% (%d rounds: no anytime interval yet)", c.DeltaPct, c.N)
+	}
+	return deltaCI(c)
 }
 
 // deltaCI is "−53.6% [−61.5, −44.0]", or "−53.6% (1 block, no CI)".
