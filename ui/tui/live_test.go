@@ -81,6 +81,8 @@ func TestLiveKeysDriveTheEngine(t *testing.T) {
 	// A round's header is rendered anew each round (an unchanged line is
 	// not written again: wait for what must change).
 	waitFor("round 9")
+	// The running Δ% is watched: it carries its confidence sequence.
+	waitFor(" anytime [")
 	tm.Send(tea.KeyMsg{Type: tea.KeySpace})
 	waitFor("PAUSED")
 	time.Sleep(600 * time.Millisecond) // the round under way ends (two slices of 0.2 s)
@@ -90,7 +92,9 @@ func TestLiveKeysDriveTheEngine(t *testing.T) {
 		t.Errorf("paused, yet %d events ran", after-before)
 	}
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
-	waitFor("session ended")
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return strings.Contains(string(b), "session ended") && strings.Contains(string(b), "segments, interim")
+	}, teatest.WithDuration(10*time.Second))
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	r := tm.FinalModel(t).(*Model).Result()
@@ -234,4 +238,20 @@ func (f *fakeControl) Respec(name, spec string) error {
 func (f *fakeControl) ExportScenario(*result.Result) (string, error) {
 	f.calls++
 	return "", nil
+}
+
+// The live finished screen reads a comparison as run's does: no interval
+// read under 3 rounds, and the rounds the primary metric's spread needs.
+func TestRoundsDeltaReadsLikeRun(t *testing.T) {
+	two := &result.Comparison{HasCI: true, N: 2, DeltaPct: -12, CILowPct: -81, CIHighPct: 139}
+	if got := roundsDelta(two, 5); got != "-12.0% (2 rounds: too wide to judge)" || strings.Contains(got, "139") {
+		t.Fatalf("2 rounds: %q", got)
+	}
+	five := &result.Comparison{HasCI: true, N: 5, DeltaPct: -3, CILowPct: -9, CIHighPct: 3.2, HalfWidthPct: 6.2, BlocksForTarget: 8}
+	if got := roundsDelta(five, 5); got != "-3.0% [-9.0, +3.2] ±6.2% now, about 8 rounds for ±5%" {
+		t.Fatalf("5 rounds: %q", got)
+	}
+	if got := anytimeDelta(&result.Comparison{HasCI: true, N: 4, DeltaPct: -3, Anytime: &result.Anytime{LowPct: -15, HighPct: 10}}); got != "-3.0% anytime [-15.0, +10.0]" {
+		t.Fatalf("anytime: %q", got)
+	}
 }
