@@ -169,7 +169,13 @@ func (m *summary) segmentTable(r *result.Result) []string {
 			line += fmt.Sprintf(" · rate %.0f/s", s.Rate)
 		}
 		line += fmt.Sprintf(" · %d round(s)", s.Rounds)
+		if s.SettlingRounds > 0 {
+			line += fmt.Sprintf(" after %d settling round(s) not counted", s.SettlingRounds)
+		}
 		out = append(out, m.wrap(line)...)
+		if s.SettleNote != "" {
+			out = append(out, m.wrap("   "+s.SettleNote)...)
+		}
 		out = append(out, m.iterationLines(s)...)
 		for i, n := range names {
 			// The same blocks and the same mean as the Δ% beside it.
