@@ -60,3 +60,38 @@ func TestParseList(t *testing.T) {
 		}
 	}
 }
+
+// Williams rows: each row holds each treatment once, and over the rows
+// every ordered pair (a then b) is adjacent equally often.
+func TestWilliamsRowsBalanceCarryOver(t *testing.T) {
+	for k := 1; k <= 7; k++ {
+		rows := WilliamsRows(k)
+		adj := map[[2]int]int{}
+		for _, row := range rows {
+			seen := map[int]bool{}
+			for j, x := range row {
+				if x < 0 || x >= k || seen[x] {
+					t.Fatalf("k=%d: row %v", k, row)
+				}
+				seen[x] = true
+				if j > 0 {
+					adj[[2]int{row[j-1], x}]++
+				}
+			}
+		}
+		want := -1
+		for a := range k {
+			for b := range k {
+				if a == b {
+					continue
+				}
+				if want < 0 {
+					want = adj[[2]int{a, b}]
+				}
+				if adj[[2]int{a, b}] != want || want == 0 {
+					t.Fatalf("k=%d: %d→%d adjacent %d times, others %d (rows %v)", k, a, b, adj[[2]int{a, b}], want, rows)
+				}
+			}
+		}
+	}
+}

@@ -434,6 +434,10 @@ type Comparison struct {
 	Interval *IntervalRule `json:"interval,omitempty"`
 	SELog    float64       `json:"se_log,omitempty"`
 	PValue   float64       `json:"p_value,omitempty"`
+	// CarryOver is dbduel live's order effect: the ratio in rounds where
+	// the target ran before the baseline against those where it ran after
+	// (≠ 0: one slice carries over into the next).
+	CarryOver *CarryOver `json:"carry_over,omitempty"`
 	// Anytime is dbduel live's running interval: a confidence sequence,
 	// valid however often it is read (the fixed-n CI above is not).
 	Anytime *Anytime `json:"anytime,omitempty"`
@@ -441,6 +445,13 @@ type Comparison struct {
 	// verdict word (primary comparisons with an interval and 3 blocks or
 	// more, A/A rows left out).
 	Family *Family `json:"family,omitempty"`
+}
+
+// CarryOver is a live comparison's order effect (Comparison.CarryOver).
+type CarryOver struct {
+	DeltaPct  float64 `json:"delta_pct"`
+	CILowPct  float64 `json:"ci_low_pct"`
+	CIHighPct float64 `json:"ci_high_pct"`
 }
 
 // Anytime is an anytime-valid confidence sequence's interval (Comparison.Anytime).

@@ -72,6 +72,7 @@ func Analyze(r *result.Result) {
 		r.Comparisons = append(r.Comparisons, sc.finish(r))
 	}
 	checkAA(r)
+	noteCarryOver(r)
 	noteNoisyIntervals(r)
 	steinShortfall(r)
 	for i := range r.Segments {
