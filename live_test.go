@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/targets/ledger"
 )
@@ -116,7 +117,8 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	waitScreen(t, screen, "SPEC of docker:", 10*time.Second)
 	keys("C-u", dockerSpec+",memory=1g", "Enter")
 	waitScreen(t, screen, "segment 4", 60*time.Second)
-	waitRounds(t, screen, 4, 2, 90*time.Second)
+	// A restart: up to 3 settling rounds, then whole rounds counted.
+	waitRounds(t, screen, 4, stats.MaxSettlingRounds+2, 120*time.Second)
 	// A key that needs a new container: host networking (the tables are
 	// prepared again in it).
 	keys("Enter")
@@ -129,7 +131,7 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	if strings.Contains(screen(), "live-secret-42") {
 		t.Errorf("the secret is on screen:\n%s", screen())
 	}
-	waitRounds(t, screen, 5, 2, 120*time.Second) // a whole round of the fifth segment
+	waitRounds(t, screen, 5, stats.MaxSettlingRounds+2, 150*time.Second) // past settling, a whole round of the fifth segment
 	keys("q")
 	waitScreen(t, screen, "session ended", 60*time.Second)
 	keys("q")
@@ -156,7 +158,8 @@ func TestLiveWatchRestartsTheContainerWithTheEditedCnf(t *testing.T) {
 	if th := r.Segments[2]; th.WhatChanged != "threads 1→2" || th.Threads != 2 || th.Iteration != 2 {
 		t.Errorf("the threads' segment: %+v", th)
 	}
-	if sp := r.Segments[3]; sp.WhatChanged != "iteration 3: docker memory=none→1g" || sp.ReadBack["docker"]["memory_limit_bytes"] != "1073741824" || sp.Rounds < 1 {
+	if sp := r.Segments[3]; sp.WhatChanged != "iteration 3: docker memory=none→1g" || sp.ReadBack["docker"]["memory_limit_bytes"] != "1073741824" || sp.Rounds < 1 ||
+		sp.SettlingRounds < 1 || sp.SettlingRounds > stats.MaxSettlingRounds {
 		t.Errorf("the SPEC's segment: %+v", sp)
 	}
 	if bytes.Contains(data, []byte("live-secret-42")) {

@@ -29,6 +29,12 @@ func simTrials(full int) int {
 	return full
 }
 
+// simRun is one complete simulated run of tps (QPS the same).
+func simRun(target string, point, block int, tps float64) result.Run {
+	return result.Run{Target: target, Point: point, Block: block, Complete: true,
+		Summary: result.Summary{Figures: result.Figures{TPS: tps, QPS: tps}, AvgUS: 1e6 / tps}}
+}
+
 // simPlan makes a result of blocks×targets, each target's TPS a shared
 // block effect times its true ratio times its own noise (log sd per side).
 func simPlan(rng *rand.Rand, blocks int, ratios map[string]float64, names []string, sd float64) *result.Result {
@@ -40,8 +46,7 @@ func simPlan(rng *rand.Rand, blocks int, ratios map[string]float64, names []stri
 		block := 1000 * math.Exp(0.1*rng.NormFloat64())
 		for _, n := range names {
 			tps := block * ratios[n] * math.Exp(sd/math.Sqrt2*rng.NormFloat64())
-			r.Runs = append(r.Runs, result.Run{Target: n, Block: b, Complete: true,
-				Summary: result.Summary{Figures: result.Figures{TPS: tps, QPS: tps}, AvgUS: 1e6 / tps}})
+			r.Runs = append(r.Runs, simRun(n, 0, b, tps))
 		}
 	}
 	return r
@@ -216,8 +221,7 @@ func driftPlan(rng *rand.Rand, blocks int, ratios map[string]float64, names []st
 				e = state[n]
 			}
 			tps := block * ratios[n] * math.Exp(sd/math.Sqrt2*e)
-			r.Runs = append(r.Runs, result.Run{Target: n, Block: b, Complete: true,
-				Summary: result.Summary{Figures: result.Figures{TPS: tps, QPS: tps}, AvgUS: 1e6 / tps}})
+			r.Runs = append(r.Runs, simRun(n, 0, b, tps))
 		}
 	}
 	return r
@@ -312,8 +316,7 @@ func sweepPlan(rng *rand.Rand, points, blocks int, names []string, sd float64, e
 					ratio = e
 				}
 				tps := block * ratio * math.Exp(sd/math.Sqrt2*rng.NormFloat64())
-				r.Runs = append(r.Runs, result.Run{Target: n, Point: p, Block: b, Complete: true,
-					Summary: result.Summary{Figures: result.Figures{TPS: tps, QPS: tps}, AvgUS: 1e6 / tps}})
+				r.Runs = append(r.Runs, simRun(n, p, b, tps))
 			}
 		}
 	}
@@ -684,8 +687,7 @@ func TestCarryOverSimulation(t *testing.T) {
 						tps *= 0.95
 					}
 					prev = name
-					r.Runs = append(r.Runs, result.Run{Target: name, Block: b, Complete: true,
-						Summary: result.Summary{Figures: result.Figures{TPS: tps, QPS: tps}, AvgUS: 1e6 / tps}})
+					r.Runs = append(r.Runs, simRun(name, 0, b, tps))
 				}
 			}
 			Analyze(r)
