@@ -106,10 +106,10 @@ func (ls *liveSchedule) next(ctx context.Context) (step, bool, error) {
 }
 
 // nextOrder is the next round's order: the next Williams row over the
-// targets taking part, so that over the rounds each follows each other
-// equally often (a shuffle per round left a native slice after the
-// container's in 3 of 4 of its slices, counting across rounds, and so
-// biased by what one leaves to the next).
+// targets taking part, so that within the rounds each follows each other
+// equally often (with two targets a shuffle per round left the baseline
+// after the other in 3 of 4 of its slices, counting across rounds; the
+// rows make it half).
 func (ls *liveSchedule) nextOrder() []string {
 	var members []string
 	for _, t := range ls.c.targets {

@@ -14,9 +14,11 @@ import (
 // ran after (ratio of geometric means, Welch t on the logs). With no
 // carry-over from one slice to the next it is 1. A carry-over onto one
 // side (the baseline's slices slower after the target's) moves the ratio
-// in the rounds where that happens; balanced rounds (Williams rows) make
-// them half of the rounds, so the estimate is off by about half the order
-// effect, not by three quarters of it as with a shuffle per round.
+// in the rounds where that happens. With two targets, balanced rounds
+// (Williams rows) make them half of the rounds, and a one-way carry-over
+// biases the estimate by half the order effect (a shuffle: three
+// quarters); with more targets, or carry-overs of opposite signs, the
+// order effect is a warning, not a measure of the bias.
 func orderEffect(r *result.Result, target, baseline string, point int) (Paired, bool) {
 	if r.Live == nil {
 		return Paired{}, false
@@ -77,7 +79,7 @@ func noteCarryOver(r *result.Result) {
 		co := &result.CarryOver{DeltaPct: (p.Ratio - 1) * 100, CILowPct: (p.Low - 1) * 100, CIHighPct: (p.High - 1) * 100}
 		r.Comparisons[i].CarryOver = co
 		if co.CILowPct > 0 || co.CIHighPct < 0 {
-			r.Comparisons[i].Verdict += fmt.Sprintf("; order effect: the ratio is %+.1f%% [%+.1f%%, %+.1f%%] when %s runs before %s in a round: one slice carries over into the next, and the estimate may be off by up to half of it",
+			r.Comparisons[i].Verdict += fmt.Sprintf("; order effect: the ratio is %+.1f%% [%+.1f%%, %+.1f%%] when %s runs before %s in a round: one slice carries over into the next, and the estimate is biased by it (longer slices or --settle)",
 				co.DeltaPct, co.CILowPct, co.CIHighPct, c.Target, c.Baseline)
 		}
 	}

@@ -19,8 +19,9 @@ const (
 
 // Settled says whether a restarted target whose settling slices gave tps
 // (in order, one per settling round so far) is steady: the last two
-// within SettleTolerance of each other (so at least one round settles:
-// two slices are needed), or MaxSettlingRounds spent (capped).
+// within SettleTolerance of each other (so at least two rounds settle:
+// two slices are needed), or MaxSettlingRounds spent (capped). A warm-up
+// gaining less than about SettleTolerance a round passes as steady.
 func Settled(tps []float64) (steady, capped bool) {
 	n := len(tps)
 	if n >= 2 && tps[n-1] > 0 && tps[n-2] > 0 && math.Abs(math.Log(tps[n-1]/tps[n-2])) <= math.Log1p(SettleTolerance) {
