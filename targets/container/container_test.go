@@ -337,3 +337,18 @@ func TestNetworkDisconnected(t *testing.T) {
 		t.Fatal("wrong reading of the container's networks")
 	}
 }
+
+// client=here is the default written out (every result reports
+// client_placement: here): accepted, for Docker and Podman alike, and the
+// same as no client= at all.
+func TestClientHereIsTheDefault(t *testing.T) {
+	for _, spec := range []string{"img,client=here", "img,engine=podman,client=here"} {
+		o, err := ParseSpec(spec)
+		if err != nil || o.Client != "" {
+			t.Fatalf("%s: %+v %v", spec, o.Client, err)
+		}
+	}
+	if _, err := ParseSpec("img,client=there"); err == nil || !strings.Contains(err.Error(), "want here") {
+		t.Fatalf("client=there: %v", err)
+	}
+}

@@ -129,10 +129,14 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Protocol = v
 		case "client":
-			if v != "netns" && v != "beside" {
-				return bad("client=%q: want netns (the client in the container's network namespace) or beside (in a container of its own on the engine's host network)", v)
+			switch v {
+			case "here":
+				o.Client = "" // the default written out: the client in dbduel, here
+			case "netns", "beside":
+				o.Client = v
+			default:
+				return bad("client=%q: want here (the default: the client in dbduel), netns (in the container's network namespace) or beside (in a container of its own on the engine's host network)", v)
 			}
-			o.Client = v
 		case "seccomp":
 			if v != "unconfined" {
 				return bad("seccomp=%q: want unconfined (Docker's default profile applies without the key)", v)
