@@ -74,3 +74,12 @@ func (m *common) exportPath() string {
 	}
 	return "dbduel-<date>-<time>.json in this directory"
 }
+
+// notePrefix leads the header with the note ("replay of a run measured …")
+// so that every width shows it: a replay must say it is one.
+func (i Info) notePrefix() string {
+	if i.Note == "" {
+		return ""
+	}
+	return i.Note + " · "
+}

@@ -338,3 +338,33 @@ func TestExplainWaterfallLive(t *testing.T) {
 		t.Errorf("ten rungs at 80×24:\n%s", v)
 	}
 }
+
+// A replay says it is one at every size: the note leads the header,
+// running and finished, from 80 columns up.
+func TestReplaySaysSoAtEverySize(t *testing.T) {
+	for _, w := range []int{80, 100, 200} {
+		m := modelOf(2)
+		m.info.Note = "replay of a run measured 2026-12-04 19:21"
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+		feedAll(m, 2)
+		first := func() string { return strings.SplitN(screen(m), "\n", 2)[0] }
+		if !strings.HasPrefix(first(), "replay of a run measured 2026-12-04 19:21 · dbduel") {
+			t.Fatalf("%d columns, running: %q", w, first())
+		}
+		finish(m, 2)
+		if !strings.HasPrefix(first(), "replay of a run measured 2026-12-04 19:21 · dbduel") {
+			t.Fatalf("%d columns, finished: %q", w, first())
+		}
+	}
+}
+
+// A live session that switched workloads names them all in its title.
+func TestFinishedTitleNamesEveryWorkload(t *testing.T) {
+	r := &result.Result{Segments: []result.Segment{{Workload: "oltp_read_only"}, {Workload: "oltp_read_write"}, {Workload: "oltp_read_only"}}}
+	if got := workloadsOf(r, "oltp_read_only"); got != "oltp_read_only, oltp_read_write" {
+		t.Fatalf("workloads %q", got)
+	}
+	if got := workloadsOf(&result.Result{}, "cpu"); got != "cpu" {
+		t.Fatalf("no segments: %q", got)
+	}
+}

@@ -255,3 +255,17 @@ func TestRoundsDeltaReadsLikeRun(t *testing.T) {
 		t.Fatalf("anytime: %q", got)
 	}
 }
+
+// A wrapped indented line keeps its indent on every line it wraps to.
+func TestWrapKeepsTheIndent(t *testing.T) {
+	m := &common{width: 40}
+	got := m.wrap("   c vs iteration 1, interim: Δ TPS +20.5% [+8.3, +34.2] (each side against the baseline of its rounds)")
+	if len(got) < 3 {
+		t.Fatalf("not wrapped: %q", got)
+	}
+	for _, l := range got {
+		if !strings.HasPrefix(l, "   ") || strings.HasPrefix(l, "    ") || len([]rune(l)) > 40 {
+			t.Fatalf("line %q of %q", l, got)
+		}
+	}
+}

@@ -98,10 +98,7 @@ func (m *running) planHeader() []string {
 	if m.info.Data != "" {
 		data = m.info.Data
 	}
-	if m.info.Note != "" {
-		paused += " · " + m.info.Note
-	}
-	line1 := chart.Fit(fmt.Sprintf("dbduel · %s · %s · %s%s · %s%s", m.info.Workload, data, threads, rate, m.phase, paused), m.width)
+	line1 := chart.Fit(m.info.notePrefix()+fmt.Sprintf("dbduel · %s · %s · %s%s · %s%s", m.info.Workload, data, threads, rate, m.phase, paused), m.width)
 	line2 := fmt.Sprintf("elapsed %s · runs %d/%d · planned run time %s · %s",
 		elapsed, m.runsDone, runs, time.Duration(runs)*m.info.RunTime, m.etaText())
 	if barW := min(30, m.width-lipgloss.Width(line2)-3); barW >= 8 {

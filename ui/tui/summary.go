@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -59,7 +60,7 @@ func (m *summary) view() []string {
 	if m.res != nil && m.res.Complete {
 		state = m.info.Schedule.ended(m.res)
 	}
-	title := lipgloss.NewStyle().Bold(true).Render(chart.Fit("dbduel · "+m.info.Workload+" · "+state, m.width))
+	title := lipgloss.NewStyle().Bold(true).Render(chart.Fit(m.info.notePrefix()+"dbduel · "+workloadsOf(m.res, m.info.Workload)+" · "+state, m.width))
 	body := m.summaryBody()
 	footer := m.footer()
 	room := m.summaryRoom()
@@ -292,7 +293,16 @@ func (m *common) wrap(s string) []string {
 			out = append(out, l)
 			continue
 		}
-		out = append(out, chart.Wrap(l, m.width)...)
+		// An indented line keeps its indent on every line it wraps to
+		// (a "vs iteration 1" line under its segment started at column 0).
+		body := strings.TrimLeft(l, " ")
+		indent := l[:len(l)-len(body)]
+		if len(indent) >= m.width/2 {
+			indent, body = "", l
+		}
+		for _, w := range chart.Wrap(body, m.width-len(indent)) {
+			out = append(out, indent+w)
+		}
 	}
 	return out
 }
@@ -357,4 +367,22 @@ func (m *summary) planPanel(r *result.Result, names []string) []string {
 		out = append(out, m.style(i).Render(l))
 	}
 	return append(out, "")
+}
+
+// workloadsOf names every workload a result ran, in the order they came
+// (a live session's `w` switches among them), or first when none is known.
+func workloadsOf(r *result.Result, first string) string {
+	if r == nil || len(r.Segments) == 0 {
+		return first
+	}
+	var names []string
+	for _, s := range r.Segments {
+		if s.Workload != "" && !slices.Contains(names, s.Workload) {
+			names = append(names, s.Workload)
+		}
+	}
+	if len(names) == 0 {
+		return first
+	}
+	return strings.Join(names, ", ")
 }
