@@ -150,7 +150,7 @@ func pickPrinter(o *commonOptions, stdout io.Writer, rc *runConfig) text.Printer
 	case "json":
 		return &text.JSONPrinter{W: stdout}
 	}
-	return &text.PlainPrinter{W: stdout}
+	return &text.PlainPrinter{W: stdout, System: text.IsSystemWorkload(rc.workload.Name())}
 }
 
 func isTerminal(w io.Writer) bool {

@@ -16,6 +16,9 @@ import (
 // the target's name, then a table of runs and the comparison.
 type PlainPrinter struct {
 	W io.Writer
+	// System: the workload is cpu, memory or fileio, which count events
+	// (and MiB/s), run no queries and have no server: every line says so.
+	System bool
 }
 
 func (p *PlainPrinter) Event(e engine.Event) {
@@ -38,13 +41,24 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		if iv.ServiceP95US > 0 || iv.QueueLen > 0 {
 			queue = fmt.Sprintf("  queue %d  conc %d  svc p95 %.2f ms", iv.QueueLen, iv.Concurrency, iv.ServiceP95US/1000)
 		}
+		if p.System {
+			fmt.Fprintf(p.W, "[%4.0fs] %-12s events/s %9.2f  MiB/s %8.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f%s%s%s\n",
+				iv.TS, e.Target, iv.TPS, iv.ReadMiBPerS+iv.WrittenMiBPerS, iv.P95US/1000, iv.P99US/1000,
+				perSec(iv.Errors, iv), queue, SystemTelemetry(iv)+Noise(iv), warm)
+			return
+		}
 		fmt.Fprintf(p.W, "[%4.0fs] %-12s tps %9.2f  qps %10.2f  p95 %8.2f ms  p99 %8.2f ms  err/s %.2f  reconn/s %.2f%s%s%s\n",
 			iv.TS, e.Target, iv.TPS, iv.QPS, iv.P95US/1000, iv.P99US/1000,
 			perSec(iv.Errors, iv), perSec(iv.Reconnects, iv), queue+transfer(iv)+tpcc(iv), Telemetry(iv)+Noise(iv), warm)
 	case engine.EventRunDone:
 		s := e.Run.Summary
-		fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
-			e.Target, e.Index, s.Events, s.Queries, s.DurationS, s.TPS, s.QPS, s.AvgUS/1000, s.P95US/1000)
+		if p.System {
+			fmt.Fprintf(p.W, "   %s run %d: %d events in %.2fs: events/s %.2f, MiB/s %.2f, avg %.2f ms, p95 %.2f ms\n",
+				e.Target, e.Index, s.Events, s.DurationS, s.TPS, s.ReadMiBPerS+s.WrittenMiBPerS, s.AvgUS/1000, s.P95US/1000)
+		} else {
+			fmt.Fprintf(p.W, "   %s run %d: %d events, %d queries in %.2fs: tps %.2f, qps %.2f, avg %.2f ms, p95 %.2f ms\n",
+				e.Target, e.Index, s.Events, s.Queries, s.DurationS, s.TPS, s.QPS, s.AvgUS/1000, s.P95US/1000)
+		}
 		if s.ServiceAvgUS > 0 {
 			fmt.Fprintf(p.W, "   open loop: latency includes queue wait; service time avg %.2f ms, p95 %.2f ms; threads woke %.0f µs late on average\n",
 				s.ServiceAvgUS/1000, s.ServiceP95US/1000, s.WakeLateAvgUS)
@@ -63,7 +77,9 @@ func (p *PlainPrinter) Event(e engine.Event) {
 		if len(s.Types) > 0 {
 			fmt.Fprintf(p.W, "   per transaction: %s\n", TypeLine(s.Types))
 		}
-		if h := e.Run.Honesty; h != nil && h.Note != "" && h.Counter == "" {
+		if h := e.Run.Honesty; p.System && (h == nil || h.Counter == "") {
+			// No server, no counter to hold dbduel's count against.
+		} else if h != nil && h.Note != "" && h.Counter == "" {
 			fmt.Fprintf(p.W, "   server counter: %s\n", h.Note)
 		} else if h != nil {
 			unit := h.Unit
@@ -170,7 +186,7 @@ func columns(r *result.Result) []column {
 	ms := func(v float64) string { return fmt.Sprintf("%.2f", v/1000) }
 	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
 	lat := []column{{"avg ms", func(s result.Summary) string { return ms(s.AvgUS) }, "avg"}, {"p95 ms", func(s result.Summary) string { return ms(s.P95US) }, "p95"}}
-	if isSystemWorkload(r.Workload.Name) {
+	if IsSystemWorkload(r.Workload.Name) {
 		return append([]column{
 			{"events", func(s result.Summary) string { return fmt.Sprint(s.Events) }, ""},
 			{"events/s", func(s result.Summary) string { return f2(s.TPS) }, "tps"},
@@ -184,8 +200,9 @@ func columns(r *result.Result) []column {
 	}, lat...)
 }
 
-// isSystemWorkload: cpu, memory and fileio count events and bytes, not queries.
-func isSystemWorkload(name string) bool { return name == "cpu" || name == "memory" || name == "fileio" }
+// IsSystemWorkload says name is cpu, memory or fileio: they count events
+// and bytes, not queries, and run no server.
+func IsSystemWorkload(name string) bool { return name == "cpu" || name == "memory" || name == "fileio" }
 
 // row prints one table line: target, label, then the columns' cells.
 func row(b *strings.Builder, name, label string, cells []string) {
@@ -363,6 +380,15 @@ func Noise(iv result.Interval) string {
 }
 
 // Telemetry is an interval's resource figures in a few words ("" if none).
+// SystemTelemetry is Telemetry for cpu, memory and fileio: no server runs,
+// so the CPU read is the benchmark's own (its threads in dbduel or the agent).
+func SystemTelemetry(iv result.Interval) string {
+	if v, ok := iv.Telemetry[result.TelServerCPUCores].(float64); ok {
+		return fmt.Sprintf("  benchmark cpu %.2f", v)
+	}
+	return ""
+}
+
 func Telemetry(iv result.Interval) string {
 	out := ""
 	if v, ok := iv.Telemetry[result.TelServerCPUCores].(float64); ok {

@@ -200,3 +200,26 @@ func TestRunTableSaysTheFamily(t *testing.T) {
 		t.Fatalf("one comparison has no family line:\n%s", table)
 	}
 }
+
+// cpu, memory and fileio speak their own units on every line: events/s and
+// MiB/s, no queries, and the CPU read is the benchmark's own.
+func TestSystemWorkloadLinesSpeakEvents(t *testing.T) {
+	var b strings.Builder
+	p := &PlainPrinter{W: &b, System: true}
+	iv := result.Interval{TS: 1, SpanS: 1, Figures: result.Figures{Events: 3954, TPS: 3954.94, P95US: 300, P99US: 400},
+		Telemetry: map[string]any{result.TelServerCPUCores: 1.01}}
+	p.Event(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: iv})
+	run := result.Run{Index: 1, Summary: result.Summary{DurationS: 2.01, Figures: result.Figures{Events: 7901, TPS: 3932.65, P95US: 300}, AvgUS: 250}}
+	p.Event(engine.Event{Kind: engine.EventRunDone, Target: "native", Index: 1, Run: &run})
+	out := b.String()
+	for _, want := range []string{"events/s   3954.94  MiB/s     0.00", "benchmark cpu 1.01", "native run 1: 7901 events in 2.01s: events/s 3932.65, MiB/s 0.00"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	for _, never := range []string{"qps", "queries", "tps", "server cpu"} {
+		if strings.Contains(out, never) {
+			t.Errorf("says %q:\n%s", never, out)
+		}
+	}
+}

@@ -133,10 +133,18 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 		}
 		if c.cumSeconds > 0 {
 			so := m.info.Schedule.stretch()
-			lines = append(lines, fmt.Sprintf("%s so far: TPS %s QPS %s", so, chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
+			if text.IsSystemWorkload(m.info.Workload) {
+				lines = append(lines, fmt.Sprintf("%s so far: events/s %s", so, chart.Human(float64(c.cumEvents)/c.cumSeconds)))
+			} else {
+				lines = append(lines, fmt.Sprintf("%s so far: TPS %s QPS %s", so, chart.Human(float64(c.cumEvents)/c.cumSeconds), chart.Human(float64(c.cumQueries)/c.cumSeconds)))
+			}
 		}
 		lines = append(lines, fmt.Sprintf("err/s %.2f  reconn/s %.2f", errs, reconn))
-		if tel := strings.TrimSpace(text.Telemetry(iv)); tel != "" {
+		telemetry := text.Telemetry
+		if text.IsSystemWorkload(m.info.Workload) {
+			telemetry = text.SystemTelemetry // no server: the benchmark's own CPU
+		}
+		if tel := strings.TrimSpace(telemetry(iv)); tel != "" {
 			lines = append(lines, tel)
 		}
 	case c.lastRun != nil:
