@@ -20,16 +20,21 @@ import (
 
 func newReplayCmd(st *State) *cobra.Command {
 	var speed float64
+	var castPath, size string
 	cmd := &cobra.Command{
-		Use:   "replay FILE.json [--speed 10]",
+		Use:   "replay FILE.json [--speed 10] [--cast FILE.cast --size 100x30]",
 		Short: "Play a saved result back in the terminal UI, from its intervals, ending on its finished screen",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if speed <= 0 {
 				return usageErr("--speed must be positive (10 plays ten times faster than measured)")
 			}
-			if !isTerminal(st.Stdout) {
-				return usageErr("dbduel replay plays in a terminal; without one, dbduel report %s --format md prints the result", args[0])
+			w, h, err := parseSize(size)
+			if err != nil {
+				return err
+			}
+			if castPath == "" && !isTerminal(st.Stdout) {
+				return usageErr("dbduel replay plays in a terminal; without one, dbduel report %s --format md prints the result, or --cast FILE records the replay", args[0])
 			}
 			r, err := readResult(args[0])
 			if err != nil {
@@ -39,10 +44,19 @@ func newReplayCmd(st *State) *cobra.Command {
 				return usageErr("%s holds no runs to replay", args[0])
 			}
 			cause.Annotate(r)
+			if castPath != "" {
+				if err := replayToCast(cmd.Context(), r, speed, castPath, w, h); err != nil {
+					return err
+				}
+				fmt.Fprintf(st.Stderr, "dbduel: wrote %s (asciicast v2, %dx%d: asciinema play %s)\n", castPath, w, h, castPath)
+				return nil
+			}
 			return replay(cmd.Context(), st, r, speed)
 		},
 	}
 	cmd.Flags().Float64Var(&speed, "speed", 10, "`FACTOR` faster than the run was measured (1: as it happened)")
+	cmd.Flags().StringVar(&castPath, "cast", "", "record the replay as an asciicast v2 `FILE` (asciinema plays it; agg or svg-term turn it into a GIF or SVG) instead of playing it here")
+	cmd.Flags().StringVar(&size, "size", "100x30", "with --cast: the recorded terminal's `COLUMNSxLINES`")
 	return cmd
 }
 

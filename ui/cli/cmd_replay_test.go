@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +80,51 @@ func TestReplayNeedsATerminal(t *testing.T) {
 	_, stderr, code := runCLI(t, "replay", "x.json")
 	if code != exitUsage || !strings.Contains(stderr, "dbduel report x.json") {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// replay --cast records the replay as asciicast v2: a header with the
+// terminal's size, output events whose times never go back, the replay's
+// note on screen, and the finished screen's verdict at the end; no
+// terminal is needed, and a bad --size is one line, exit 2.
+func TestReplayCastIsAsciicastV2(t *testing.T) {
+	path := writeResult(t, map[string][]float64{"native": {1000, 1010, 990}, "container": {500, 510, 490}}, 100)
+	out := filepath.Join(t.TempDir(), "demo.cast")
+	_, stderr, code := runCLI(t, "replay", path, "--cast", out, "--size", "80x24", "--speed", "100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var h struct {
+		Version, Width, Height int
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &h); err != nil || h.Version != 2 || h.Width != 80 || h.Height != 24 {
+		t.Fatalf("header %q: %+v %v", lines[0], h, err)
+	}
+	last, all, finished := -1.0, "", ""
+	for _, l := range lines[1:] {
+		var ev []any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || len(ev) != 3 || ev[1] != "o" {
+			t.Fatalf("event %q: %v", l, err)
+		}
+		at, _ := ev[0].(float64)
+		if at < last {
+			t.Fatalf("time went back: %v after %v", at, last)
+		}
+		last = at
+		all += ev[2].(string)
+		if s := ev[2].(string); strings.Contains(s, "finished") {
+			finished = s
+		}
+	}
+	if !strings.Contains(all, "replay of a run measured") || !strings.Contains(finished, "verdict: container is slower by 50.0%") {
+		t.Fatalf("the cast lacks the note or ends without the verdict:\n%q", finished)
+	}
+	if _, stderr, code := runCLI(t, "replay", path, "--cast", out, "--size", "60x10"); code != exitUsage || !strings.Contains(stderr, "invalid --size") {
+		t.Fatalf("--size 60x10: exit %d %s", code, stderr)
 	}
 }
