@@ -14,7 +14,7 @@ import (
 
 // The simulations behind docs/measurement.md's "Simulations" section: each
 // logs its table (go test -v -run Simulation ./engine/stats) and fails if
-// a rule stops holding. Under -short they run fewer plans.
+// a rule stops holding. Under -short or -race they run fewer plans.
 
 // minCoverage is the least coverage a 95% interval may show in a
 // simulation of trials plans: 0.95 less three standard errors.
@@ -22,8 +22,11 @@ func minCoverage(trials int) float64 {
 	return 0.95 - 3*math.Sqrt(0.95*0.05/float64(trials))
 }
 
+// Under -short, or the race detector (CI's run, where they would take
+// minutes of a shared machine), they run a fifth of the plans; the tables
+// in docs/measurement.md are from full runs (go test -v -run Simulation).
 func simTrials(full int) int {
-	if testing.Short() {
+	if testing.Short() || raceDetector {
 		return full / 5
 	}
 	return full
