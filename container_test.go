@@ -397,7 +397,7 @@ func TestClosedStdoutStopsAndLeavesNothing(t *testing.T) {
 	buf := make([]byte, 4096)
 	var seen strings.Builder
 	deadline := time.Now().Add(120 * time.Second)
-	for !strings.Contains(seen.String(), "tps") && time.Now().Before(deadline) {
+	for !intervalPrinted(seen.String()) && time.Now().Before(deadline) {
 		n, err := stdout.Read(buf)
 		seen.Write(buf[:n])
 		if err != nil {
@@ -473,7 +473,7 @@ func TestCleanLeavesRunsInProgressAlone(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && !strings.Contains(stdout.String(), "tps") {
+	for time.Now().Before(deadline) && !intervalPrinted(stdout.String()) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	out, _, code := dbduel(t, "clean")
@@ -520,7 +520,7 @@ func startTarget(t *testing.T, runID, workload, spec string, flags ...string) *r
 	bg.dc = dc
 	inContainer := strings.HasPrefix(spec, "docker:")
 	deadline := time.Now().Add(120 * time.Second)
-	for !strings.Contains(bg.stdout.String(), "tps") || inContainer && !containerRunning(t, dc, bg.runID) {
+	for !intervalPrinted(bg.stdout.String()) || inContainer && !containerRunning(t, dc, bg.runID) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the run did not start: %s", bg.stderr.String())
 		}
@@ -538,4 +538,11 @@ func (bg *running) containers() []container.Summary {
 	f := filters.NewArgs(filters.Arg("label", ledger.Label+"="+bg.runID))
 	cs, _ := bg.dc.ContainerList(context.Background(), container.ListOptions{Filters: f})
 	return cs
+}
+
+// intervalPrinted says a run's --format text output shows a measured
+// interval: "tps" for the databases' workloads, "events/s" for cpu,
+// memory and fileio.
+func intervalPrinted(out string) bool {
+	return strings.Contains(out, "tps") || strings.Contains(out, "events/s")
 }

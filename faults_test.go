@@ -604,7 +604,7 @@ func killOnceRunning(t *testing.T, runID, workload, target string) {
 	}
 	defer cmd.Process.Kill()
 	deadline := time.Now().Add(120 * time.Second)
-	for !strings.Contains(stdout.String(), "tps") {
+	for !intervalPrinted(stdout.String()) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the run did not start: %s", stderr.String())
 		}
