@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/dbduel/dbduel/ui/chart"
+	"github.com/dbduel/dbduel/ui/text"
 	"github.com/dbduel/dbduel/ui/theme"
 )
 
@@ -15,6 +16,9 @@ import (
 func (m *running) metricName(k int) string {
 	if m.info.Figures == NewOrders && k < 2 {
 		return []string{"tpmC", "TPM"}[k]
+	}
+	if text.IsSystemWorkload(m.info.Workload) && k < 2 {
+		return []string{"events/s", "MiB/s"}[k] // cpu, memory, fileio: no transactions, no queries
 	}
 	return metricNames[k]
 }

@@ -368,3 +368,16 @@ func TestFinishedTitleNamesEveryWorkload(t *testing.T) {
 		t.Fatalf("no segments: %q", got)
 	}
 }
+
+// cpu, memory and fileio: the running screen's chart and metric rows say
+// events/s and MiB/s, never TPS or QPS.
+func TestSystemWorkloadChartsSpeakEvents(t *testing.T) {
+	m := modelOf(2)
+	m.info.Workload = "cpu"
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	feedAll(m, 2)
+	v := screen(m)
+	if !strings.Contains(v, "events/s per interval") || strings.Contains(v, "TPS per interval") || !strings.Contains(v, "MiB/s") {
+		t.Fatalf("cpu's running screen:\n%s", v)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/ui/text"
 )
 
 // Metrics the large chart can show.
@@ -163,6 +164,9 @@ func (m *running) apply(e engine.Event) {
 		if m.info.Figures == NewOrders {
 			c.history[0] = append(c.history[0], iv.TPMC)
 			c.history[1] = append(c.history[1], iv.TPM)
+		} else if text.IsSystemWorkload(m.info.Workload) {
+			c.history[0] = append(c.history[0], iv.TPS) // events/s
+			c.history[1] = append(c.history[1], iv.ReadMiBPerS+iv.WrittenMiBPerS)
 		} else {
 			c.history[0] = append(c.history[0], iv.TPS)
 			c.history[1] = append(c.history[1], iv.QPS)

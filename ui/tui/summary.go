@@ -202,6 +202,9 @@ func (m *summary) deltaRows(r *result.Result, names []string, pt int) ([]chart.D
 	var rows []chart.DeltaRow
 	var idx []int
 	metric := "TPS"
+	if text.IsSystemWorkload(m.info.Workload) {
+		metric = "events/s"
+	}
 	for i, name := range names[1:] {
 		c := cause.Primary(r, name, pt)
 		if c == nil {
