@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/dbduel/dbduel/engine/plan"
@@ -117,7 +116,7 @@ func (ls *liveSchedule) nextOrder() []string {
 			members = append(members, t.Name)
 		}
 	}
-	if !slices.Equal(sortedCopy(members), sortedCopy(ls.members)) {
+	if len(members) != len(ls.members) { // targets only ever leave (a failed restart)
 		ls.members = members
 		ls.rng.Shuffle(len(ls.members), func(i, j int) { ls.members[i], ls.members[j] = ls.members[j], ls.members[i] })
 		ls.rows = plan.WilliamsRows(len(ls.members))
@@ -133,12 +132,6 @@ func (ls *liveSchedule) nextOrder() []string {
 		order[j] = ls.members[x]
 	}
 	return order
-}
-
-func sortedCopy(xs []string) []string {
-	out := slices.Clone(xs)
-	slices.Sort(out)
-	return out
 }
 
 // SettlingPhase marks a restarted target's slices while it warms up.

@@ -258,9 +258,10 @@ type scored struct {
 }
 
 // compareMetric makes one comparison's interval over the blocks both
-// targets completed (tv, bv in block order).
+// targets completed (tv, bv in block order), from their log-ratios taken once.
 func compareMetric(r *result.Result, t, base string, m metric, primary string, point int, label string, tv, bv []float64) scored {
-	p := steinPaired(r, point, t, m.name, tv, bv, ComparePaired(tv, bv))
+	logs := logRatios(tv, bv) // block order: every reading below takes these
+	p := steinPaired(r, point, t, m.name, logs, CompareLogs(logs))
 	if !p.HasCI && p.N < 2 && r.Plan.Runs > 1 {
 		// Not a "single run": more were planned, and some were cut short.
 		p.Method = fmt.Sprintf("only %d of the %d planned blocks complete", p.N, r.Plan.Runs)
@@ -276,19 +277,13 @@ func compareMetric(r *result.Result, t, base string, m metric, primary string, p
 		c.SELog, c.PValue = p.SE, p.PValue()
 	}
 	if r.Live != nil {
-		logs := make([]float64, len(tv))
-		for i := range tv {
-			logs[i] = math.Log(tv[i] / bv[i])
-		}
 		if _, lo, hi, ok := AnytimeInterval(logs, 1-Confidence); ok {
 			c.Anytime = &result.Anytime{LowPct: (lo - 1) * 100, HighPct: (hi - 1) * 100, Method: AnytimeMethod}
 		}
 	}
 	sc := scored{c: c, p: p, higherIsBetter: m.higherIsBetter, primary: primary, label: label}
 	if c.Primary {
-		for i := range tv {
-			sc.logs = append(sc.logs, math.Log(tv[i]/bv[i]))
-		}
+		sc.logs = logs
 	}
 	return sc
 }
@@ -328,14 +323,10 @@ func sortedBlocks(m map[int]result.Summary) []int {
 // N): the pilot's means are independent of its spreads, so N, a function
 // of the spreads, leaves each metric's interval exact (a plain t interval
 // for QPS from the same blocks covered 0.915–0.936).
-func steinPaired(r *result.Result, point int, target, metric string, tv, bv []float64, p Paired) Paired {
+func steinPaired(r *result.Result, point int, target, metric string, logs []float64, p Paired) Paired {
 	for _, sp := range r.Plan.Stein {
 		if sp.Point != point || p.N < sp.PilotBlocks || sp.PilotBlocks < 2 {
 			continue
-		}
-		logs := make([]float64, len(tv))
-		for i := range tv {
-			logs[i] = math.Log(tv[i] / bv[i])
 		}
 		sd, ok := sp.PilotSD[target]
 		if metric != "tps" {

@@ -125,13 +125,19 @@ const ZeroSpreadMethod = "the same ratio in every block: no confidence interval 
 // simulation showed it covering only 88-91% at n = 8..16; the t interval
 // keeps its 95% (TestComparePairedCoverage).
 func ComparePaired(target, baseline []float64) Paired {
+	return CompareLogs(logRatios(target, baseline))
+}
+
+// logRatios are the per-block log-ratios of the pairs where both figures
+// are positive, in block order.
+func logRatios(target, baseline []float64) []float64 {
 	var logs []float64
 	for i := range target {
 		if i < len(baseline) && target[i] > 0 && baseline[i] > 0 {
 			logs = append(logs, math.Log(target[i]/baseline[i]))
 		}
 	}
-	return CompareLogs(logs)
+	return logs
 }
 
 // CompareLogs is ComparePaired over per-block log-ratios already taken.
@@ -347,8 +353,8 @@ func tpsLogs(r *result.Result, point int) map[string][]float64 {
 	byBlock := result.PerBlock(r.InCompleteBlocks(result.AnyTarget, point), func(s result.Summary) float64 { return s.TPS })
 	for _, t := range names[1:] {
 		tv, bv, _ := Pairs(byBlock, t, names[0], nil)
-		for i := range tv {
-			out[t] = append(out[t], math.Log(tv[i]/bv[i]))
+		if logs := logRatios(tv, bv); len(logs) > 0 {
+			out[t] = logs
 		}
 	}
 	return out
