@@ -188,7 +188,7 @@ func (c *conductor) turn(ctx context.Context, st step, name string) error {
 		phase = p
 	}
 	c.send(Event{Kind: EventPhase, Target: name, Block: b.Seq, Index: b.Index, Point: b.Point,
-		Warmup: b.Warmup, Phase: phase, Done: c.done, Total: st.total, ETA: eta, Threads: threads, TableSize: size})
+		Warmup: b.Warmup, Phase: phase, Done: c.done, Total: st.total, ETA: eta, Threads: threads, TableSize: size, Rate: st.point.Rate})
 	run, err := c.countedRun(ctx, st, name)
 	c.res.Runs = append(c.res.Runs, run)
 	c.done++

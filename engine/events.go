@@ -40,6 +40,8 @@ type Event struct {
 	// (its point's own, not the first point's).
 	Threads   int
 	TableSize int
+	// Rate is the run's open-loop rate per second (0: closed loop).
+	Rate float64
 	// Snapshot (EventSnapshot) is the result so far and Result
 	// (EventFinished) the final one, both annotated; nobody changes them
 	// once sent.

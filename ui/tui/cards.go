@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/dbduel/dbduel/engine"
+	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/ui/chart"
 	"github.com/dbduel/dbduel/ui/text"
 	"github.com/dbduel/dbduel/ui/theme"
@@ -123,6 +124,9 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 			lines = append(lines, m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS))
 		}
 		lines = append(lines, fmt.Sprintf("p95 %.2f ms  p99 %.2f ms", iv.P95US/1000, iv.P99US/1000))
+		if b := m.behind(iv); b != "" {
+			lines = append(lines, b)
+		}
 		errs, reconn := 0.0, 0.0
 		if iv.SpanS > 0 {
 			errs, reconn = float64(iv.Errors)/iv.SpanS, float64(iv.Reconnects)/iv.SpanS
@@ -159,6 +163,21 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 		lines = append(lines, "")
 	}
 	return lines[:cardLines]
+}
+
+// behindAfter is how far behind its arrivals an open-loop target may fall
+// before its card says so: the queue then holds more than this much of the
+// rate's arrivals (a Poisson stream queues a few events now and then).
+const behindAfter = 100 * time.Millisecond
+
+// behind is "behind: 37 events queued" when the open loop's queue held more
+// than behindAfter's arrivals at the interval's end: the target cannot keep
+// up with the rate, and its latency is queueing ("" in closed loop).
+func (m *running) behind(iv result.Interval) string {
+	if m.rate <= 0 || float64(iv.QueueLen) <= m.rate*behindAfter.Seconds() || iv.QueueLen == 0 {
+		return ""
+	}
+	return fmt.Sprintf("behind: %d events queued", iv.QueueLen)
 }
 
 func (c *card) preparing() bool { return c.prepTotal > 0 && c.prepRows < c.prepTotal && !c.running }
@@ -208,6 +227,9 @@ func (m *running) compactCards(cards []*card) []string {
 				what = m.rates(iv.TPS, iv.QPS, iv.ReadMiBPerS+iv.WrittenMiBPerS)
 			}
 			what += fmt.Sprintf(" · p95 %.2f ms", iv.P95US/1000)
+			if b := m.behind(iv); b != "" {
+				what += " · " + b
+			}
 			if iv.SpanS > 0 && iv.Errors > 0 {
 				what += fmt.Sprintf(" · err/s %.2f", float64(iv.Errors)/iv.SpanS)
 			}

@@ -47,7 +47,7 @@ var liveKeys = struct {
 	OneMore:  key.NewBinding(key.WithKeys("shift+up"), key.WithHelp("shift+↑/↓", "threads ±1")),
 	OneFewer: key.NewBinding(key.WithKeys("shift+down")),
 	Pause:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause load")),
-	OpenLoop: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "open loop on/off")),
+	OpenLoop: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "open loop at 70% of the slowest/off")),
 	Faster:   key.NewBinding(key.WithKeys(">"), key.WithHelp(">/<", "rate ×1.25/÷1.25")),
 	Slower:   key.NewBinding(key.WithKeys("<")),
 	Workload: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "next workload")),
@@ -79,6 +79,11 @@ func liveHelp() []key.Binding {
 func (m *running) liveKey(a action, ctl LiveControl) bool {
 	set := ctl.Settings()
 	switch a {
+	case actMore, actFewer, actOneMore, actOneFewer, actWorkload:
+		// Another load: the last slice r measured no longer bounds it.
+		m.rateBase = rateBase{}
+	}
+	switch a {
 	case actMore:
 		ctl.SetThreads(set.Threads * 2)
 	case actFewer:
@@ -92,14 +97,21 @@ func (m *running) liveKey(a action, ctl LiveControl) bool {
 	case actOpenLoop:
 		if set.Rate > 0 {
 			ctl.SetRate(0)
-		} else if r := m.slowestTPS(); r > 0 {
-			ctl.SetRate(float64(int(r + 0.5)))
+			m.rateBase = rateBase{}
+		} else if name, tps := m.slowestTPS(); tps > 0 {
+			// The slowest target's last slice is its capacity: a rate at it
+			// saturates that target and its latency becomes queueing. A
+			// share below it measures the latency of a target that keeps up.
+			m.rateBase = rateBase{target: name, tps: tps}
+			r := max(float64(int(tps*OpenLoopShare+0.5)), 1)
+			ctl.SetRate(r)
+			m.message = "r: " + m.rateBase.words(r) + fmt.Sprintf(" (%s/s); > and < move it", chart.Human(tps))
 		} else {
 			m.message = "r: no throughput measured yet to set the rate from"
 		}
 	case actFaster, actSlower:
 		if set.Rate == 0 {
-			m.message = "> and <: the open loop is off (r turns it on at the current throughput)"
+			m.message = fmt.Sprintf("> and <: the open loop is off (r turns it on at %.0f%% of the slowest target's throughput)", OpenLoopShare*100)
 			break
 		}
 		f := 1.25
@@ -117,19 +129,40 @@ func (m *running) liveKey(a action, ctl LiveControl) bool {
 	return true
 }
 
-// slowestTPS is the lowest TPS of the targets' last slices: a rate every
-// target can sustain.
-func (m *running) slowestTPS() float64 {
-	low := 0.0
+// OpenLoopShare is the share of the slowest target's last-slice throughput
+// that r opens the loop at: below its capacity, so every target keeps up
+// and the latencies compared are service, not queueing.
+const OpenLoopShare = 0.70
+
+// rateBase is what r set the open loop's rate from: the slowest target and
+// its last slice's throughput (zero: the rate came from elsewhere).
+type rateBase struct {
+	target string
+	tps    float64
+}
+
+// words is "rate 420/s = 70% of c's last slice", or "rate 420/s".
+func (b rateBase) words(rate float64) string {
+	s := fmt.Sprintf("rate %.0f/s", rate)
+	if b.tps > 0 {
+		s += fmt.Sprintf(" = %.0f%% of %s's last slice", 100*rate/b.tps, b.target)
+	}
+	return s
+}
+
+// slowestTPS is the target with the lowest TPS of the targets' last
+// slices, and that TPS: the capacity of the slowest.
+func (m *running) slowestTPS() (string, float64) {
+	name, low := "", 0.0
 	for _, c := range m.cards {
 		if c.lastRun == nil {
 			continue
 		}
-		if t := c.lastRun.Summary.TPS; low == 0 || t < low {
-			low = t
+		if t := c.lastRun.Summary.TPS; t > 0 && (low == 0 || t < low) {
+			name, low = c.name, t
 		}
 	}
-	return low
+	return name, low
 }
 
 // liveHeader is dbduel live's first header line: the segment, the round,
@@ -141,7 +174,7 @@ func (m *running) liveHeader(set engine.LiveSettings) []string {
 		load = "1 thread"
 	}
 	if set.Rate > 0 {
-		load += fmt.Sprintf(" · rate %.0f/s", set.Rate)
+		load += " · " + m.rateBase.words(set.Rate)
 	}
 	state := ""
 	if set.Paused {

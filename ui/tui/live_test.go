@@ -269,3 +269,67 @@ func TestWrapKeepsTheIndent(t *testing.T) {
 		}
 	}
 }
+
+// r opens the loop at 70% of the slowest target's last slice, not at its
+// capacity; > and < move the rate from there with the share on screen; a
+// target whose queue holds more than 100 ms of arrivals is "behind"; and in
+// open loop the comparison leads with latency, TPS being the rate on both.
+func TestOpenLoopAtAShareOfTheSlowest(t *testing.T) {
+	ctl := &fakeControl{LiveControl: engine.NewLiveControl(engine.Point{Workload: quick{}, Threads: 8})}
+	names := []result.Target{{Name: "n"}, {Name: "c"}}
+	m := New(Info{Workload: "quick", Threads: 8, Targets: names, Schedule: LiveView{Control: ctl}}, nil, func() {}, nil, false)
+	m.width, m.height = 120, 40
+	m.run.byName["n"].lastRun = &result.Run{Summary: result.Summary{Figures: result.Figures{TPS: 1000}}}
+	m.run.byName["c"].lastRun = &result.Run{Summary: result.Summary{Figures: result.Figures{TPS: 500}}}
+	key := func(s string) { m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}) }
+	key("r")
+	if got := ctl.Settings().Rate; got != 350 {
+		t.Fatalf("r: rate %v, want 350 (70%% of c's 500)", got)
+	}
+	if v := m.View(); !strings.Contains(v, "rate 350/s = 70% of c's last slice") {
+		t.Fatalf("the header does not say what the rate is a share of:\n%s", v)
+	}
+	key(">")
+	if got := ctl.Settings().Rate; got != 438 || !strings.Contains(m.View(), "rate 438/s = 88% of c's last slice") {
+		t.Fatalf(">: rate %v\n%s", got, m.View())
+	}
+	key("<")
+	key("<")
+	if got := ctl.Settings().Rate; got != 280 {
+		t.Fatalf("< twice: rate %v, want 280", got)
+	}
+
+	// The slices run at 350/s: c's queue holds 37 arrivals (more than the
+	// 35 of 100 ms), n's 3.
+	for _, name := range []string{"n", "c"} {
+		m.Update(EventMsg(engine.Event{Kind: engine.EventPhase, Target: name, Block: 1, Index: 1, Phase: "run", Threads: 8, Rate: 350}))
+	}
+	m.Update(EventMsg(engine.Event{Kind: engine.EventInterval, Target: "n", Index: 1, Interval: result.Interval{TS: 1, SpanS: 1, QueueLen: 3, Figures: result.Figures{TPS: 350, P95US: 2000}}}))
+	m.Update(EventMsg(engine.Event{Kind: engine.EventInterval, Target: "c", Index: 1, Interval: result.Interval{TS: 1, SpanS: 1, QueueLen: 37, Figures: result.Figures{TPS: 349, P95US: 9000}}}))
+	m.Update(EventMsg(engine.Event{Kind: engine.EventSnapshot, Snapshot: &result.Result{Comparisons: []result.Comparison{
+		{Target: "c", Metric: "tps", DeltaPct: -0.3, HasCI: true, N: 3},
+		{Target: "c", Metric: "p95", DeltaPct: 350, HasCI: true, N: 3},
+		{Target: "c", Metric: "p99", DeltaPct: 410, HasCI: true, N: 3},
+	}}}))
+	v := m.View()
+	if strings.Count(v, "behind:") != 1 || !strings.Contains(v, "behind: 37 events queued") {
+		t.Fatalf("want c (only) behind:\n%s", v)
+	}
+	line := ""
+	for _, l := range strings.Split(v, "\n") {
+		if strings.Contains(l, "interim vs n") {
+			line = l
+		}
+	}
+	p95, p99, tps := strings.Index(line, "p95 "), strings.Index(line, "p99 "), strings.Index(line, "TPS ")
+	if p95 < 0 || p99 < p95 || tps < p99 {
+		t.Fatalf("open loop: the comparison should lead with p95, p99, then TPS: %q", line)
+	}
+
+	// ↑ changes the load: the share of a slice measured at another load
+	// is no longer said.
+	m.Update(tea.KeyMsg{Type: tea.KeyUp})
+	if head, _, _ := strings.Cut(m.View(), "\n"); strings.Contains(head, "% of c's last slice") || !strings.Contains(head, "16 threads · rate 280/s") {
+		t.Fatalf("after ↑ the header still names the old share: %s", head)
+	}
+}

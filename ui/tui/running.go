@@ -49,9 +49,10 @@ type running struct {
 	page      int       // the full card shown in place of the chart (0: none)
 	fromZero  bool      // the chart's Y axis starts at zero
 	metric    int
-	point     int // the sweep point running now (its comparisons are shown)
-	threads   int // the running point's threads (0: Info's)
-	window    int // intervals shown in charts
+	point     int     // the sweep point running now (its comparisons are shown)
+	threads   int     // the running point's threads (0: Info's)
+	rate      float64 // the running point's open-loop rate (0: closed loop)
+	window    int     // intervals shown in charts
 	synced    bool
 	paused    bool
 	frozen    []*card // cards as shown when paused
@@ -61,6 +62,7 @@ type running struct {
 	segWhat    string
 	marks      []int
 	markLabels []string
+	rateBase   rateBase // what r opened the loop at
 	// The SPEC editor: the selected card (-1: none), the open editor, and
 	// the SPECs applied.
 	selected int
@@ -243,7 +245,7 @@ func (m *running) applyPhase(e engine.Event, c *card) {
 	}
 	c.phase = e.Phase
 	if e.Index > 0 {
-		m.point, m.threads = e.Point, e.Threads
+		m.point, m.threads, m.rate = e.Point, e.Threads, e.Rate
 		c.running = true
 		m.info.Schedule.runStarts(m, e, c)
 	} else {

@@ -159,13 +159,9 @@ func (m *running) comparisonLines(cards []*card) []string {
 		if m.latest.Live != nil {
 			read = anytimeDelta // watched until it looks good: a confidence sequence
 		}
-		if nopm := m.latest.Comparison(c.name, "nopm", m.point); nopm != nil {
-			parts = append(parts, "NOPM "+read(nopm))
-		}
-		parts = append(parts, "TPS "+read(tps))
-		for _, k := range []string{"qps", "p95"} {
+		for _, k := range m.comparedMetrics() {
 			if cmp := m.latest.Comparison(c.name, k, m.point); cmp != nil {
-				parts = append(parts, map[string]string{"qps": "QPS", "p95": "p95"}[k]+" "+read(cmp))
+				parts = append(parts, metricLabel[k]+" "+read(cmp))
 			}
 		}
 		line := head
@@ -185,6 +181,18 @@ func (m *running) comparisonLines(cards []*card) []string {
 		out = append(out, m.style(i+1).Render(line))
 	}
 	return out
+}
+
+var metricLabel = map[string]string{"nopm": "NOPM", "tps": "TPS", "qps": "QPS", "p95": "p95", "p99": "p99"}
+
+// comparedMetrics are the comparison line's metrics, the one that can
+// differ first: in open loop both sides run at the rate, so TPS is the rate
+// on both and latency (p95, p99) leads.
+func (m *running) comparedMetrics() []string {
+	if m.rate > 0 {
+		return []string{"p95", "p99", "tps", "qps"}
+	}
+	return []string{"nopm", "tps", "qps", "p95"}
 }
 
 // anytimeDelta is "−53.6% anytime [−70.1, −25.2]": live's running Δ% with
