@@ -250,7 +250,7 @@ func TestSummaryScrolls(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	finish(m, 4)
 	typeKey(m, "t") // the table is long
-	body := m.sum.summaryBody()
+	body := m.sum.summaryBody(0)
 	if len(body) <= m.sum.summaryRoom() {
 		t.Fatalf("four targets' table fits in %d lines: the test needs one to scroll", len(body))
 	}
@@ -379,5 +379,44 @@ func TestSystemWorkloadChartsSpeakEvents(t *testing.T) {
 	v := screen(m)
 	if !strings.Contains(v, "events/s per interval") || strings.Contains(v, "TPS per interval") || !strings.Contains(v, "MiB/s") {
 		t.Fatalf("cpu's running screen:\n%s", v)
+	}
+}
+
+// The finished screen gives the lines it has to the data: the whole plan's
+// chart fills them (tab picks its metric), and from 180 columns the run
+// table stands beside it.
+func TestFinishedScreenUsesItsLines(t *testing.T) {
+	for _, size := range [][2]int{{140, 45}, {200, 50}} {
+		m := modelOf(2)
+		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		finish(m, 2)
+		s := screen(m)
+		empty := 0
+		for _, l := range strings.Split(s, "\n") {
+			if strings.TrimSpace(l) == "" {
+				empty++
+			}
+		}
+		if empty > 4 || !strings.Contains(s, "TPS per interval over the whole plan") {
+			t.Errorf("%dx%d: %d empty lines, or no plan chart:\n%s", size[0], size[1], empty, s)
+		}
+		beside := false
+		for _, l := range strings.Split(s, "\n") {
+			beside = beside || strings.Contains(l, "┤") && strings.Contains(l, "native         gmean")
+		}
+		if beside != (size[0] >= tableBesideMin) {
+			t.Errorf("%dx%d: the run table beside the chart: %v", size[0], size[1], beside)
+		}
+		m.Update(tea.KeyMsg{Type: tea.KeyTab})
+		if !strings.Contains(screen(m), "QPS per interval over the whole plan") {
+			t.Errorf("%dx%d: tab did not switch the plan chart to QPS:\n%s", size[0], size[1], screen(m))
+		}
+	}
+	// Too short for the chart: the one-line sparklines stand for the plan.
+	m := modelOf(2)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 28})
+	finish(m, 2)
+	if s := screen(m); strings.Contains(s, "over the whole plan (runs") || !strings.Contains(s, "TPS over the whole plan (every interval") {
+		t.Errorf("100x28: want the sparklines:\n%s", s)
 	}
 }

@@ -127,6 +127,20 @@ func (m *running) key(a action) bool {
 	return true
 }
 
+// chartValues are an interval's values of the chart's metrics, in
+// metricName's order: TPC-C's tpmC and TPM, the system workloads' events/s
+// and MiB/s, or TPS and QPS; then p95 in ms.
+func (m *running) chartValues(iv result.Interval) [3]float64 {
+	switch {
+	case m.info.Figures == NewOrders:
+		return [3]float64{iv.TPMC, iv.TPM, iv.P95US / 1000}
+	case text.IsSystemWorkload(m.info.Workload):
+		return [3]float64{iv.TPS, iv.ReadMiBPerS + iv.WrittenMiBPerS, iv.P95US / 1000}
+	default:
+		return [3]float64{iv.TPS, iv.QPS, iv.P95US / 1000}
+	}
+}
+
 func snapshot(cs []*card) []*card {
 	out := make([]*card, len(cs))
 	for i, c := range cs {
@@ -163,17 +177,9 @@ func (m *running) apply(e engine.Event) {
 		if f, _ := iv.Noise[result.NoiseFlagged].(bool); f && !iv.Warmup {
 			c.noisy++
 		}
-		if m.info.Figures == NewOrders {
-			c.history[0] = append(c.history[0], iv.TPMC)
-			c.history[1] = append(c.history[1], iv.TPM)
-		} else if text.IsSystemWorkload(m.info.Workload) {
-			c.history[0] = append(c.history[0], iv.TPS) // events/s
-			c.history[1] = append(c.history[1], iv.ReadMiBPerS+iv.WrittenMiBPerS)
-		} else {
-			c.history[0] = append(c.history[0], iv.TPS)
-			c.history[1] = append(c.history[1], iv.QPS)
+		for k, v := range m.chartValues(iv) {
+			c.history[k] = append(c.history[k], v)
 		}
-		c.history[2] = append(c.history[2], iv.P95US/1000)
 	case engine.EventRunDone:
 		c.running = false
 		c.phase = "run done"

@@ -41,7 +41,7 @@ func (m *summary) key(a action) {
 
 // scrollBy moves the summary by n lines, never past either end.
 func (m *summary) scrollBy(n int) {
-	lines := len(m.summaryBody())
+	lines := len(m.summaryBody(0))
 	m.scroll = m.clampScroll(lines) + n
 	m.scroll = m.clampScroll(lines)
 }
@@ -61,9 +61,14 @@ func (m *summary) view() []string {
 		state = m.info.Schedule.ended(m.res)
 	}
 	title := lipgloss.NewStyle().Bold(true).Render(chart.Fit(m.info.notePrefix()+"dbduel · "+workloadsOf(m.res, m.info.Workload)+" · "+state, m.width))
-	body := m.summaryBody()
 	footer := m.footer()
 	room := m.summaryRoom()
+	body := m.summaryBody(0)
+	if lean := m.summaryBody(-1); room-len(lean) >= planChartMin && len(lean) < len(body) {
+		// Room to spare: the whole plan's chart fills it, in place of the
+		// sparklines.
+		body = m.summaryBody(room - len(lean))
+	}
 	if len(body) > room {
 		from := m.clampScroll(len(body))
 		shown := body[from : from+room-1]
@@ -105,8 +110,9 @@ func (m *summary) clampScroll(n int) int {
 	return max(0, min(m.scroll, n-(m.summaryRoom()-1)))
 }
 
-// summaryBody is what the summary shows, before it is scrolled.
-func (m *summary) summaryBody() []string {
+// summaryBody is what the summary shows, before it is scrolled; the plan
+// is drawn as a chart of planRows lines, as sparklines (0) or not (-1).
+func (m *summary) summaryBody(planRows int) []string {
 	var body []string
 	if m.table || m.res == nil || len(m.res.TargetNames()) < 2 {
 		if m.res != nil {
@@ -115,7 +121,7 @@ func (m *summary) summaryBody() []string {
 			body = m.wrap(table)
 		}
 	} else {
-		body = m.comparisonSummary()
+		body = m.comparisonSummary(planRows)
 	}
 	if m.err != nil && (m.res == nil || m.res.Complete) { // a stopped plan's reason is at the top
 		body = append(body, m.wrap("error: "+m.err.Error())...)
@@ -131,7 +137,7 @@ func (m *summary) summaryBody() []string {
 
 // comparisonSummary is each point's Δ%-with-CI chart of the primary metric
 // against the baseline, the verdicts and the cause, or explain's waterfall.
-func (m *summary) comparisonSummary() []string {
+func (m *summary) comparisonSummary(planRows int) []string {
 	r := m.res
 	var out []string
 	if r.Explain != nil {
@@ -189,7 +195,12 @@ func (m *summary) comparisonSummary() []string {
 		out = append(out, "")
 		out = append(out, m.latencyPanel(r, names, pt)...)
 	}
-	out = append(out, m.planPanel(r, names)...)
+	switch {
+	case planRows > 0:
+		out = append(out, m.planChart(r, names, planRows)...)
+	case planRows == 0:
+		out = append(out, m.planPanel(r, names)...)
+	}
 	for _, w := range r.Warnings {
 		out = append(out, m.wrap("warning: "+w)...)
 	}
