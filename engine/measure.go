@@ -96,6 +96,9 @@ func (r *measurement) connectThreads(ctx context.Context) error {
 		// A reconnect replaces a thread in these slices: the kept ones too.
 		k.conns, k.workers, k.wl = r.conns, r.workers, cfg.Workload
 	}
+	if ta, ok := r.db.(driver.ThreadsAware); ok {
+		ta.SetThreads(cfg.Threads)
+	}
 	for i := range r.conns {
 		c, err := r.db.Conn(ctx)
 		if err != nil {

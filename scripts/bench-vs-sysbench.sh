@@ -7,11 +7,16 @@
 # workload the medians and the paired ratios' geometric mean with a 95% CI
 # (internal/tools/pairedci: dbduel's own paired comparison), so noise shows as width.
 # Usage: scripts/bench-vs-sysbench.sh [pairs] [seconds] [threads]
+# THREADS="8 16 64 128" measures a list of thread counts instead: each pair
+# runs at every count in turn (the order rotating pair by pair), so every
+# count sees the same machine, and each count gets its own summary lines,
+# prefixed "threads N:". DBDUEL_BIN=PATH measures that build of dbduel
+# instead of the tree's (a change's before and after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
 secs=${2:-20}
-threads=${3:-8}
+threads_list=${THREADS:-${3:-8}}
 tables=${TABLES:-4}
 rows=${ROWS:-100000}
 psmode=${PSMODE:-auto}
@@ -22,7 +27,11 @@ for p in sysbench mariadb-install-db; do
 done
 
 bin=$(mktemp -d)/dbduel
-go build -o "$bin" .
+if [ -n "${DBDUEL_BIN:-}" ]; then
+	cp "$DBDUEL_BIN" "$bin" # another build of dbduel (before/after a change)
+else
+	go build -o "$bin" .
+fi
 pairedci=$(dirname "$bin")/pairedci
 go build -o "$pairedci" ./internal/tools/pairedci
 on_exit='rm -rf "$(dirname "$bin")"' # run by stop_temp_server
@@ -33,7 +42,7 @@ start_temp_server bench --max-connections=1000 --innodb-buffer-pool-size=512M
 conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password=bench)
 
 sysbench oltp_read_only "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$tables" prepare >/dev/null
-echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $tables×$rows rows, $threads threads, ${secs}s per run, $pairs pairs, --db-ps-mode=$psmode"
+echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $tables×$rows rows, threads $threads_list, ${secs}s per run, $pairs pairs, --db-ps-mode=$psmode"
 
 # measure CMD...: runs the client and prints "qps client_us_per_query
 # server_us_per_query" over its steady state: from 3 s after its start to 2 s
@@ -63,32 +72,39 @@ print(f"{n / (t1 - t0):.1f} {(c1 - c0) * 1e6 / n:.2f} {(s1 - s0) * 1e6 / n:.2f}"
 PY
 }
 
-sb_run() { measure sysbench "$1" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$threads" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run; }
-dd_run() { measure "$bin" run "$1" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench; }
+# sb_run/dd_run WORKLOAD THREADS
+sb_run() { measure sysbench "$1" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$2" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run; }
+dd_run() { measure "$bin" run "$1" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$2" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench; }
 
+read -r -a counts <<<"$threads_list"
 for w in $workloads; do
 	echo "== $w"
 	# One unmeasured run of each warms the buffer pool and the CPU caches, so
 	# the first measured run is not the only one on a cold server.
-	sb_run "$w" >/dev/null
-	dd_run "$w" >/dev/null
-	printf "%-5s %5s %12s %12s %7s %12s %12s %12s %12s\n" pair order sb_qps dd_qps ratio sb_cli_us/q dd_cli_us/q sb_srv_us/q dd_srv_us/q
-	results=()
+	sb_run "$w" "${counts[0]}" >/dev/null
+	dd_run "$w" "${counts[0]}" >/dev/null
+	printf "%-5s %7s %5s %12s %12s %7s %12s %12s %12s %12s\n" pair threads order sb_qps dd_qps ratio sb_cli_us/q dd_cli_us/q sb_srv_us/q dd_srv_us/q
+	declare -A results=()
 	for i in $(seq 1 "$pairs"); do
-		if [ $((i % 2)) -eq 1 ]; then
-			order="sb,dd"
-			read -r sq sc ss < <(sb_run "$w")
-			read -r dq dc ds < <(dd_run "$w")
-		else
-			order="dd,sb"
-			read -r dq dc ds < <(dd_run "$w")
-			read -r sq sc ss < <(sb_run "$w")
-		fi
-		ratio=$(python3 -c "print(f'{$dq/$sq:.3f}')")
-		printf "%-5s %5s %12s %12s %7s %12s %12s %12s %12s\n" "$i" "$order" "$sq" "$dq" "$ratio" "$sc" "$dc" "$ss" "$ds"
-		results+=("$sq $dq $sc $dc $ss $ds")
+		n=${#counts[@]}
+		for k in $(seq 0 $((n - 1))); do
+			t=${counts[$(((k + i - 1) % n))]}
+			if [ $(((i + k) % 2)) -eq 1 ]; then
+				order="sb,dd"
+				read -r sq sc ss < <(sb_run "$w" "$t")
+				read -r dq dc ds < <(dd_run "$w" "$t")
+			else
+				order="dd,sb"
+				read -r dq dc ds < <(dd_run "$w" "$t")
+				read -r sq sc ss < <(sb_run "$w" "$t")
+			fi
+			ratio=$(python3 -c "print(f'{$dq/$sq:.3f}')")
+			printf "%-5s %7s %5s %12s %12s %7s %12s %12s %12s %12s\n" "$i" "$t" "$order" "$sq" "$dq" "$ratio" "$sc" "$dc" "$ss" "$ds"
+			results[$t]+="$sq $dq $sc $dc $ss $ds"$'\n'
+		done
 	done
-	printf '%s\n' "${results[@]}" | python3 -c '
+	for t in "${counts[@]}"; do
+		printf '%s' "${results[$t]}" | python3 -c '
 import sys, statistics as st
 rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
 sq, dq, sc, dc, ss, ds = (st.median(c) for c in zip(*rows))
@@ -98,6 +114,8 @@ srv = [r[5] / r[4] for r in rows]
 print(f"median QPS sysbench {sq:.0f}, dbduel {dq:.0f}; ratio dbduel/sysbench {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 print(f"median client CPU per query: sysbench {sc:.1f} us, dbduel {dc:.1f} us; ratio {st.median(cpu):.2f}")
 print(f"median server CPU per query: under sysbench {ss:.1f} us, under dbduel {ds:.1f} us; ratio {st.median(srv):.2f}")
-'
-	printf '%s\n' "${results[@]}" | "$pairedci"
+' | sed "s/^/threads $t: /"
+		printf '%s' "${results[$t]}" | "$pairedci" | sed "s/^/threads $t: /"
+	done
+	unset results
 done

@@ -85,6 +85,13 @@ type DB interface {
 	Close() error
 }
 
+// ThreadsAware is a DB whose connections are made differently by the
+// threads of the run (MySQL's socket path: netconn's mode): told before
+// the run connects its threads, it drops idle connections of another mode.
+type ThreadsAware interface {
+	SetThreads(n int)
+}
+
 // Conn is one dedicated connection (one per thread).
 type Conn interface {
 	// Discard drops a broken connection instead of returning it to the pool.

@@ -1,9 +1,10 @@
 // Package netconn is the client's socket path: TCP connections read and
 // written with plain blocking system calls instead of Go's network poller,
 // made without telling the Go scheduler (syscall.RawSyscall), through a
-// 32 KiB read-ahead buffer. The driver (go-sql-driver/mysql) takes these
-// connections through Config.DialFunc; DBDUEL_NET=syscall makes the calls
-// ordinary blocking ones, DBDUEL_NET=go leaves the poller in place.
+// 32 KiB read-ahead buffer, up to RawMaxThreads threads; runs with more
+// stay on Go's poller. The driver (go-sql-driver/mysql) takes these
+// connections through Config.DialFunc; DBDUEL_NET=raw|syscall|go fixes
+// the mode (go: the poller).
 //
 // What keeps raw calls safe:
 //   - every socket has 100 ms receive and send timeouts, so a call returns
@@ -25,6 +26,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,22 +38,44 @@ import (
 type Mode int
 
 const (
-	// Raw calls keep the thread's P while blocked (the default).
+	// Raw calls keep the thread's P while blocked (the default up to
+	// RawMaxThreads threads).
 	Raw Mode = iota
 	// Syscall calls are ordinary blocking system calls (the scheduler may
 	// hand the P off while one waits).
 	Syscall
+	// Poller leaves the connection on Go's network poller (the default
+	// above RawMaxThreads threads).
+	Poller
 )
 
-// ModeFromEnv reads DBDUEL_NET: "syscall" for ordinary blocking calls,
-// anything else for raw calls. ("go", Go's own poller path, is chosen by the
-// engine, which then uses no dialer at all.) For A/B measurements.
+// ByThreads is the dialer's default: Raw or Poller by the threads of the
+// run (SetThreads).
+const ByThreads Mode = -1
+
+// ModeFromEnv reads DBDUEL_NET: "raw", "syscall" or "go" (the poller) fix
+// the mode, for A/B measurements; anything else chooses by the threads.
 func ModeFromEnv() Mode {
-	if os.Getenv("DBDUEL_NET") == "syscall" {
+	switch os.Getenv("DBDUEL_NET") {
+	case "raw":
+		return Raw
+	case "syscall":
 		return Syscall
+	case "go":
+		return Poller
 	}
-	return Raw
+	return ByThreads
 }
+
+// RawMaxThreads is the most threads that use raw calls by default; more
+// use Go's poller. A raw connection is a thread blocked in the kernel, as
+// each of sysbench's: one context switch per query, cheapest for a few
+// connections. Many connections share the poller's few threads, each
+// epoll wake-up serving several responses. Measured on a 2-core host with
+// oltp_point_select (client CPU per query, raw vs poller): 8 threads 6.9
+// vs 10.0 µs, 16: 8.5 vs 9.8, 32: 9.2 vs 10.3, 64: 10.5 vs 9.5, 128: 11.4
+// vs 7.8 (docs/performance.md).
+func RawMaxThreads() int { return 16 * runtime.NumCPU() }
 
 // ioTimeout bounds how long one raw call may keep a thread away from the
 // scheduler when no signal arrives.
@@ -62,29 +86,95 @@ var rawConns atomic.Int64
 
 var procsMu sync.Mutex
 
+// baseProcs is GOMAXPROCS before the first raw connection raised it (0:
+// not raised); baseGC is the GC percent before raw connections set
+// rawGCPercent (0: not set).
+var baseProcs, baseGC int
+
+// rawGCPercent is the GC's percent while raw connections are open, unless
+// GOGC says otherwise: every collection must interrupt each thread blocked
+// in a raw call (a signal, EINTR, a yield) and its marking finds no idle
+// P, so fewer collections cost less. The heap may grow to 5× the live
+// data (tens of MB). Measured on a 2-core host, oltp_point_select: client
+// CPU per query 8.3 → 7.1 µs at 16 threads, 7.0 → 6.5 at 8; none at 128
+// threads (the poller's), where it is not set.
+const rawGCPercent = 400
+
 // reserveProcs makes sure that, with n threads waiting in raw calls, the
-// CPU count of Ps is still free for everything else. It only ever raises
-// GOMAXPROCS (lowering it mid-run would stall the waiting threads).
+// CPU count of Ps is still free for everything else. It only raises
+// GOMAXPROCS while raw connections are open (lowering it under a waiting
+// thread would stall it); releaseProcs restores it once none is.
 func reserveProcs(n int) {
 	procsMu.Lock()
 	defer procsMu.Unlock()
 	if want := n + runtime.NumCPU(); runtime.GOMAXPROCS(0) < want {
+		if baseProcs == 0 {
+			baseProcs = runtime.GOMAXPROCS(0)
+		}
 		runtime.GOMAXPROCS(want)
+	}
+	if baseGC == 0 && os.Getenv("GOGC") == "" {
+		baseGC = debug.SetGCPercent(rawGCPercent)
+	}
+}
+
+// releaseProcs gives the Ps back once no raw connection is open: the
+// poller's goroutines then run on as many Ps as there are CPUs, not on
+// dozens the scheduler would spin over.
+func releaseProcs() {
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	if rawConns.Load() != 0 {
+		return
+	}
+	if baseProcs != 0 {
+		runtime.GOMAXPROCS(baseProcs)
+		baseProcs = 0
+	}
+	if baseGC != 0 {
+		debug.SetGCPercent(baseGC)
+		baseGC = 0
 	}
 }
 
 // Dialer makes blocking connections and remembers them, so that an
 // interrupted run can unblock every thread at once (ShutdownAll).
 type Dialer struct {
-	mode  Mode
-	mu    sync.Mutex
-	conns map[*Conn]struct{}
+	fixed   Mode         // ByThreads: chosen by SetThreads
+	threads atomic.Int64 // the run's threads (SetThreads)
+	mu      sync.Mutex
+	conns   map[*Conn]struct{}
+	polled  map[*polledConn]struct{}
 }
 
-// NewDialer returns an empty dialer making connections of the given mode.
-func NewDialer(mode Mode) *Dialer { return &Dialer{mode: mode, conns: map[*Conn]struct{}{}} }
+// NewDialer returns an empty dialer making connections of the given mode
+// (ByThreads: by the threads SetThreads gives, raw until it is called).
+func NewDialer(mode Mode) *Dialer {
+	return &Dialer{fixed: mode, conns: map[*Conn]struct{}{}, polled: map[*polledConn]struct{}{}}
+}
 
-// Dial connects like net.Dialer and hands the socket over to blocking I/O.
+// Mode is the mode new connections are made in.
+func (d *Dialer) Mode() Mode {
+	if d.fixed != ByThreads {
+		return d.fixed
+	}
+	if int(d.threads.Load()) > RawMaxThreads() {
+		return Poller
+	}
+	return Raw
+}
+
+// SetThreads tells the dialer the threads of the next run; it says whether
+// that changes the mode of new connections (the caller then drops its idle
+// connections of the old mode).
+func (d *Dialer) SetThreads(n int) (changed bool) {
+	before := d.Mode()
+	d.threads.Store(int64(n))
+	return d.Mode() != before
+}
+
+// Dial connects like net.Dialer and hands the socket over to blocking I/O,
+// or leaves it on Go's poller in Poller mode.
 func (d *Dialer) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	var nd net.Dialer
 	c, err := nd.DialContext(ctx, network, addr)
@@ -97,6 +187,14 @@ func (d *Dialer) Dial(ctx context.Context, network, addr string) (net.Conn, erro
 	}
 	_ = tcp.SetNoDelay(true)
 	_ = tcp.SetKeepAlive(true)
+	mode := d.Mode()
+	if mode == Poller {
+		pc := &polledConn{TCPConn: tcp, owner: d}
+		d.mu.Lock()
+		d.polled[pc] = struct{}{}
+		d.mu.Unlock()
+		return pc, nil
+	}
 	raw, err := tcp.SyscallConn()
 	if err != nil {
 		c.Close()
@@ -115,7 +213,7 @@ func (d *Dialer) Dial(ctx context.Context, network, addr string) (net.Conn, erro
 		syscall.Close(fd)
 		return nil, err
 	}
-	bc := &Conn{fd: fd, raw: d.mode == Raw, local: tcp.LocalAddr(), remote: tcp.RemoteAddr(), owner: d}
+	bc := &Conn{fd: fd, raw: mode == Raw, local: tcp.LocalAddr(), remote: tcp.RemoteAddr(), owner: d}
 	if bc.raw {
 		tv := syscall.NsecToTimeval(ioTimeout.Nanoseconds())
 		if err := errors.Join(syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv),
@@ -140,13 +238,31 @@ func (d *Dialer) ShutdownAll() {
 	for c := range d.conns {
 		_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 	}
+	for c := range d.polled {
+		_ = c.CloseRead()
+		_ = c.CloseWrite()
+	}
 }
 
 // Live is the number of open connections.
 func (d *Dialer) Live() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.conns)
+	return len(d.conns) + len(d.polled)
+}
+
+// polledConn is a connection left on Go's poller, remembered so that
+// ShutdownAll reaches it too.
+type polledConn struct {
+	*net.TCPConn
+	owner *Dialer
+}
+
+func (c *polledConn) Close() error {
+	c.owner.mu.Lock()
+	delete(c.owner.polled, c)
+	c.owner.mu.Unlock()
+	return c.TCPConn.Close()
 }
 
 // Conn is a TCP connection with blocking reads and writes. Deadlines are
@@ -179,8 +295,8 @@ func (c *Conn) acquire() bool {
 func (c *Conn) release() {
 	if c.refs.Add(-1) == 0 {
 		syscall.Close(c.fd)
-		if c.raw {
-			rawConns.Add(-1)
+		if c.raw && rawConns.Add(-1) == 0 {
+			releaseProcs()
 		}
 		if c.owner != nil {
 			c.owner.mu.Lock()

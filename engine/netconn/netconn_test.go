@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -32,8 +33,8 @@ func echo(t *testing.T) (addr string, accepted chan net.Conn) {
 }
 
 func TestRoundTripAndEOF(t *testing.T) {
-	for _, mode := range []Mode{Raw, Syscall} {
-		t.Run(map[Mode]string{Raw: "raw", Syscall: "syscall"}[mode], func(t *testing.T) { roundTripAndEOF(t, mode) })
+	for _, mode := range []Mode{Raw, Syscall, Poller} {
+		t.Run(map[Mode]string{Raw: "raw", Syscall: "syscall", Poller: "poller"}[mode], func(t *testing.T) { roundTripAndEOF(t, mode) })
 	}
 }
 
@@ -225,5 +226,81 @@ func TestBufferedReads(t *testing.T) {
 	c.Close()
 	if _, err := c.Read(small); err == nil {
 		t.Fatal("read after close succeeded")
+	}
+}
+
+// By default the threads choose the mode: raw calls up to RawMaxThreads,
+// the poller above; SetThreads says when that changes; a fixed mode stays.
+func TestModeByThreads(t *testing.T) {
+	d := NewDialer(ByThreads)
+	if d.Mode() != Raw || d.SetThreads(8) || d.Mode() != Raw {
+		t.Fatalf("8 threads: mode %v", d.Mode())
+	}
+	if !d.SetThreads(RawMaxThreads()+1) || d.Mode() != Poller {
+		t.Fatalf("%d threads: mode %v, want the poller", RawMaxThreads()+1, d.Mode())
+	}
+	if d.SetThreads(RawMaxThreads()+50) || !d.SetThreads(RawMaxThreads()) || d.Mode() != Raw {
+		t.Fatalf("back to %d threads: mode %v", RawMaxThreads(), d.Mode())
+	}
+	fixed := NewDialer(Raw)
+	if fixed.SetThreads(1000) || fixed.Mode() != Raw {
+		t.Fatal("a fixed mode changed with the threads")
+	}
+}
+
+// A poller connection stays on Go's poller (a *net.TCPConn underneath, no
+// Ps reserved), and ShutdownAll unblocks its reader as a raw one's.
+func TestPollerConnection(t *testing.T) {
+	addr, _ := echo(t)
+	d := NewDialer(ByThreads)
+	d.SetThreads(RawMaxThreads() + 1)
+	before := rawConns.Load()
+	c, err := d.Dial(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.(*polledConn); !ok || rawConns.Load() != before {
+		t.Fatalf("dialled %T, raw connections %d→%d", c, before, rawConns.Load())
+	}
+	read := make(chan error, 1)
+	go func() { _, err := c.Read(make([]byte, 1)); read <- err }()
+	time.Sleep(50 * time.Millisecond)
+	d.ShutdownAll()
+	select {
+	case err := <-read:
+		if err == nil {
+			t.Fatal("the read returned no error after ShutdownAll")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ShutdownAll did not unblock the poller connection's reader")
+	}
+	c.Close()
+	if d.Live() != 0 {
+		t.Fatalf("%d connections tracked after Close", d.Live())
+	}
+}
+
+// The Ps raw connections reserved are given back once none is open.
+func TestProcsReleasedWithTheLastRawConnection(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	base := runtime.GOMAXPROCS(0)
+	if os.Getenv("GOGC") != "" {
+		t.Fatal("GOGC is set: unset it for this test of dbduel's own GC setting")
+	}
+	if rawConns.Load() != 0 {
+		t.Fatalf("%d raw connections of another test are open", rawConns.Load()) // tests here run one at a time
+	}
+	addr, _ := echo(t)
+	c, err := NewDialer(Raw).Dial(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcPercent := func() int { v := debug.SetGCPercent(-1); debug.SetGCPercent(v); return v }
+	if runtime.GOMAXPROCS(0) < 1+runtime.NumCPU() || gcPercent() != rawGCPercent {
+		t.Fatalf("GOMAXPROCS %d, GC percent %d with a raw connection open", runtime.GOMAXPROCS(0), gcPercent())
+	}
+	c.Close()
+	if got := runtime.GOMAXPROCS(0); got != base && base < 1+runtime.NumCPU() || gcPercent() != 100 {
+		t.Fatalf("GOMAXPROCS %d (want %d), GC percent %d after the last raw connection closed", got, base, gcPercent())
 	}
 }

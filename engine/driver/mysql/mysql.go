@@ -94,7 +94,8 @@ func DialError(err error) error {
 type DB struct {
 	driver.SQLPool
 	ignore ErrorSet
-	dialer *netconn.Dialer // nil with DBDUEL_NET=go
+	dialer   *netconn.Dialer
+	maxConns int
 }
 
 // Opener returns the engine's opener for ep with the ignore rules of
@@ -110,11 +111,8 @@ func Open(ep driver.Endpoint, maxConns int, ignore ErrorSet) (*DB, error) {
 	// with their parameters inlined, one round trip, as sysbench does.
 	cfg.InterpolateParams = true
 	schedHintOnce.Do(applySchedHint)
-	d := &DB{ignore: ignore}
-	if os.Getenv("DBDUEL_NET") != "go" { // DBDUEL_NET=go keeps Go's poller path (for A/B measurements)
-		d.dialer = netconn.NewDialer(netconn.ModeFromEnv())
-		cfg.DialFunc = d.dialer.Dial
-	}
+	d := &DB{ignore: ignore, maxConns: maxConns, dialer: netconn.NewDialer(netconn.ModeFromEnv())}
+	cfg.DialFunc = d.dialer.Dial
 	conn, err := gomysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
@@ -128,9 +126,15 @@ func Open(ep driver.Endpoint, maxConns int, ignore ErrorSet) (*DB, error) {
 }
 
 // Unblock shuts down every connection's socket.
-func (d *DB) Unblock() {
-	if d.dialer != nil {
-		d.dialer.ShutdownAll()
+func (d *DB) Unblock() { d.dialer.ShutdownAll() }
+
+// SetThreads picks the socket path of the next run's connections by its
+// threads (netconn.RawMaxThreads); on a change the idle connections of the
+// other path are closed, so the run's threads connect anew.
+func (d *DB) SetThreads(n int) {
+	if d.dialer.SetThreads(n) {
+		d.DB.SetMaxIdleConns(0)
+		d.DB.SetMaxIdleConns(d.maxConns)
 	}
 }
 
