@@ -93,7 +93,7 @@ func DialError(err error) error {
 // DB is a pool to one MySQL/MariaDB server.
 type DB struct {
 	driver.SQLPool
-	ignore ErrorSet
+	ignore   ErrorSet
 	dialer   *netconn.Dialer
 	maxConns int
 }
