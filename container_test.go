@@ -141,16 +141,23 @@ func TestVersionMismatchNotice(t *testing.T) {
 	}
 }
 
-func TestPullNeverOnMissingImage(t *testing.T) {
+// An absent image: a test image is built, not pulled; anything else is
+// pulled by default (here from a registry that refuses the connection),
+// and pull=never refuses, each in one line.
+func TestMissingImages(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
 	t.Parallel()
 	_, stderr, code := dbduel(t, "run", "--target", "c=docker:dbduel-test/absent:0", "--time", "1")
 	if code != 1 || !strings.Contains(stderr, "dbduel-test/absent:0") || !strings.Contains(stderr, "build-test-image.sh") {
 		t.Fatalf("exit %d, %q", code, stderr)
 	}
-	_, stderr, code = dbduel(t, "run", "--target", "c=docker:127.0.0.1:1/missing:x,pull=missing", "--time", "1")
-	if code != 1 || !strings.Contains(stderr, "pull") {
+	_, stderr, code = dbduel(t, "run", "--target", "c=docker:127.0.0.1:1/missing:x", "--time", "1")
+	if code != 1 || !strings.Contains(stderr, "pull 127.0.0.1:1/missing:x") {
 		t.Fatalf("pull from a refusing registry: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = dbduel(t, "run", "--target", "c=docker:127.0.0.1:1/missing:x,pull=never", "--time", "1")
+	if code != 1 || !strings.Contains(stderr, "pull=never") || strings.Contains(stderr, "goroutine") {
+		t.Fatalf("pull=never: exit %d, %q", code, stderr)
 	}
 }
 

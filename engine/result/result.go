@@ -149,8 +149,12 @@ type Target struct {
 
 // Described is what the target really is, read back (inspect, cgroups, the server).
 type Described struct {
-	Image            string   `json:"image,omitempty"`
-	ImageID          string   `json:"image_id,omitempty"`
+	Image   string `json:"image,omitempty"`
+	ImageID string `json:"image_id,omitempty"`
+	// ImageDigest names the image's bits: its repo digest (sha256:…) when
+	// it came from a registry, its ID when built locally: two runs of
+	// "mysql:8.4" months apart say whether they ran the same image.
+	ImageDigest      string   `json:"image_digest,omitempty"`
 	Binary           string   `json:"binary,omitempty"`
 	NetworkMode      string   `json:"network_mode,omitempty"` // host|bridge|none|slirp4netns
 	NetworkPath      string   `json:"network_path,omitempty"` // direct|docker-proxy|rootlessport|bridge-direct|remote-published

@@ -29,7 +29,6 @@ const (
 	defaultDatadir = "/var/lib/mysql"
 	overlayDatadir = "/var/lib/dbduel-datadir" // off any VOLUME the image declares
 	readyTimeout   = 180 * time.Second
-	pullTimeout    = 30 * time.Second
 )
 
 // TestDatadirTmpfs, when a test sets it for a run id, puts the datadirs
@@ -71,7 +70,8 @@ type Server struct {
 	hostDir           string
 	cfgDir            string // the configuration the container mounts: hostDir, or a directory in it
 	ep                targets.Endpoint
-	progress          io.Writer // pull progress; nil discards it
+	progress          io.Writer     // pull progress; nil discards it
+	stall             time.Duration // --pull-stall-timeout (0: the default)
 	pid, proxyPID     int       // cached for Sample; reset on restart
 	dataPath          string    // the datadir as the container sees it
 	startedAt         string    // the engine's State.StartedAt when dbduel last (re)started it
@@ -79,6 +79,9 @@ type Server struct {
 
 // SetProgress sends pull progress lines to w.
 func (s *Server) SetProgress(w io.Writer) { s.progress = w }
+
+// SetPullStallTimeout gives up a pull after d without progress.
+func (s *Server) SetPullStallTimeout(d time.Duration) { s.stall = d }
 
 // New returns an unstarted container target for SPEC (without "docker:").
 func New(name, spec, runID string) (*Server, error) {

@@ -251,7 +251,7 @@ func TestParseSpec(t *testing.T) {
 	if err != nil || o.Image != "127.0.0.1:5000/img:tag" || o.MemoryBytes != 2<<30 || o.Env[0] != "A=1,2" || len(o.Args) != 2 {
 		t.Fatalf("%+v %v", o, err)
 	}
-	for _, bad := range []string{"img,memory=lots", "img,network=weird", "img,x=1", "img,pull=always", "img,env=noequals", ",memory=1g", "img,memory=1g,memory=2g"} {
+	for _, bad := range []string{"img,memory=lots", "img,network=weird", "img,x=1", "img,pull=sometimes", "img,env=noequals", ",memory=1g", "img,memory=1g,memory=2g"} {
 		if _, err := ParseSpec(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -33,7 +33,10 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	}
 	d := &t.Described
 	d.Image = insp.Config.Image
-	d.ImageID = insp.Image
+	d.ImageID, d.ImageDigest = insp.Image, insp.Image
+	if img, err := s.cli.ImageInspect(ctx, insp.Image); err == nil {
+		d.ImageDigest = imageDigest(img.RepoDigests, insp.Config.Image, insp.Image)
+	}
 	d.Address = net.JoinHostPort(s.ep.Host, strconv.Itoa(s.ep.Port))
 	d.Engine, d.Host, d.ClientPlacement = s.eng.kind, specs.HostOf(s.eng.addr), "here"
 	switch mode := string(insp.HostConfig.NetworkMode); mode {

@@ -28,8 +28,8 @@ func TestEngineKey(t *testing.T) {
 	}
 }
 
-// Podman targets fetch a missing image (from Docker's store) unless the
-// SPEC says pull=never; docker: keeps never.
+// Every engine fetches a missing image unless the SPEC says pull=never
+// (Podman copies it from Docker's store first).
 func TestPodmanSpec(t *testing.T) {
 	for _, c := range []struct {
 		build func() (*Server, error)
@@ -39,7 +39,8 @@ func TestPodmanSpec(t *testing.T) {
 		{func() (*Server, error) { return NewPodman("p", "img:1", "r") }, "podman:img:1", "missing"},
 		{func() (*Server, error) { return NewPodman("p", "img:1,pull=never", "r") }, "podman:img:1,pull=never", "never"},
 		{func() (*Server, error) { return New("p", "img:1,engine=podman", "r") }, "docker:img:1,engine=podman", "missing"},
-		{func() (*Server, error) { return New("p", "img:1", "r") }, "docker:img:1", "never"},
+		{func() (*Server, error) { return New("p", "img:1", "r") }, "docker:img:1", "missing"},
+		{func() (*Server, error) { return New("p", "img:1,pull=always", "r") }, "docker:img:1,pull=always", "always"},
 	} {
 		s, err := c.build()
 		if err != nil {

@@ -20,7 +20,7 @@ type Options struct {
 	Cpuset      string  // cpuset=0-1
 	Network     string  // bridge|host
 	Datadir     string  // volume|bind|overlay
-	Pull        string  // never|missing
+	Pull        string  // missing (the default)|always|never
 	Args        []string
 	Env         []string
 	Cnf         string
@@ -69,7 +69,7 @@ func ParseSpec(spec string) (Options, error) {
 	if err := specs.CheckKeys("docker:", kvs, allowedKeys, map[string]bool{"args": true, "env": true, "ulimit": true}); err != nil {
 		return Options{}, err
 	}
-	o := Options{Image: head, Network: "bridge", Datadir: "volume", Pull: "never"}
+	o := Options{Image: head, Network: "bridge", Datadir: "volume", Pull: "missing"}
 	for _, kv := range kvs {
 		v := kv.Value
 		if limit, err := o.parseLimit(kv.Key, v); err != nil {
@@ -89,8 +89,8 @@ func ParseSpec(spec string) (Options, error) {
 			}
 			o.Datadir = v
 		case "pull":
-			if v != "never" && v != "missing" {
-				return bad("pull=%q: want never or missing", v)
+			if v != "never" && v != "missing" && v != "always" {
+				return bad("pull=%q: want missing, always or never", v)
 			}
 			o.Pull, o.pullGiven = v, true
 		case "engine":

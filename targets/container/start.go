@@ -3,10 +3,7 @@ package container
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,7 +13,6 @@ import (
 	"github.com/dbduel/dbduel/engine/driver"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
@@ -164,60 +160,57 @@ func (o Options) applyLimits(hc *container.HostConfig) {
 	}
 }
 
-// ensureImage checks the image is present; with pull=missing it pulls it within 30 s.
+// ensureImage makes the image present as docker run would: pull=missing
+// (the default) pulls it when absent, pull=always pulls it anew and says
+// whether its digest changed, pull=never refuses. A Podman target first
+// copies it from Docker's store.
 func (s *Server) ensureImage(ctx context.Context) error {
-	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err == nil {
-		return nil
-	} else if !client.IsErrNotFound(err) && !strings.Contains(err.Error(), "No such image") {
-		return fmt.Errorf("inspect image %s: %w", s.o.Image, err)
+	img := s.o.Image
+	before, err := s.cli.ImageInspect(ctx, img)
+	present := err == nil
+	if err != nil && !client.IsErrNotFound(err) && !strings.Contains(err.Error(), "No such image") {
+		return fmt.Errorf("inspect image %s: %w", img, err)
 	}
-	if s.eng != nil && s.eng.kind == enginePodman {
+	if present && s.o.Pull != "always" {
+		return nil
+	}
+	if !present && s.eng != nil && s.eng.kind == enginePodman && s.o.Pull != "always" {
 		if copied, err := s.copyFromDocker(ctx); err != nil || copied {
 			return err
 		}
 	}
-	if s.o.Pull != "missing" {
-		return fmt.Errorf("image %s is not present and pull=never: build the test image with scripts/build-test-image.sh, or add pull=missing", s.o.Image)
+	switch {
+	case strings.HasPrefix(img, testImagePrefix) && !present:
+		return fmt.Errorf("image %s is one of this project's test images, built locally, not pulled: build it with scripts/build-test-image.sh", img)
+	case strings.HasPrefix(img, testImagePrefix):
+		return nil // pull=always of a local build: there is no registry to ask
+	case s.o.Pull == "never":
+		return fmt.Errorf("image %s is not present and pull=never: pull it (docker pull %s), or drop pull=never", img, img)
 	}
-	pctx, cancel := context.WithTimeout(ctx, pullTimeout)
-	defer cancel()
-	rc, err := s.cli.ImagePull(pctx, s.o.Image, image.PullOptions{})
+	if err := s.pullImage(ctx, img, s.pullStall(), s.progress); err != nil {
+		return err
+	}
+	after, err := s.cli.ImageInspect(ctx, img)
 	if err != nil {
-		return fmt.Errorf("pull %s: %v", s.o.Image, driver.OneLine(err.Error()))
+		return fmt.Errorf("pull %s: image still missing after the pull", img)
 	}
-	defer rc.Close()
-	if err := showPullProgress(rc, s.progress); err != nil {
-		return fmt.Errorf("pull %s: %v", s.o.Image, driver.OneLine(err.Error()))
-	}
-	if _, err := s.cli.ImageInspect(ctx, s.o.Image); err != nil {
-		return fmt.Errorf("pull %s: image still missing after pull", s.o.Image)
+	if present && s.progress != nil {
+		was, now := imageDigest(before.RepoDigests, img, before.ID), imageDigest(after.RepoDigests, img, after.ID)
+		if was == now {
+			fmt.Fprintf(s.progress, "dbduel: pull %s: digest unchanged, %s\n", img, now)
+		} else {
+			fmt.Fprintf(s.progress, "dbduel: pull %s: digest changed, %s → %s\n", img, was, now)
+		}
 	}
 	return nil
 }
 
-// showPullProgress relays the engine's pull messages (one line per layer
-// status change) and returns the first error the stream reports.
-func showPullProgress(r io.Reader, out io.Writer) error {
-	dec := json.NewDecoder(r)
-	last := map[string]string{}
-	for {
-		var m struct {
-			ID, Status, Error string
-			ProgressDetail    struct{ Current, Total int64 }
-		}
-		if err := dec.Decode(&m); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if m.Error != "" {
-			return errors.New(m.Error)
-		}
-		if out != nil && last[m.ID] != m.Status {
-			last[m.ID] = m.Status
-			fmt.Fprintf(out, "dbduel: pull %s %s\n", m.ID, m.Status)
-		}
+// pullStall is the target's --pull-stall-timeout.
+func (s *Server) pullStall() time.Duration {
+	if s.stall > 0 {
+		return s.stall
 	}
+	return DefaultPullStallTimeout
 }
 
 // waitReady connects until the server answers; a container that exits or a

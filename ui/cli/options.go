@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets/container"
 )
 
 // commonOptions are the flags every verb of the run family shares (run,
@@ -45,6 +47,7 @@ type commonOptions struct {
 	strictParity    bool
 	allowMixedHosts bool
 	insecureEngine  bool
+	pullStall       time.Duration
 }
 
 func (o *commonOptions) shared() *commonOptions { return o }
@@ -69,7 +72,7 @@ func bindCommonFlags(fs *pflag.FlagSet, o *commonOptions) {
 		"  mysql://user:pass@host:port/db   an existing server\n"+
 		"  local:BIN[,args=--flag][,cnf=PATH][,cpuset=0-1]   a managed mariadbd/mysqld\n"+
 		"  docker:IMAGE[,memory=2g][,cpus=1.5][,cpuset=0][,network=bridge|host][,datadir=volume|bind|overlay]\n"+
-		"        [,pull=never|missing][,args=--flag][,env=K=V][,cnf=PATH]   a managed container\n"+
+		"        [,pull=missing|always|never][,args=--flag][,env=K=V][,cnf=PATH]   a managed container\n"+
 		"(docs/targets.md)")
 	fs.StringVar(&o.threads, "threads", "1", "`N[,N...]` threads per run; a comma-separated list sweeps (e.g. 10,32,64,128)")
 	fs.Float64Var(&o.timeS, "time", 10, "`SECONDS` each run lasts (per run, not in total; 0: no limit, then --events ends it)")
@@ -95,6 +98,7 @@ func bindCommonFlags(fs *pflag.FlagSet, o *commonOptions) {
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run (and fileio's files)")
 	fs.StringVar(&o.fileDir, "file-dir", "", "fileio on host targets: the directory of the test files (default: dbduel's state directory)")
 	fs.BoolVar(&o.allowMixedHosts, "allow-mixed-hosts", false, "compare targets that run on different machines (refused by default: it measures the machines, not the container)")
+	fs.DurationVar(&o.pullStall, "pull-stall-timeout", container.DefaultPullStallTimeout, "give up pulling an image after this long without a byte arriving (a pull has no other time limit)")
 	fs.BoolVar(&o.insecureEngine, "insecure-engine", false, "let engine=tcp:// reach another host over plain TCP (the container's root password and the agent's traffic cross the link in clear)")
 	fs.BoolVar(&o.strictParity, "strict-parity", false, "refuse to run (exit 4) when targets differ in server version or any configuration variable")
 	fs.StringVarP(&o.file, "file", "f", "", "read targets, workload, options and plan from a scenario `FILE.yaml` (flags given here override it; examples/)")

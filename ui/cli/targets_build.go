@@ -33,11 +33,12 @@ type targetContext struct {
 	// insecureEngine (--insecure-engine) lets an engine on another host
 	// be reached over plain TCP.
 	insecureEngine bool
+	pullStall      time.Duration // --pull-stall-timeout
 }
 
 func newTargetContext(st *State, rc *runConfig, o *commonOptions) targetContext {
 	return targetContext{runID: rc.runID, onHost: rc.onHost(), fileDir: o.fileDir, workloadArgs: o.workloadArgs(), agentBinary: st.agentBinary,
-		keep: o.keep, insecureEngine: o.insecureEngine}
+		keep: o.keep, insecureEngine: o.insecureEngine, pullStall: o.pullStall}
 }
 
 // buildTargets parses every --target NAME=SPEC; names must be unique.
@@ -119,6 +120,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 			return nil, err
 		}
 		c.SetProgress(stderr)
+		c.SetPullStallTimeout(tc.pullStall)
 		if c.ClientInNetns() {
 			bin, err := tc.agentBinary()
 			if err != nil {

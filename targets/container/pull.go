@@ -1,0 +1,282 @@
+package container
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+	"github.com/docker/cli/cli/config"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/registry"
+
+	"github.com/dbduel/dbduel/engine/driver"
+)
+
+// DefaultPullStallTimeout is how long a pull may go without a byte or a
+// layer's step before it is given up (--pull-stall-timeout): a pull has no
+// time limit of its own, as docker pull has none, while bytes arrive.
+const DefaultPullStallTimeout = 60 * time.Second
+
+// testImagePrefix names the images this project builds locally
+// (scripts/build-test-image.sh): no registry serves them.
+const testImagePrefix = "dbduel-test/"
+
+// pullMessage is one message of the engine's pull stream.
+type pullMessage struct {
+	ID             string `json:"id"`
+	Status         string `json:"status"`
+	Error          string `json:"error"`
+	ProgressDetail struct {
+		Current int64 `json:"current"`
+		Total   int64 `json:"total"`
+	} `json:"progressDetail"`
+}
+
+// layerState is one layer's pull as the stream told it.
+type layerState struct {
+	current, total int64
+	done           bool // pulled, or already present
+}
+
+// pullState folds the pull stream into the figures of the progress line.
+type pullState struct {
+	layers map[string]*layerState
+}
+
+func newPullState() *pullState { return &pullState{layers: map[string]*layerState{}} }
+
+// apply folds one message in and says whether anything moved (a byte, a
+// layer's step): what the stall timeout watches.
+func (p *pullState) apply(m pullMessage) bool {
+	if m.ID == "" || strings.HasPrefix(m.Status, "Pulling from") || strings.HasPrefix(m.Status, "Digest:") || strings.HasPrefix(m.Status, "Status:") {
+		return false
+	}
+	l := p.layers[m.ID]
+	if l == nil {
+		l = &layerState{}
+		p.layers[m.ID] = l
+	}
+	before := *l
+	switch {
+	case m.Status == "Downloading":
+		l.current, l.total = m.ProgressDetail.Current, max(l.total, m.ProgressDetail.Total)
+	case m.Status == "Download complete" || m.Status == "Verifying Checksum":
+		l.current = l.total
+	case m.Status == "Pull complete" || m.Status == "Already exists":
+		l.done = true
+		l.current = l.total
+	case m.Status == "Extracting":
+		l.current = l.total // its bytes are all here
+	}
+	return *l != before || m.Status == "Extracting"
+}
+
+// figures are the bytes received and known in all, and the layers done
+// and seen.
+func (p *pullState) figures() (got, total int64, done, layers int) {
+	for _, l := range p.layers {
+		got, total = got+l.current, total+l.total
+		if l.done {
+			done++
+		}
+	}
+	return got, total, done, len(p.layers)
+}
+
+// line is "pull IMAGE: 45.2/210.0 MiB, 3/7 layers, 12.1 MiB/s".
+func (p *pullState) line(img string, rate float64) string {
+	got, total, done, layers := p.figures()
+	return fmt.Sprintf("pull %s: %.1f/%.1f MiB, %d/%d layers, %.1f MiB/s", img, mebibytes(got), mebibytes(total), done, layers, rate)
+}
+
+func mebibytes(b int64) float64 { return float64(b) / (1 << 20) }
+
+// registryHost is the registry an image reference names ("docker.io" for
+// Docker Hub), or "" when the reference does not parse.
+func registryHost(img string) string {
+	named, err := reference.ParseNormalizedNamed(img)
+	if err != nil {
+		return ""
+	}
+	return reference.Domain(named)
+}
+
+// registryAuth is the X-Registry-Auth of a pull of img: the credentials
+// Docker's CLI would use, from its config file (DOCKER_CONFIG or
+// ~/.docker/config.json) and credential helpers ("" without any).
+func registryAuth(img string) (string, error) {
+	host := registryHost(img)
+	if host == "" {
+		return "", nil
+	}
+	key := host
+	if host == "docker.io" {
+		key = "https://index.docker.io/v1/" // how docker login files Docker Hub
+	}
+	dir := os.Getenv("DOCKER_CONFIG") // read each time: config.Dir reads it once per process
+	if dir == "" {
+		dir = config.Dir()
+	}
+	cf, err := config.Load(dir)
+	if err != nil {
+		return "", fmt.Errorf("reading Docker's config in %s: %v", dir, driver.OneLine(err.Error()))
+	}
+	ac, err := cf.GetAuthConfig(key)
+	if err != nil {
+		return "", fmt.Errorf("the credentials for %s in Docker's config: %v", host, driver.OneLine(err.Error()))
+	}
+	if ac.Username == "" && ac.Password == "" && ac.Auth == "" && ac.IdentityToken == "" && ac.RegistryToken == "" {
+		return "", nil
+	}
+	return registry.EncodeAuthConfig(registry.AuthConfig{Username: ac.Username, Password: ac.Password, Auth: ac.Auth,
+		ServerAddress: ac.ServerAddress, IdentityToken: ac.IdentityToken, RegistryToken: ac.RegistryToken})
+}
+
+// pullError words an engine's pull error: which registry refused and how
+// to log in, an image or tag the registry lacks, or the engine's words.
+func pullError(img string, err error) error {
+	msg := driver.OneLine(err.Error())
+	low := strings.ToLower(msg)
+	host := registryHost(img)
+	switch {
+	case strings.Contains(low, "unauthorized") || strings.Contains(low, "authentication required") ||
+		strings.Contains(low, "denied") || strings.Contains(low, "no basic auth credentials"):
+		return fmt.Errorf("pull %s: registry %s refused the pull (%s); log in as docker pull would need: docker login %s", img, host, msg, host)
+	case strings.Contains(low, "manifest unknown") || strings.Contains(low, "not found") && strings.Contains(low, "manifest"):
+		return fmt.Errorf("pull %s: registry %s has no such image or tag (%s)", img, host, msg)
+	}
+	return fmt.Errorf("pull %s: %s", img, msg)
+}
+
+// pullImage pulls img through the engine as docker pull does, with the
+// CLI's credentials: no time limit while bytes arrive, an error once
+// stall passes without any. Progress goes to out once a second at most
+// while it changes.
+func (s *Server) pullImage(ctx context.Context, img string, stall time.Duration, out io.Writer) error {
+	auth, err := registryAuth(img)
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", img, err)
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rc, err := s.cli.ImagePull(pctx, img, image.PullOptions{RegistryAuth: auth})
+	if err != nil {
+		return pullError(img, err)
+	}
+	defer rc.Close()
+	msgs, errc := make(chan pullMessage), make(chan error, 1)
+	go func() {
+		dec := json.NewDecoder(rc)
+		for {
+			var m pullMessage
+			if err := dec.Decode(&m); err != nil {
+				if err == io.EOF {
+					err = nil
+				}
+				errc <- err
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-pctx.Done():
+				errc <- pctx.Err()
+				return
+			}
+		}
+	}()
+	return followPull(ctx, img, stall, out, msgs, errc, cancel)
+}
+
+// followPull reads the pull's messages until the stream ends, an error
+// comes, or stall passes without progress (then cancel ends the pull).
+func followPull(ctx context.Context, img string, stall time.Duration, out io.Writer, msgs <-chan pullMessage, errc <-chan error, cancel func()) error {
+	st := newPullState()
+	start := time.Now()
+	lastAt, lastGot, lastLine := start, int64(0), ""
+	timer := time.NewTimer(stall)
+	defer timer.Stop()
+	say := func(force bool) {
+		now := time.Now()
+		if out == nil || !force && now.Sub(lastAt) < time.Second {
+			return
+		}
+		got, _, _, _ := st.figures()
+		rate := 0.0
+		if dt := now.Sub(lastAt).Seconds(); dt > 0 {
+			rate = mebibytes(got-lastGot) / dt
+		}
+		if line := st.line(img, rate); line != lastLine || force {
+			fmt.Fprintf(out, "dbduel: %s\n", line)
+			lastLine = line
+		}
+		lastAt, lastGot = now, got
+	}
+	for {
+		select {
+		case m := <-msgs:
+			if m.Error != "" {
+				return pullError(img, errors.New(m.Error))
+			}
+			if st.apply(m) {
+				if !timer.Stop() {
+					select {
+					case <-timer.C:
+					default:
+					}
+				}
+				timer.Reset(stall)
+				say(false)
+			}
+		case err := <-errc:
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return pullError(img, err)
+			}
+			if _, _, _, layers := st.figures(); layers > 0 && out != nil {
+				got, _, _, _ := st.figures()
+				fmt.Fprintf(out, "dbduel: pull %s: done, %.1f MiB in %s\n", img, mebibytes(got), time.Since(start).Round(100*time.Millisecond))
+			}
+			return nil
+		case <-timer.C:
+			cancel()
+			got, total, done, layers := st.figures()
+			return fmt.Errorf("pull %s: no progress for %s (--pull-stall-timeout): %.1f/%.1f MiB, %d/%d layers when it stalled; registry %s", img, stall, mebibytes(got), mebibytes(total), done, layers, registryHost(img))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// imageDigest is what names an image's bits: its repo digest in the
+// registry it came from (sha256:…), or its local ID when it has none (a
+// locally built image).
+func imageDigest(repoDigests []string, img, id string) string {
+	named, err := reference.ParseNormalizedNamed(img)
+	var digests []string
+	for _, rd := range repoDigests {
+		name, dg, ok := strings.Cut(rd, "@")
+		if !ok {
+			continue
+		}
+		if err == nil {
+			if rn, rerr := reference.ParseNormalizedNamed(name); rerr == nil && rn.Name() == named.Name() {
+				return dg
+			}
+		}
+		digests = append(digests, dg)
+	}
+	if len(digests) > 0 {
+		sort.Strings(digests)
+		return digests[0]
+	}
+	return id
+}
