@@ -72,9 +72,9 @@ type Server struct {
 	ep                targets.Endpoint
 	progress          io.Writer     // pull progress; nil discards it
 	stall             time.Duration // --pull-stall-timeout (0: the default)
-	pid, proxyPID     int       // cached for Sample; reset on restart
-	dataPath          string    // the datadir as the container sees it
-	startedAt         string    // the engine's State.StartedAt when dbduel last (re)started it
+	pid, proxyPID     int           // cached for Sample; reset on restart
+	dataPath          string        // the datadir as the container sees it
+	startedAt         string        // the engine's State.StartedAt when dbduel last (re)started it
 }
 
 // SetProgress sends pull progress lines to w.
