@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Zero-config demo on a fresh machine: installs what is missing (Debian
-# packages), builds the test image if missing, then runs `dbduel demo`:
-# a managed native MariaDB against the same MariaDB in a container.
+# packages), then runs `dbduel demo`: a managed native MariaDB against the
+# same MariaDB in a container, the official image of its version when a
+# registry serves it (Docker Hub, or --registry HOST:PORT), else a local
+# build of the very same version (scripts/build-test-image.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -26,6 +28,9 @@ if ! docker version >/dev/null 2>&1; then
 	echo "demo: no Docker engine reachable: start it (systemctl start docker) or set DOCKER_HOST" >&2
 	exit 1
 fi
-bash scripts/build-test-image.sh >&2
 CGO_ENABLED=0 go build -o ./dbduel . # static: it also runs as the agent in any image
-exec ./dbduel demo "$@"
+img=$(./dbduel demo --show-image "$@")
+case $img in
+dbduel-test/*) bash scripts/build-test-image.sh >&2 ;;
+esac
+exec ./dbduel demo --image "$img" "$@"

@@ -280,3 +280,27 @@ func imageDigest(repoDigests []string, img, id string) string {
 	}
 	return id
 }
+
+// RegistryServes asks the Docker engine whether a registry serves ref:
+// its manifest, no layer pulled (GET /distribution/REF/json), within
+// timeout; nil when it does.
+func RegistryServes(ctx context.Context, ref string, timeout time.Duration) error {
+	cli, err := NewClient()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	auth, err := registryAuth(ref)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := cli.DistributionInspect(ctx, ref, auth); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("no answer within %s", timeout)
+		}
+		return errors.New(driver.OneLine(err.Error()))
+	}
+	return nil
+}

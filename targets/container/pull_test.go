@@ -4,102 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"io"
-	"log"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/image"
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/internal/testregistry"
 )
-
-// testRegistry is an in-process registry on loopback (Docker pulls from
-// 127.0.0.0/8 over plain HTTP), optionally behind basic auth, and with blob
-// downloads that can be made to hang.
-type testRegistry struct {
-	host  string
-	user  string // basic auth required when set (password "pw")
-	stall atomic.Bool
-	free  chan struct{} // closed at the end: hung blob requests return
-}
-
-func newTestRegistry(t *testing.T, user string) *testRegistry {
-	t.Helper()
-	r := &testRegistry{user: user, free: make(chan struct{})}
-	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if r.user != "" {
-			if u, p, ok := req.BasicAuth(); !ok || u != r.user || p != "pw" {
-				w.Header().Set("WWW-Authenticate", `Basic realm="dbduel-test"`)
-				http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
-				return
-			}
-		}
-		if r.stall.Load() && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
-			select { // a registry that stops sending: no byte until the test ends
-			case <-r.free:
-			case <-req.Context().Done():
-			}
-			return
-		}
-		inner.ServeHTTP(w, req)
-	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(func() { close(r.free); srv.Close() })
-	r.host = l.Addr().String()
-	return r
-}
-
-// push writes a random image of three 2 MiB layers as repo:tag and
-// returns its digest.
-func (r *testRegistry) push(t *testing.T, repoTag string) string {
-	t.Helper()
-	img, err := random.Image(2<<20, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := name.ParseReference(r.host + "/" + repoTag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []remote.Option{}
-	if r.user != "" {
-		opts = append(opts, remote.WithAuth(&authn.Basic{Username: r.user, Password: "pw"}))
-	}
-	if err := remote.Write(ref, img, opts...); err != nil {
-		t.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.String()
-}
 
 // pullServer is a Server on the local Docker engine with only what a
 // pull needs, and the image removed again at the end.
-func pullServer(t *testing.T, img, pull string) (*Server, *bytes.Buffer) {
+func pullServer(t *testing.T, reg *testregistry.Registry, img, pull string) (*Server, *bytes.Buffer) {
 	t.Helper()
 	integration.Require(t, "Docker")
 	cli, err := NewClient()
@@ -109,11 +27,12 @@ func pullServer(t *testing.T, img, pull string) (*Server, *bytes.Buffer) {
 	out := &bytes.Buffer{}
 	s := &Server{name: "c", cli: cli, o: Options{Image: img, Pull: pull}, progress: out, stall: 5 * time.Second}
 	t.Cleanup(func() {
-		_, _ = cli.ImageRemove(context.Background(), img, image.RemoveOptions{Force: true, PruneChildren: true})
-		if _, err := cli.ImageInspect(context.Background(), img); err == nil {
-			t.Errorf("image %s left in Docker's store", img)
+		defer cli.Close()
+		// Every image from the test registry, the ones a moved tag left
+		// untagged too.
+		if n := reg.RemoveImages(cli); n != 0 {
+			t.Errorf("%d image(s) of %s left in Docker's store", n, img)
 		}
-		cli.Close()
 	})
 	return s, out
 }
@@ -122,10 +41,10 @@ func pullServer(t *testing.T, img, pull string) (*Server, *bytes.Buffer) {
 // issue's form, the registry's digest read back; pull=always says whether
 // the digest changed; a missing tag is named.
 func TestPullFromARegistry(t *testing.T) {
-	reg := newTestRegistry(t, "")
-	first := reg.push(t, "library/tiny:1")
-	img := reg.host + "/library/tiny:1"
-	s, out := pullServer(t, img, "missing")
+	reg := testregistry.New(t, "")
+	first := reg.PushRandom(t, "library/tiny:1")
+	img := reg.Host + "/library/tiny:1"
+	s, out := pullServer(t, reg, img, "missing")
 	ctx := context.Background()
 	if err := s.ensureImage(ctx); err != nil {
 		t.Fatal(err)
@@ -148,17 +67,17 @@ func TestPullFromARegistry(t *testing.T) {
 	if err := s.ensureImage(ctx); err != nil || !strings.Contains(out.String(), "digest unchanged, "+first) {
 		t.Fatalf("pull=always of the same tag: %v\n%s", err, out)
 	}
-	second := reg.push(t, "library/tiny:1") // the tag moves to new bits
+	second := reg.PushRandom(t, "library/tiny:1") // the tag moves to new bits
 	out.Reset()
 	if err := s.ensureImage(ctx); err != nil || !strings.Contains(out.String(), "digest changed, "+first+" → "+second) {
 		t.Fatalf("pull=always of a moved tag: %v\n%s", err, out)
 	}
 
-	missing, _ := pullServer(t, reg.host+"/library/tiny:404", "missing")
+	missing, _ := pullServer(t, reg, reg.Host+"/library/tiny:404", "missing")
 	if err := missing.ensureImage(ctx); err == nil || !strings.Contains(err.Error(), "has no such image or tag") {
 		t.Fatalf("a missing tag: %v", err)
 	}
-	never, _ := pullServer(t, reg.host+"/library/tiny:2", "never")
+	never, _ := pullServer(t, reg, reg.Host+"/library/tiny:2", "never")
 	if err := never.ensureImage(ctx); err == nil || !strings.Contains(err.Error(), "pull=never") {
 		t.Fatalf("pull=never: %v", err)
 	}
@@ -168,16 +87,16 @@ func TestPullFromARegistry(t *testing.T) {
 // registry and `docker login` named; pulled with them from a Docker config
 // file (DOCKER_CONFIG), as docker pull takes them.
 func TestPullWithCredentials(t *testing.T) {
-	reg := newTestRegistry(t, "alice")
-	reg.push(t, "library/private:1")
-	img := reg.host + "/library/private:1"
+	reg := testregistry.New(t, "alice")
+	reg.PushRandom(t, "library/private:1")
+	img := reg.Host + "/library/private:1"
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
-	s, out := pullServer(t, img, "missing")
+	s, out := pullServer(t, reg, img, "missing")
 	err := s.ensureImage(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "registry "+reg.host+" refused") || !strings.Contains(err.Error(), "docker login "+reg.host) {
+	if err == nil || !strings.Contains(err.Error(), "registry "+reg.Host+" refused") || !strings.Contains(err.Error(), "docker login "+reg.Host) {
 		t.Fatalf("no credentials: %v", err)
 	}
-	cfg := `{"auths":{"` + reg.host + `":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("alice:pw")) + `"}}}`
+	cfg := `{"auths":{"` + reg.Host + `":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("alice:pw")) + `"}}}`
 	if err := os.WriteFile(filepath.Join(os.Getenv("DOCKER_CONFIG"), "config.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -192,15 +111,15 @@ func TestPullWithCredentials(t *testing.T) {
 // A pull whose registry stops sending ends after the stall timeout with
 // the cause named, and leaves no image behind.
 func TestPullStallTimeout(t *testing.T) {
-	reg := newTestRegistry(t, "")
-	reg.push(t, "library/slow:1")
-	reg.stall.Store(true)
-	img := reg.host + "/library/slow:1"
-	s, _ := pullServer(t, img, "missing")
+	reg := testregistry.New(t, "")
+	reg.PushRandom(t, "library/slow:1")
+	reg.Stall.Store(true)
+	img := reg.Host + "/library/slow:1"
+	s, _ := pullServer(t, reg, img, "missing")
 	s.stall = 2 * time.Second
 	start := time.Now()
 	err := s.ensureImage(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "no progress for 2s (--pull-stall-timeout)") || !strings.Contains(err.Error(), "registry "+reg.host) {
+	if err == nil || !strings.Contains(err.Error(), "no progress for 2s (--pull-stall-timeout)") || !strings.Contains(err.Error(), "registry "+reg.Host) {
 		t.Fatalf("a stalled pull: %v", err)
 	}
 	if d := time.Since(start); d > 30*time.Second {
@@ -254,3 +173,4 @@ func TestImageDigest(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
+
