@@ -173,4 +173,3 @@ func TestImageDigest(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
-
