@@ -88,8 +88,12 @@ var procsMu sync.Mutex
 
 // baseProcs is GOMAXPROCS before the first raw connection raised it (0:
 // not raised); baseGC is the GC percent before raw connections set
-// rawGCPercent (0: not set).
-var baseProcs, baseGC int
+// rawGCPercent (when gcRaised).
+var (
+	baseProcs int
+	gcRaised  bool
+	baseGC    int
+)
 
 // rawGCPercent is the GC's percent while raw connections are open, unless
 // GOGC says otherwise: every collection must interrupt each thread blocked
@@ -113,8 +117,8 @@ func reserveProcs(n int) {
 		}
 		runtime.GOMAXPROCS(want)
 	}
-	if baseGC == 0 && os.Getenv("GOGC") == "" {
-		baseGC = debug.SetGCPercent(rawGCPercent)
+	if !gcRaised && os.Getenv("GOGC") == "" {
+		baseGC, gcRaised = debug.SetGCPercent(rawGCPercent), true
 	}
 }
 
@@ -128,21 +132,25 @@ func releaseProcs() {
 		return
 	}
 	if baseProcs != 0 {
-		runtime.GOMAXPROCS(baseProcs)
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.SetDefaultGOMAXPROCS() // the runtime's own, following the cgroup's limit again
+		} else {
+			runtime.GOMAXPROCS(baseProcs)
+		}
 		baseProcs = 0
 	}
-	if baseGC != 0 {
+	if gcRaised {
 		debug.SetGCPercent(baseGC)
-		baseGC = 0
+		gcRaised = false
 	}
 }
 
 // Dialer makes blocking connections and remembers them, so that an
 // interrupted run can unblock every thread at once (ShutdownAll).
 type Dialer struct {
-	fixed   Mode         // ByThreads: chosen by SetThreads
-	threads atomic.Int64 // the run's threads (SetThreads)
+	fixed   Mode // ByThreads: chosen by SetThreads
 	mu      sync.Mutex
+	threads int // the run's threads (SetThreads), under mu
 	conns   map[*Conn]struct{}
 	polled  map[*polledConn]struct{}
 }
@@ -155,10 +163,16 @@ func NewDialer(mode Mode) *Dialer {
 
 // Mode is the mode new connections are made in.
 func (d *Dialer) Mode() Mode {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.modeLocked()
+}
+
+func (d *Dialer) modeLocked() Mode {
 	if d.fixed != ByThreads {
 		return d.fixed
 	}
-	if int(d.threads.Load()) > RawMaxThreads() {
+	if d.threads > RawMaxThreads() {
 		return Poller
 	}
 	return Raw
@@ -166,11 +180,14 @@ func (d *Dialer) Mode() Mode {
 
 // SetThreads tells the dialer the threads of the next run; it says whether
 // that changes the mode of new connections (the caller then drops its idle
-// connections of the old mode).
+// connections of the old mode). A pool sized for its largest run is told
+// that first, so no connection is made raw before the threads are known.
 func (d *Dialer) SetThreads(n int) (changed bool) {
-	before := d.Mode()
-	d.threads.Store(int64(n))
-	return d.Mode() != before
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	before := d.modeLocked()
+	d.threads = n
+	return d.modeLocked() != before
 }
 
 // Dial connects like net.Dialer and hands the socket over to blocking I/O,

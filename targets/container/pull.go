@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"os/user"
+	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/distribution/reference"
 	"github.com/docker/cli/cli/config"
+	"github.com/docker/cli/cli/config/types"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/registry"
 
@@ -109,8 +113,12 @@ func registryHost(img string) string {
 }
 
 // registryAuth is the X-Registry-Auth of a pull of img: the credentials
-// Docker's CLI would use, from its config file (DOCKER_CONFIG or
-// ~/.docker/config.json) and credential helpers ("" without any).
+// Docker's CLI would use, from its config file and credential helpers (""
+// without any). dbduel runs as root on shared machines, so the config is
+// the effective user's own (DOCKER_CONFIG, else that user's home from the
+// password database, not $HOME a sudo may have kept): a directory or file
+// another user owns or may write is not read, and a credential helper
+// whose name is not a plain word is not run.
 func registryAuth(img string) (string, error) {
 	host := registryHost(img)
 	if host == "" {
@@ -120,23 +128,84 @@ func registryAuth(img string) (string, error) {
 	if host == "docker.io" {
 		key = "https://index.docker.io/v1/" // how docker login files Docker Hub
 	}
-	dir := os.Getenv("DOCKER_CONFIG") // read each time: config.Dir reads it once per process
-	if dir == "" {
-		dir = config.Dir()
+	dir, err := dockerConfigDir()
+	if err != nil || dir == "" {
+		return "", err
 	}
 	cf, err := config.Load(dir)
 	if err != nil {
 		return "", fmt.Errorf("reading Docker's config in %s: %v", dir, driver.OneLine(err.Error()))
 	}
-	ac, err := cf.GetAuthConfig(key)
-	if err != nil {
-		return "", fmt.Errorf("the credentials for %s in Docker's config: %v", host, driver.OneLine(err.Error()))
+	for _, helper := range append([]string{cf.CredentialsStore}, cf.CredentialHelpers[key]) {
+		if helper != "" && !helperName.MatchString(helper) {
+			return "", fmt.Errorf("Docker's config in %s names the credential helper %q: not a plain name, not run", dir, helper)
+		}
 	}
+	type answer struct {
+		ac  types.AuthConfig
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() { ac, err := cf.GetAuthConfig(key); got <- answer{ac, err} }()
+	var a answer
+	select {
+	case a = <-got:
+	case <-time.After(credentialTimeout):
+		return "", fmt.Errorf("the credential helper for %s did not answer within %s", host, credentialTimeout)
+	}
+	if a.err != nil {
+		// The helper's own words may hold what it printed: not repeated.
+		return "", fmt.Errorf("the credentials for %s in Docker's config (%s) could not be read", host, dir)
+	}
+	ac := a.ac
 	if ac.Username == "" && ac.Password == "" && ac.Auth == "" && ac.IdentityToken == "" && ac.RegistryToken == "" {
 		return "", nil
 	}
 	return registry.EncodeAuthConfig(registry.AuthConfig{Username: ac.Username, Password: ac.Password, Auth: ac.Auth,
 		ServerAddress: ac.ServerAddress, IdentityToken: ac.IdentityToken, RegistryToken: ac.RegistryToken})
+}
+
+// helperName is what a credential helper's name may be: docker runs
+// docker-credential-NAME from PATH, and a name with a slash would be a path.
+var helperName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// credentialTimeout bounds a credential helper (one waiting for a
+// passphrase would hold the start-up for ever).
+const credentialTimeout = 30 * time.Second
+
+// dockerConfigDir is the effective user's Docker config directory, or ""
+// when there is none or it is not safe to read (owned by another user, or
+// writable by group or others).
+func dockerConfigDir() (string, error) {
+	dir := os.Getenv("DOCKER_CONFIG")
+	if dir == "" {
+		u, err := user.Current()
+		if err != nil {
+			return "", nil
+		}
+		dir = filepath.Join(u.HomeDir, ".docker")
+	}
+	for _, p := range []string{dir, filepath.Join(dir, "config.json")} {
+		fi, err := os.Lstat(p)
+		if os.IsNotExist(err) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("Docker's config %s: %v", p, err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) != os.Geteuid() || fi.Mode()&0o022 != 0 || fi.Mode()&os.ModeSymlink != 0 {
+			return "", fmt.Errorf("Docker's config %s is not this user's own (owned by uid %d, mode %v): not read; fix its owner and mode as docker login would leave them", p, statUID(fi), fi.Mode())
+		}
+	}
+	return dir, nil
+}
+
+func statUID(fi os.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return -1
 }
 
 // pullError words an engine's pull error: which registry refused and how
@@ -160,9 +229,15 @@ func pullError(img string, err error) error {
 // stall passes without any. Progress goes to out once a second at most
 // while it changes.
 func (s *Server) pullImage(ctx context.Context, img string, stall time.Duration, out io.Writer) error {
-	auth, err := registryAuth(img)
-	if err != nil {
-		return fmt.Errorf("pull %s: %w", img, err)
+	auth := ""
+	if !s.remote() && s.o.Rootless == "" {
+		// Credentials go only to an engine of this account on this
+		// machine: a rootless service or another host's engine would hand
+		// this user's registry password to theirs.
+		var err error
+		if auth, err = registryAuth(img); err != nil {
+			return fmt.Errorf("pull %s: %w", img, err)
+		}
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -204,13 +279,13 @@ func followPull(ctx context.Context, img string, stall time.Duration, out io.Wri
 	defer timer.Stop()
 	say := func(force bool) {
 		now := time.Now()
-		if out == nil || !force && now.Sub(lastAt) < time.Second {
-			return
+		if out == nil || !force && lastLine != "" && now.Sub(lastAt) < time.Second {
+			return // the first line at once, then at most one a second
 		}
 		got, _, _, _ := st.figures()
 		rate := 0.0
-		if dt := now.Sub(lastAt).Seconds(); dt > 0 {
-			rate = mebibytes(got-lastGot) / dt
+		if dt := now.Sub(lastAt).Seconds(); dt > 0 && got > lastGot {
+			rate = mebibytes(got-lastGot) / dt // a retried layer counts down: no negative rate
 		}
 		if line := st.line(img, rate); line != lastLine || force {
 			fmt.Fprintf(out, "dbduel: %s\n", line)
@@ -241,7 +316,7 @@ func followPull(ctx context.Context, img string, stall time.Duration, out io.Wri
 				}
 				return pullError(img, err)
 			}
-			if _, _, _, layers := st.figures(); layers > 0 && out != nil {
+			if out != nil {
 				got, _, _, _ := st.figures()
 				fmt.Fprintf(out, "dbduel: pull %s: done, %.1f MiB in %s\n", img, mebibytes(got), time.Since(start).Round(100*time.Millisecond))
 			}
@@ -257,26 +332,21 @@ func followPull(ctx context.Context, img string, stall time.Duration, out io.Wri
 }
 
 // imageDigest is what names an image's bits: its repo digest in the
-// registry it came from (sha256:…), or its local ID when it has none (a
-// locally built image).
+// repository it was named by (sha256:…), or its local ID when it has none
+// there (a locally built or loaded image).
 func imageDigest(repoDigests []string, img, id string) string {
 	named, err := reference.ParseNormalizedNamed(img)
-	var digests []string
+	if err != nil {
+		return id
+	}
 	for _, rd := range repoDigests {
 		name, dg, ok := strings.Cut(rd, "@")
 		if !ok {
 			continue
 		}
-		if err == nil {
-			if rn, rerr := reference.ParseNormalizedNamed(name); rerr == nil && rn.Name() == named.Name() {
-				return dg
-			}
+		if rn, rerr := reference.ParseNormalizedNamed(name); rerr == nil && rn.Name() == named.Name() {
+			return dg
 		}
-		digests = append(digests, dg)
-	}
-	if len(digests) > 0 {
-		sort.Strings(digests)
-		return digests[0]
 	}
 	return id
 }

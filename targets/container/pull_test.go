@@ -160,16 +160,54 @@ func TestPullStateFigures(t *testing.T) {
 }
 
 // The digest that names an image's bits: the repo digest of its own
-// repository first, then any, then the local ID.
+// repository, else the local ID (never another repository's digest).
 func TestImageDigest(t *testing.T) {
 	rd := []string{"other/img@sha256:bbb", "docker.io/library/mysql@sha256:aaa"}
 	if got := imageDigest(rd, "mysql:8.4", "sha256:id"); got != "sha256:aaa" {
 		t.Fatalf("got %s", got)
 	}
-	if got := imageDigest([]string{"other/img@sha256:bbb"}, "mysql:8.4", "sha256:id"); got != "sha256:bbb" {
+	if got := imageDigest([]string{"other/img@sha256:bbb"}, "mysql:8.4", "sha256:id"); got != "sha256:id" {
 		t.Fatalf("got %s", got)
 	}
 	if got := imageDigest(nil, "dbduel-test/mariadb:1", "sha256:id"); got != "sha256:id" {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// Docker's config is read only when it is this user's own: a directory or
+// file another user owns or may write, or a credential helper named by a
+// path, is refused in one line; none at all is no credentials.
+func TestDockerConfigMustBeOurOwn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "docker")
+	t.Setenv("DOCKER_CONFIG", dir)
+	if got, err := dockerConfigDir(); got != "" || err != nil {
+		t.Fatalf("no config: %q %v", got, err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"credsStore":"../../tmp/evil"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registryAuth("127.0.0.1:5000/x:1"); err == nil || !strings.Contains(err.Error(), "not a plain name, not run") {
+		t.Fatalf("a helper named by a path: %v", err)
+	}
+	if err := os.Chmod(cfg, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dockerConfigDir(); err == nil || !strings.Contains(err.Error(), "not this user's own") {
+		t.Fatalf("a config others may write: %v", err)
+	}
+	if err := os.Chmod(cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dockerConfigDir(); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Fatalf("a config directory nobody owns: %v", err)
+		}
 	}
 }

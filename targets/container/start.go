@@ -196,7 +196,10 @@ func (s *Server) ensureImage(ctx context.Context) error {
 	}
 	if present && s.progress != nil {
 		was, now := imageDigest(before.RepoDigests, img, before.ID), imageDigest(after.RepoDigests, img, after.ID)
-		if was == now {
+		if was == before.ID && before.ID != after.ID {
+			// It had no digest of this repository: a local build or load.
+			fmt.Fprintf(s.progress, "dbduel: pull %s: the registry's image %s replaces a local one (%s)\n", img, now, before.ID)
+		} else if was == now {
 			fmt.Fprintf(s.progress, "dbduel: pull %s: digest unchanged, %s\n", img, now)
 		} else {
 			fmt.Fprintf(s.progress, "dbduel: pull %s: digest changed, %s → %s\n", img, was, now)

@@ -112,6 +112,9 @@ func Open(ep driver.Endpoint, maxConns int, ignore ErrorSet) (*DB, error) {
 	cfg.InterpolateParams = true
 	schedHintOnce.Do(applySchedHint)
 	d := &DB{ignore: ignore, maxConns: maxConns, dialer: netconn.NewDialer(netconn.ModeFromEnv())}
+	// The engine's pools hold the largest run's threads and two more: the
+	// counters' connections, made before the first run, get that run's mode.
+	d.dialer.SetThreads(max(maxConns-2, 1))
 	cfg.DialFunc = d.dialer.Dial
 	conn, err := gomysql.NewConnector(cfg)
 	if err != nil {
