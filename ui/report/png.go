@@ -22,6 +22,7 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/ui/chart"
+	dbtext "github.com/dbduel/dbduel/ui/text"
 )
 
 // SeriesColors follow ui/theme's order (blue, orange, green, pink, gold,
@@ -45,6 +46,9 @@ func headline(r *result.Result) (string, func(result.Interval) float64) {
 		if len(run.Intervals) > 0 && run.Intervals[0].Types != nil {
 			return "tpmC", func(iv result.Interval) float64 { return iv.TPMC }
 		}
+	}
+	if dbtext.IsSystemWorkload(r.Workload.Name) {
+		return "events/s", func(iv result.Interval) float64 { return iv.TPS }
 	}
 	return "TPS", func(iv result.Interval) float64 { return iv.TPS }
 }

@@ -121,12 +121,22 @@ func (t table) html() string {
 // row each, then every other target's Δ% against the baseline (the
 // verdict's estimator) and its 95% CI, with units.
 func runsTable(r *result.Result, point int) table {
-	t := table{head: []string{"target", "run", "total queries", "QPS", "TPS", "avg ms", "p95 ms"}}
+	cols := text.Columns(r) // the workload's own: events and MiB/s for cpu, memory, fileio
+	t := table{head: []string{"target", "run"}}
+	for _, c := range cols {
+		t.head = append(t.head, c.Head)
+	}
+	cells := func(s result.Summary) []string {
+		var out []string
+		for _, c := range cols {
+			out = append(out, c.Value(s))
+		}
+		return out
+	}
 	names := r.TargetNames()
 	blocks := r.CompleteBlocks(point)
 	for _, name := range names {
 		for _, run := range r.Measured(name, point) {
-			s := run.Summary
 			label := strconv.Itoa(run.Index)
 			switch {
 			case !run.Complete:
@@ -134,18 +144,18 @@ func runsTable(r *result.Result, point int) table {
 			case !blocks[run.Block]:
 				label += " (its block has a run cut short: not in the comparison)"
 			}
-			t.rows = append(t.rows, []string{name, label, strconv.FormatUint(s.Queries, 10), f2(s.QPS), f2(s.TPS), f2(s.AvgUS / 1000), f2(s.P95US / 1000)})
+			t.rows = append(t.rows, append([]string{name, label}, cells(run.Summary)...))
 		}
 		if g, n := stats.GeoMean(r, name, point); n > 1 {
-			t.rows = append(t.rows, []string{name, fmt.Sprintf("geometric mean of %d blocks", n), strconv.FormatUint(g.Queries, 10), f2(g.QPS), f2(g.TPS), f2(g.AvgUS / 1000), f2(g.P95US / 1000)})
+			t.rows = append(t.rows, append([]string{name, fmt.Sprintf("geometric mean of %d blocks", n)}, cells(g)...))
 		}
 	}
 	for _, name := range names[min(1, len(names)):] {
-		delta, ci := []string{name, "Δ%", ""}, []string{name, "CI95", ""}
+		delta, ci := []string{name, "Δ%"}, []string{name, "CI95"}
 		any := false
-		for _, m := range []string{"qps", "tps", "avg", "p95"} {
+		for _, col := range cols {
 			d, c := "", ""
-			if cmp := r.Comparison(name, m, point); cmp != nil {
+			if cmp := r.Comparison(name, col.Metric, point); col.Metric != "" && cmp != nil {
 				any = true
 				d = fmt.Sprintf("%+.2f%%", cmp.DeltaPct)
 				c = "no CI"

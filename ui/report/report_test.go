@@ -257,3 +257,17 @@ func TestLiveSessionReport(t *testing.T) {
 		t.Errorf("the HTML report lacks the iteration's Δ")
 	}
 }
+
+// A system workload's report speaks its units: events, events/s and MiB/s
+// in the runs table, events/s on the slide; no queries.
+func TestSystemWorkloadReportsSpeakEvents(t *testing.T) {
+	r := threeTargets()
+	r.Workload.Name = "cpu"
+	md := Markdown(r)
+	if !strings.Contains(md, "| target | run | events | events/s | MiB/s | avg ms | p95 ms |") || strings.Contains(md, "queries") || strings.Contains(md, "| QPS") {
+		t.Fatalf("cpu's runs table:\n%s", md)
+	}
+	if name, _ := headline(r); name != "events/s" {
+		t.Fatalf("the slide draws %q", name)
+	}
+}

@@ -172,28 +172,28 @@ func RunTable(r *result.Result) string {
 	return b.String()
 }
 
-// column is one figure of the run table: its heading, its value in a run
+// Column is one figure of the run table: its heading, its value in a run
 // (or gmean) row, and the comparison metric whose Δ% goes under it.
-type column struct {
-	head   string
-	value  func(result.Summary) string
-	metric string
+type Column struct {
+	Head   string
+	Value  func(result.Summary) string
+	Metric string // "" when no comparison goes under it
 }
 
-// columns are a workload's own: queries and their rates for databases;
+// Columns are a workload's own: queries and their rates for databases;
 // events, events/s and MiB/s for the system workloads (cpu runs no queries).
-func columns(r *result.Result) []column {
+func Columns(r *result.Result) []Column {
 	ms := func(v float64) string { return fmt.Sprintf("%.2f", v/1000) }
 	f2 := func(v float64) string { return fmt.Sprintf("%.2f", v) }
-	lat := []column{{"avg ms", func(s result.Summary) string { return ms(s.AvgUS) }, "avg"}, {"p95 ms", func(s result.Summary) string { return ms(s.P95US) }, "p95"}}
+	lat := []Column{{"avg ms", func(s result.Summary) string { return ms(s.AvgUS) }, "avg"}, {"p95 ms", func(s result.Summary) string { return ms(s.P95US) }, "p95"}}
 	if IsSystemWorkload(r.Workload.Name) {
-		return append([]column{
+		return append([]Column{
 			{"events", func(s result.Summary) string { return fmt.Sprint(s.Events) }, ""},
 			{"events/s", func(s result.Summary) string { return f2(s.TPS) }, "tps"},
 			{"MiB/s", func(s result.Summary) string { return f2(s.ReadMiBPerS + s.WrittenMiBPerS) }, "qps"},
 		}, lat...)
 	}
-	return append([]column{
+	return append([]Column{
 		{"queries", func(s result.Summary) string { return fmt.Sprint(s.Queries) }, ""},
 		{"qps", func(s result.Summary) string { return f2(s.QPS) }, "qps"},
 		{"tps", func(s result.Summary) string { return f2(s.TPS) }, "tps"},
@@ -219,15 +219,15 @@ func anys(ss []string) []any {
 
 func pointTable(r *result.Result, point int) string {
 	var b strings.Builder
-	cols := columns(r)
-	cells := func(f func(column) string) []string {
+	cols := Columns(r)
+	cells := func(f func(Column) string) []string {
 		out := make([]string, len(cols))
 		for i, c := range cols {
 			out[i] = f(c)
 		}
 		return out
 	}
-	row(&b, "target", "run", cells(func(c column) string { return c.head }))
+	row(&b, "target", "run", cells(func(c Column) string { return c.Head }))
 	names := r.TargetNames()
 	blocks := r.CompleteBlocks(point)
 	apart := false
@@ -238,10 +238,10 @@ func pointTable(r *result.Result, point int) string {
 				label += "*" // cut short, or its block was: shown, never averaged
 				apart = true
 			}
-			row(&b, name, label, cells(func(c column) string { return c.value(run.Summary) }))
+			row(&b, name, label, cells(func(c Column) string { return c.Value(run.Summary) }))
 		}
 		if g, n := stats.GeoMean(r, name, point); n > 1 {
-			row(&b, name, "gmean", cells(func(c column) string { return c.value(g) }))
+			row(&b, name, "gmean", cells(func(c Column) string { return c.Value(g) }))
 		}
 	}
 	if apart {
@@ -262,10 +262,10 @@ func pointTable(r *result.Result, point int) string {
 			}
 		}
 		if len(delta) > 0 {
-			row(&b, name, "Δ%", cells(func(c column) string { return delta[c.metric] }))
+			row(&b, name, "Δ%", cells(func(c Column) string { return delta[c.Metric] }))
 		}
 		if len(ci) > 0 {
-			row(&b, name, "CI95", cells(func(c column) string { return ci[c.metric] }))
+			row(&b, name, "CI95", cells(func(c Column) string { return ci[c.Metric] }))
 		}
 	}
 	b.WriteString(tpccTable(r, names, point))
