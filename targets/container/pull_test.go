@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbduel/dbduel/internal/integration"
 	"github.com/dbduel/dbduel/internal/testregistry"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // pullServer is a Server on the local Docker engine with only what a
@@ -209,5 +210,50 @@ func TestDockerConfigMustBeOurOwn(t *testing.T) {
 		if _, err := dockerConfigDir(); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
 			t.Fatalf("a config directory nobody owns: %v", err)
 		}
+	}
+}
+
+// Podman pulls through its Docker-compatible API as Docker does, from a
+// registry marked insecure in a registries.conf of the test's own
+// (CONTAINERS_REGISTRIES_CONF: Podman, unlike Docker, does not take plain
+// HTTP from 127.0.0.0/8 by default); what it pulled is removed after.
+func TestPullIntoPodman(t *testing.T) {
+	integration.Require(t, "Podman")
+	if os.Getenv("DBDUEL_STATE_DIR") == "" {
+		t.Setenv("DBDUEL_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	}
+	reg := testregistry.New(t, "")
+	digest := reg.PushRandom(t, "library/tiny:1")
+	conf := filepath.Join(t.TempDir(), "registries.conf")
+	if err := os.WriteFile(conf, []byte("[[registry]]\nlocation = \""+reg.Host+"\"\ninsecure = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CONTAINERS_REGISTRIES_CONF", conf)
+	ctx := context.Background()
+	eng, err := connectEngine(ctx, Options{Engine: enginePodman}, "p", "test-"+ledger.NewRunID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.close()
+	img := reg.Host + "/library/tiny:1"
+	out := &bytes.Buffer{}
+	s := &Server{name: "p", cli: eng.cli, eng: eng, o: Options{Image: img, Pull: "missing", Engine: enginePodman}, progress: out, stall: 10 * time.Second}
+	defer func() {
+		if n := reg.RemoveImages(eng.cli); n != 0 {
+			t.Errorf("%d image(s) of the test registry left in Podman's store", n)
+		}
+	}()
+	if err := s.ensureImage(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out.String(), "dbduel: pull "+img+": done") {
+		t.Fatalf("progress:\n%s", out)
+	}
+	insp, err := eng.cli.ImageInspect(ctx, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := imageDigest(insp.RepoDigests, img, insp.ID); got != digest {
+		t.Fatalf("digest %s, pushed %s (repo digests %v)", got, digest, insp.RepoDigests)
 	}
 }
