@@ -88,8 +88,11 @@ for w in $workloads; do
 	for i in $(seq 1 "$pairs"); do
 		n=${#counts[@]}
 		for k in $(seq 0 $((n - 1))); do
-			t=${counts[$(((k + i - 1) % n))]}
-			if [ $(((i + k) % 2)) -eq 1 ]; then
+			j=$(((k + i - 1) % n))
+			t=${counts[$j]}
+			# The order flips pair by pair for every count (and alternates
+			# along a pair): an order tied to a count would bias its ratio.
+			if [ $(((i + j) % 2)) -eq 1 ]; then
 				order="sb,dd"
 				read -r sq sc ss < <(sb_run "$w" "$t")
 				read -r dq dc ds < <(dd_run "$w" "$t")
