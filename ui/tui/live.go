@@ -218,11 +218,17 @@ func (m *summary) segmentTable(r *result.Result) []string {
 			}
 			cell := fmt.Sprintf("   %s TPS %s  p95 %.2f ms", n, chart.Human(g.TPS), g.P95US/1000)
 			if i > 0 {
+				tps, p95 := "", ""
 				if c := segmentComparison(s, n, "tps"); c != nil {
-					cell += "  Δ TPS " + roundsDelta(c, stats.PrecisionTarget(r))
+					tps = "  Δ TPS " + roundsDelta(c, stats.PrecisionTarget(r))
 				}
 				if c := segmentComparison(s, n, "p95"); c != nil {
-					cell += "  Δ p95 " + roundsDelta(c, 0)
+					p95 = "  Δ p95 " + roundsDelta(c, 0)
+				}
+				if s.Rate > 0 {
+					cell += p95 + tps // open loop: TPS is the rate on both sides
+				} else {
+					cell += tps + p95
 				}
 			}
 			out = append(out, m.style(i).Render(chart.Fit(cell, m.width)))

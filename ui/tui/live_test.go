@@ -333,3 +333,40 @@ func TestOpenLoopAtAShareOfTheSlowest(t *testing.T) {
 		t.Fatalf("after ↑ the header still names the old share: %s", head)
 	}
 }
+
+// The segment table leads an open-loop segment with Δ p95 (TPS is the
+// rate on both sides) and a closed-loop one with Δ TPS.
+func TestSegmentTableLeadsOpenLoopWithLatency(t *testing.T) {
+	m := New(Info{Workload: "quick", Threads: 2, Targets: []result.Target{{Name: "n"}, {Name: "c"}}}, nil, func() {}, nil, false)
+	m.width, m.height = 160, 40
+	cmp := func(metric string, d float64) result.Comparison {
+		return result.Comparison{Target: "c", Baseline: "n", Metric: metric, DeltaPct: d, HasCI: true, N: 4, CILowPct: d - 1, CIHighPct: d + 1}
+	}
+	r := &result.Result{Targets: []result.Target{{Name: "n"}, {Name: "c"}}, Segments: []result.Segment{
+		{Point: 0, WhatChanged: "start", Threads: 2, Rounds: 4, Comparisons: []result.Comparison{cmp("tps", -60), cmp("p95", 150)}},
+		{Point: 1, WhatChanged: "rate closed loop→700/s", Threads: 2, Rate: 700, Rounds: 4, Comparisons: []result.Comparison{cmp("tps", -0.2), cmp("p95", 444)}},
+	}}
+	for pt := range 2 {
+		for b := 1; b <= 4; b++ {
+			for _, n := range []string{"n", "c"} {
+				r.Runs = append(r.Runs, result.Run{Target: n, Point: pt, Block: 4*pt + b, Index: b, Complete: true,
+					Summary: result.Summary{Figures: result.Figures{TPS: 700, P95US: 2000}}})
+			}
+		}
+	}
+	var closed, open string
+	for _, l := range m.sum.segmentTable(r) {
+		if strings.Contains(l, "Δ TPS -60.0%") {
+			closed = l
+		}
+		if strings.Contains(l, "Δ TPS -0.2%") {
+			open = l
+		}
+	}
+	if closed == "" || open == "" {
+		t.Fatalf("no rows for c:\n%s", strings.Join(m.sum.segmentTable(r), "\n"))
+	}
+	if strings.Index(closed, "Δ TPS") > strings.Index(closed, "Δ p95") || strings.Index(open, "Δ p95") > strings.Index(open, "Δ TPS") {
+		t.Fatalf("closed loop: %q\nopen loop: %q", closed, open)
+	}
+}
