@@ -85,9 +85,20 @@ func TestLiveKeysDriveTheEngine(t *testing.T) {
 	waitFor(" anytime [")
 	tm.Send(tea.KeyMsg{Type: tea.KeySpace})
 	waitFor("PAUSED")
-	time.Sleep(600 * time.Millisecond) // the round under way ends (two slices of 0.2 s)
-	before := w.events.Load()
-	time.Sleep(600 * time.Millisecond)
+	// The round under way ends first (two slices of 0.2 s, longer on a
+	// loaded machine under -race): wait until the events stop, then none
+	// may run for another second.
+	before, changed := w.events.Load(), time.Now()
+	for deadline := changed.Add(15 * time.Second); time.Since(changed) < 1500*time.Millisecond; {
+		time.Sleep(250 * time.Millisecond)
+		if now := w.events.Load(); now != before {
+			before, changed = now, time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("paused, yet events still run after 15 s")
+		}
+	}
+	time.Sleep(time.Second)
 	if after := w.events.Load(); after != before {
 		t.Errorf("paused, yet %d events ran", after-before)
 	}
