@@ -37,10 +37,13 @@ func TestExplainLadder(t *testing.T) {
 			t.Errorf("%s: evidence %v", rg.Name, rg.Evidence)
 		}
 		// performance_schema is on: each statement's latency splits into
-		// the server's time and the rest, and the server's is the smaller.
+		// the server's time and the rest. The server's timer may run a
+		// little past the moment a client beside it has the result (the
+		// statement's end comes after its last packet is sent: CI read
+		// 121.1 µs of a 112.8 µs statement on bridge-direct), so within 25%.
 		srv, _ := rg.Evidence["server_us_per_statement"].(float64)
 		cl, _ := rg.Evidence["client_us_per_statement"].(float64)
-		if srv <= 0 || cl <= srv {
+		if srv <= 0 || cl <= 0 || srv > 1.25*cl {
 			t.Errorf("%s: server %.1f µs of a %.1f µs statement", rg.Name, srv, cl)
 		}
 		if rg.Name != "native" && (rg.N != 2 || !rg.HasCI || rg.CILowPct > rg.DeltaPct || rg.CIHighPct < rg.DeltaPct) {
