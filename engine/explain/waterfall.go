@@ -93,7 +93,13 @@ func summary(ev map[string]any) string {
 	}
 	if srv, ok := ev["server_us_per_statement"].(float64); ok {
 		cl, _ := ev["client_us_per_statement"].(float64)
-		parts = append(parts, fmt.Sprintf("statement %.0f µs = server %.0f + between %.0f", cl, srv, cl-srv))
+		if cl > srv {
+			parts = append(parts, fmt.Sprintf("statement %.0f µs = server %.0f + between %.0f", cl, srv, cl-srv))
+		} else {
+			// A client beside the server has its result before the server's
+			// timer stops (the statement ends after its last packet).
+			parts = append(parts, fmt.Sprintf("statement %.0f µs, server %.0f: nothing measurable between", cl, srv))
+		}
 	}
 	if v, ok := ev["server_cpu_us_per_txn"].(float64); ok {
 		parts = append(parts, fmt.Sprintf("server %.0f µs CPU/txn", v))
