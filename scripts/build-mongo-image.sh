@@ -12,15 +12,17 @@ force=${1:-}
 ferret=$(sed -n 's/^\tgithub.com\/FerretDB\/FerretDB \(v[0-9.]*\).*/\1/p' "$here/../internal/tools/mongo-test-server/go.mod")
 tag="dbduel-test/mongo-compat:${ferret#v}"
 mongo_test_server_bin
-stamp=$(cat "$here/image/mongo-compat-entrypoint.sh" "$mongo_test_server" | sha256sum | cut -c1-16)
+bash "$here/build-postgres-image.sh"
+base=$(docker images --format '{{.Repository}}:{{.Tag}}' 'dbduel-test/postgres' | sort -V | tail -1)
+[ -n "$base" ] || { echo "no dbduel-test/postgres image to build on" >&2; exit 1; }
+# The stamp covers the base's build too: a rebuilt PostgreSQL image (its
+# conventions changed) rebuilds this one.
+base_stamp=$(docker image inspect --format '{{index .Config.Labels "dbduel.entrypoint"}}' "$base")
+stamp=$({ cat "$here/image/mongo-compat-entrypoint.sh" "$mongo_test_server"; echo "$base_stamp"; } | sha256sum | cut -c1-16)
 if [ "$(docker image inspect --format '{{index .Config.Labels "dbduel.build"}}' "$tag" 2>/dev/null)" = "$stamp" ] && [ "$force" != --force ]; then
 	echo "image $tag present; reusing it"
 	exit 0
 fi
-
-bash "$here/build-postgres-image.sh"
-base=$(docker images --format '{{.Repository}}:{{.Tag}}' 'dbduel-test/postgres' | sort -V | tail -1)
-[ -n "$base" ] || { echo "no dbduel-test/postgres image to build on" >&2; exit 1; }
 cid=$(docker create --label dbduel.test-image-build=1 "$base")
 trap 'docker rm -f "$cid" >/dev/null 2>&1 || true' EXIT
 docker cp "$mongo_test_server" "$cid:/usr/local/bin/mongo-test-server" >/dev/null

@@ -9,10 +9,13 @@ force=${1:-}
 export DEBIAN_FRONTEND=noninteractive
 
 . "$here/lib/chroot.sh"
+. "$here/lib/conventions.sh"
 
 # The stamp covers the entrypoint and the image layout (rev 2: a root
 # directory of mode 0755, which rootless Podman needs: mktemp makes it 0700).
-entry_sha=$({ cat "$here/image/postgres-entrypoint.sh"; echo layout-rev-2; } | sha256sum | cut -c1-16)
+# Rev 3: the official image's conventions (postgres is uid/gid 999, an
+# init directory).
+entry_sha=$({ cat "$here/image/postgres-entrypoint.sh" "$here/lib/conventions.sh"; echo layout-rev-3; } | sha256sum | cut -c1-16)
 major=$(dpkg-query -W -f='${Depends}' postgresql 2>/dev/null | grep -o 'postgresql-[0-9]*' | head -1 | cut -d- -f2 || true)
 major=${major:-15}
 host_version=$(dpkg-query -W -f='${Version}' "postgresql-$major" 2>/dev/null | sed -E 's/^[0-9]+://; s/-.*//' || true)
@@ -32,6 +35,10 @@ upgrade_chroot "$root"
 rm -rf "$root/var/lib/postgresql/$major" "$root/etc/postgresql/$major" "$root/var/lib/apt/lists/"*_Packages
 version=$(chroot "$root" dpkg-query -W -f='${Version}' "postgresql-$major" | sed -E 's/^[0-9]+://; s/-.*//')
 install -m 0755 "$here/image/postgres-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
+official_user "$root" postgres
+init_dir "$root"
+install -d -o 999 -g 999 -m 2777 "$root/var/run/postgresql"
+install -d -o 999 -g 999 -m 0700 "$root/var/lib/postgresql/data"
 tag="dbduel-test/postgres:$version"
 previous=$(docker image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
 tar -C "$root" -c . | docker import \

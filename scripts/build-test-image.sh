@@ -16,12 +16,15 @@ if ! need debootstrap; then
 fi
 
 . "$here/lib/chroot.sh"
+. "$here/lib/conventions.sh"
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 # Images record the entrypoint they were built with; a changed entrypoint rebuilds them.
 # The stamp covers the entrypoint and the image layout (rev 2: a root
 # directory of mode 0755, which rootless Podman needs: mktemp makes it 0700).
-entry_sha=$({ cat "$here/image/docker-entrypoint.sh"; echo layout-rev-2; } | sha256sum | cut -c1-16)
+# Rev 3: the official image's conventions (mysql is uid/gid 999, MariaDB's
+# names only, an init directory).
+entry_sha=$({ cat "$here/image/docker-entrypoint.sh" "$here/lib/conventions.sh"; echo layout-rev-3; } | sha256sum | cut -c1-16)
 current() { [ "$(docker image inspect --format '{{index .Config.Labels "dbduel.entrypoint"}}' "$1" 2>/dev/null)" = "$entry_sha" ]; }
 
 # The host's version decides the main tag, so native and container match.
@@ -42,6 +45,11 @@ import() { # import TAG: snapshot of the chroot, datadir emptied; replaces an ol
 	local previous
 	previous=$(docker image inspect --format '{{.Id}}' "$1" 2>/dev/null || true)
 	rm -rf "$root/var/lib/mysql/"* "$root/var/cache/apt/archives/"*.deb "$root/var/lib/apt/lists/"*_Packages
+	# After every package change: an upgrade brings the mysql names back.
+	official_user "$root" mysql
+	mariadb_names_only "$root"
+	init_dir "$root"
+	install -d -o 999 -g 999 -m 0755 "$root/run/mysqld"
 	install -m 0755 "$here/image/docker-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
 	tar -C "$root" -c . | docker import \
 		-c 'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \

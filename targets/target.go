@@ -61,6 +61,13 @@ type Target interface {
 	Stop(ctx context.Context) error
 }
 
+// Preparer is a target with work to do before any target starts (an
+// image to pull and check): dbduel prepares every target first, so one it
+// cannot run is refused before another's server starts.
+type Preparer interface {
+	Prepare(ctx context.Context) error
+}
+
 // SelfOpener is a target that gives the engine its DB itself (the machine,
 // an agent container) instead of an endpoint to dial.
 type SelfOpener interface {

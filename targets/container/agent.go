@@ -81,6 +81,10 @@ func NewAgent(name, spec, runID, binary string, dial AgentDialer) (*Agent, error
 	return &Agent{Server: s, binary: binary, dial: dial, stderr: &provision.TailBuffer{Max: 4096}}, nil
 }
 
+// Prepare connects to the engine, pulls the image as the SPEC says and
+// checks its platform (the agent is a Linux binary of this machine's).
+func (a *Agent) Prepare(ctx context.Context) error { return a.Server.prepare(ctx, false) }
+
 // Endpoint is the host protocol: the agent runs the workload itself.
 func (a *Agent) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: system.Protocol} }
 
@@ -88,15 +92,10 @@ func (a *Agent) Endpoint() targets.Endpoint { return targets.Endpoint{Protocol: 
 // stdin and stdout, starts it and waits for the agent's hello.
 func (a *Agent) Start(ctx context.Context) error {
 	s := a.Server
-	eng, err := connectEngine(ctx, s.o, s.name, s.runID)
-	if err != nil {
+	if err := a.Prepare(ctx); err != nil {
 		return err
 	}
-	s.eng, s.cli = eng, eng.cli
 	cli := s.cli
-	if err := s.ensureImage(ctx); err != nil {
-		return err
-	}
 	bin, err := os.ReadFile(a.binary)
 	if err != nil {
 		return fmt.Errorf("read the dbduel binary to copy into the container: %w", err)

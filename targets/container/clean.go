@@ -40,6 +40,7 @@ func (s *Server) Stop(ctx context.Context) error {
 		s.eng.close() // the private Podman service, if any, with it
 		s.eng = nil
 	}
+	s.prepared = false
 	if len(errs) == 0 {
 		ledger.ForgetPodman(s.runID, s.name)
 	}

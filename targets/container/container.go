@@ -75,6 +75,7 @@ type Server struct {
 	pid, proxyPID     int           // cached for Sample; reset on restart
 	dataPath          string        // the datadir as the container sees it
 	startedAt         string        // the engine's State.StartedAt when dbduel last (re)started it
+	prepared          bool          // Prepare has connected the engine and checked the image
 }
 
 // SetProgress sends pull progress lines to w.

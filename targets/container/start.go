@@ -23,22 +23,58 @@ import (
 	"github.com/dbduel/dbduel/targets/specs"
 )
 
-// Start creates and starts the container and waits until the server answers.
-func (s *Server) Start(ctx context.Context) error {
+// Prepare connects to the engine, pulls the image as the SPEC says and
+// checks that dbduel can run it: dbduel prepares every target before it
+// starts any, so an image it cannot run is refused before a server starts.
+func (s *Server) Prepare(ctx context.Context) error {
+	return s.prepare(ctx, true)
+}
+
+// prepare is Prepare; server is false for dbduel's agent, which runs in
+// the image as root and serves no protocol.
+func (s *Server) prepare(ctx context.Context, server bool) error {
+	if s.prepared {
+		return nil
+	}
 	eng, err := connectEngine(ctx, s.o, s.name, s.runID)
 	if err != nil {
 		return err
 	}
 	s.eng, s.cli = eng, eng.cli
-	cli := s.cli
 	if err := s.ensureImage(ctx); err != nil {
 		return err
 	}
-	if s.o.Protocol == "" {
+	insp, err := s.cli.ImageInspect(ctx, s.o.Image)
+	if err != nil {
+		return fmt.Errorf("inspect image %s: %w", s.o.Image, err)
+	}
+	ver, err := s.cli.ServerVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("engine version: %w", err)
+	}
+	user := imageUser(insp.Config)
+	if !server {
+		user = "0:0"
+	}
+	if err := runnable(s.o, insp.Os, insp.Architecture, user, ver.Os, ver.Arch); err != nil {
+		return err
+	}
+	if server && s.o.Protocol == "" {
 		if s.o.Protocol, err = s.imageProtocol(ctx); err != nil {
 			return err
 		}
 	}
+	s.prepared = true
+	return nil
+}
+
+// Start creates and starts the container and waits until the server answers.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.Prepare(ctx); err != nil {
+		return err
+	}
+	cli := s.cli
+	var err error
 	if s.hostDir, s.cfgDir, err = makeHostDir(s.runID, s.name, s.o.Rootless != ""); err != nil {
 		return err
 	}

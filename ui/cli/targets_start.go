@@ -45,6 +45,16 @@ type startedTargets struct {
 func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stderr io.Writer) (*startedTargets, error) {
 	opts := rc.openOptions
 	st := &startedTargets{all: ts}
+	for _, t := range ts {
+		if p, ok := t.(targets.Preparer); ok {
+			if err := p.Prepare(ctx); err != nil {
+				if ctx.Err() != nil {
+					return st, &exitError{code: exitInterrupted, err: fmt.Errorf("stopped while target %s was being prepared; nothing was measured", t.Name())}
+				}
+				return st, fmt.Errorf("target %s: %w", t.Name(), err)
+			}
+		}
+	}
 	for i, t := range ts {
 		if rc.prestart != nil {
 			if err := rc.prestart(ctx, t, ts[:i]); err != nil {

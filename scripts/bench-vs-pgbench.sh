@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# dbduel vs pgbench on the same PostgreSQL server, alternating (the order
+# flips every pair so a drift in the machine's load favours neither): one
+# primary-key SELECT per statement on both sides, prepared, autocommit
+# (pgbench -S -M prepared: its select-only script; dbduel's
+# oltp_point_select with --db-ps-mode auto). Per run, over each client's
+# steady state (3 s after its start to 2 s before its end):
+#   - statements per second from the server's own counter, the same for
+#     both (pg_stat_database.xact_commit of the client's database: every
+#     autocommit statement is a transaction);
+#   - the client's CPU (user+system from /proc) per statement.
+# Then the paired ratios dbduel/pgbench with a 95% CI
+# (internal/tools/pairedci), as scripts/bench-vs-sysbench.sh prints them.
+# Usage: scripts/bench-vs-pgbench.sh [pairs] [seconds] [threads] [jobs]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pairs=${1:-5}
+secs=${2:-15}
+threads=${3:-64}
+jobs=${4:-2}
+rows=${ROWS:-100000}
+tables=${TABLES:-4}
+
+bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -n "$bindir" ] && [ -x "$bindir/initdb" ] || { echo "bench: PostgreSQL's server is missing (apt-get install postgresql)" >&2; exit 1; }
+command -v pgbench >/dev/null || { echo "bench: pgbench is missing (apt-get install postgresql-client)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/dbduel-pgbench.XXXXXX)
+bin=$work/dbduel
+go build -o "$bin" .
+pairedci=$work/pairedci
+go build -o "$pairedci" ./internal/tools/pairedci
+
+# One server, run as postgres in a directory of this script's own.
+chown postgres: "$work"
+as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups "$@"; }
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+as_pg "$bindir/initdb" -D "$work/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
+as_pg "$bindir/pg_ctl" -D "$work/data" -l "$work/log" -w \
+	-o "-p $port -k $work -c listen_addresses=127.0.0.1 -c max_connections=$((threads * 2 + 20)) -c shared_buffers=512MB" start >/dev/null
+trap 'as_pg "$bindir/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1; rm -rf "$work"' EXIT
+server_pid=$(head -1 "$work/data/postmaster.pid")
+psql() { command psql -h "$work" -p "$port" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
+psql -d postgres -c 'CREATE DATABASE pgb' -c 'CREATE DATABASE sbtest'
+# pgbench's accounts at the size of dbduel's tables in all.
+scale=$(((tables * rows + 99999) / 100000))
+pgbench -h "$work" -p "$port" -U postgres -i -q -s "$scale" pgb >/dev/null 2>&1
+url="postgres://postgres@127.0.0.1:$port/sbtest"
+"$bin" prepare oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" >/dev/null 2>&1
+echo "server: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'), pgbench scale $scale vs dbduel $tables×$rows rows, $threads clients, pgbench -j $jobs, ${secs}s per run, $pairs pairs"
+
+# measure DB CMD...: "statements/s client_us_per_statement" over the steady state.
+measure() {
+	python3 - "$work" "$port" "$secs" "$@" <<'PY'
+import os, subprocess, sys, time
+sock, port, secs, db, cmd = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5:]
+def commits():
+    # pg_stat_database is flushed by each backend at most once a second:
+    # both clients' counts lag alike, and the window is many seconds long.
+    out = subprocess.run(["psql", "-h", sock, "-p", port, "-U", "postgres", "-d", "postgres", "-qAtc",
+                          f"SELECT pg_stat_clear_snapshot(); SELECT xact_commit FROM pg_stat_database WHERE datname = '{db}'"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return int(out[-1])
+def cpu(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(3)
+q0, c0, t0 = commits(), cpu(p.pid), time.monotonic()
+time.sleep(max(secs - 5, 1))
+q1, c1, t1 = commits(), cpu(p.pid), time.monotonic()
+p.wait()
+n = max(q1 - q0, 1)
+print(f"{n / (t1 - t0):.1f} {(c1 - c0) * 1e6 / n:.2f}")
+PY
+}
+pb_run() { measure pgb pgbench -h 127.0.0.1 -p "$port" -U postgres -S -M prepared -c "$threads" -j "$jobs" -T "$secs" pgb; }
+dd_run() { measure sbtest "$bin" run oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --report-interval 0 --format sysbench; }
+
+# One unmeasured run of each warms the server's cache.
+pb_run >/dev/null
+dd_run >/dev/null
+printf "%-5s %6s %12s %12s %7s %14s %14s\n" pair order pgb_stmt/s dd_stmt/s ratio pgb_cli_us/st dd_cli_us/st
+rows_out=""
+for i in $(seq 1 "$pairs"); do
+	if [ $((i % 2)) -eq 1 ]; then
+		order="pb,dd"
+		read -r pq pc < <(pb_run)
+		read -r dq dc < <(dd_run)
+	else
+		order="dd,pb"
+		read -r dq dc < <(dd_run)
+		read -r pq pc < <(pb_run)
+	fi
+	printf "%-5s %6s %12s %12s %7s %14s %14s\n" "$i" "$order" "$pq" "$dq" "$(python3 -c "print(f'{$dq/$pq:.3f}')")" "$pc" "$dc"
+	rows_out+="$pq $dq $pc $dc"$'\n'
+done
+printf '%s' "$rows_out" | "$pairedci" -names "statements/s,client CPU/statement" -peer pgbench
