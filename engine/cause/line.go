@@ -14,9 +14,15 @@ import (
 // per-interval CPU readings themselves move by a few percent run to run.
 const serverCPUMatters = 10
 
-// Primary is the comparison a target's verdict reads at a point: NOPM for
-// TPC-C, TPS otherwise (nil before a block has measured both).
+// Primary is the comparison a target's verdict reads at a point: the one
+// the analysis marked primary (NOPM for TPC-C, p95 at a fixed rate, TPS
+// otherwise), nil before a block has measured both.
 func Primary(r *result.Result, target string, point int) *result.Comparison {
+	for i, c := range r.Comparisons {
+		if c.Target == target && c.Point == point && c.Primary && c.NBaseline == 0 {
+			return &r.Comparisons[i]
+		}
+	}
 	if c := r.Comparison(target, "nopm", point); c != nil {
 		return c
 	}

@@ -217,6 +217,11 @@ func analyzePoint(r *result.Result, names []string, point int, label string) (ma
 	var cs []scored
 	base := names[0]
 	primary := "tps"
+	if OpenLoop(r, point) {
+		// The rate sets the TPS of every target that keeps up: the
+		// verdict reads latency, as a user comparing at a rate asks.
+		primary = "p95"
+	}
 	if _, ok := st[base]; ok && st[base].NOPM != nil {
 		primary = "nopm" // TPC-C's verdict reads NOPM
 	}
@@ -358,6 +363,17 @@ func steinShortfall(r *result.Result) {
 				pointLabel(r.Plan.Points, sp.Point), sp.PlannedBlocks, PrecisionTarget(r), n, limit))
 		}
 	}
+}
+
+// OpenLoop says whether a point ran at a fixed arrival rate: a live
+// segment's rate (r), else the plan's --rate.
+func OpenLoop(r *result.Result, point int) bool {
+	for _, seg := range r.Segments {
+		if seg.Point == point {
+			return seg.Rate > 0
+		}
+	}
+	return r.Plan.Rate > 0
 }
 
 // displayName is a metric as a workload's own verdicts name it: the system

@@ -838,3 +838,44 @@ func TestSteinShortfallNamesTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// At a fixed arrival rate every target that keeps up runs at the rate, so
+// TPS says nothing: the verdict (primary) reads p95, for run --rate and
+// for a live segment opened with r, and closed-loop points keep TPS.
+func TestOpenLoopVerdictReadsLatency(t *testing.T) {
+	build := func(plan float64, segs []result.Segment) *result.Result {
+		r := &result.Result{Complete: true, Targets: []result.Target{{Name: "n"}, {Name: "c"}},
+			Plan: result.Plan{Runs: 4, Rate: plan, Points: []result.Point{{Threads: 4}, {Threads: 4}}}, Segments: segs}
+		for pt := range 2 {
+			for b := 1; b <= 4; b++ {
+				jitter := 1 + 0.01*float64(b%2)
+				r.Runs = append(r.Runs,
+					result.Run{Target: "n", Point: pt, Block: 4*pt + b, Index: b, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 500, QPS: 500, P95US: 2000 * jitter, P99US: 3000}, AvgUS: 1000}},
+					result.Run{Target: "c", Point: pt, Block: 4*pt + b, Index: b, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 499 * jitter, QPS: 499, P95US: 3000, P99US: 4500}, AvgUS: 1500}})
+			}
+		}
+		Analyze(r)
+		return r
+	}
+	primaryOf := func(r *result.Result, pt int) string {
+		for _, c := range r.Comparisons {
+			if c.Target == "c" && c.Point == pt && c.Primary {
+				if !strings.Contains(c.Verdict, "(primary)") {
+					t.Errorf("primary %s without the word: %q", c.Metric, c.Verdict)
+				}
+				return c.Metric
+			}
+		}
+		return ""
+	}
+	if r := build(500, nil); primaryOf(r, 0) != "p95" || primaryOf(r, 1) != "p95" {
+		t.Fatalf("run --rate: primary %q, %q, want p95", primaryOf(r, 0), primaryOf(r, 1))
+	}
+	live := build(0, []result.Segment{{Point: 0, Rate: 0}, {Point: 1, Rate: 500}})
+	if primaryOf(live, 0) != "tps" || primaryOf(live, 1) != "p95" {
+		t.Fatalf("live: closed segment %q (want tps), open segment %q (want p95)", primaryOf(live, 0), primaryOf(live, 1))
+	}
+	if r := build(0, nil); primaryOf(r, 0) != "tps" {
+		t.Fatalf("closed loop: primary %q, want tps", primaryOf(r, 0))
+	}
+}

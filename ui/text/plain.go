@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dbduel/dbduel/engine"
 	"github.com/dbduel/dbduel/engine/cause"
@@ -205,16 +206,67 @@ func Columns(r *result.Result) []Column {
 func IsSystemWorkload(name string) bool { return name == "cpu" || name == "memory" || name == "fileio" }
 
 // row prints one table line: target, label, then the columns' cells.
-func row(b *strings.Builder, name, label string, cells []string) {
-	fmt.Fprintf(b, "%-14s %5s %12s %11s %10s %10s %10s\n", append([]any{name, label}, anys(cells)...)...)
+// runTable is the per-run table: rows of cells and notes between them,
+// written in order once every row is in, each column as wide as its
+// widest cell (a CI such as [-96.6,+250.0] widens its column rather than
+// pushing the rest of its row out of line).
+type runTable struct {
+	lines [][]string // a row's cells, or one note (a line of its own)
+	notes map[int]bool
 }
 
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
+// columnWidths are the table's default widths: name, run, then the figures.
+var columnWidths = []int{-14, 5, 12, 11, 10, 10, 10}
+
+func (t *runTable) row(name, label string, cells []string) {
+	t.lines = append(t.lines, append([]string{name, label}, cells...))
+}
+
+func (t *runTable) note(line string) {
+	if t.notes == nil {
+		t.notes = map[int]bool{}
 	}
-	return out
+	t.notes[len(t.lines)] = true
+	t.lines = append(t.lines, []string{line})
+}
+
+func (t *runTable) write(b *strings.Builder) {
+	widths := append([]int(nil), columnWidths...)
+	for i, l := range t.lines {
+		if t.notes[i] {
+			continue
+		}
+		for j, c := range l {
+			if j >= len(widths) {
+				widths = append(widths, 10)
+			}
+			if n := utf8.RuneCountInString(c); n > abs(widths[j]) {
+				widths[j] = n * sign(widths[j])
+			}
+		}
+	}
+	for i, l := range t.lines {
+		if t.notes[i] {
+			b.WriteString(l[0] + "\n")
+			continue
+		}
+		for j, c := range l {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(b, "%*s", widths[j], c)
+		}
+		b.WriteByte('\n')
+	}
+}
+
+func abs(n int) int { return max(n, -n) }
+
+func sign(n int) int {
+	if n < 0 {
+		return -1
+	}
+	return 1
 }
 
 func pointTable(r *result.Result, point int) string {
@@ -227,7 +279,8 @@ func pointTable(r *result.Result, point int) string {
 		}
 		return out
 	}
-	row(&b, "target", "run", cells(func(c Column) string { return c.Head }))
+	var tab runTable
+	tab.row("target", "run", cells(func(c Column) string { return c.Head }))
 	names := r.TargetNames()
 	blocks := r.CompleteBlocks(point)
 	apart := false
@@ -238,17 +291,17 @@ func pointTable(r *result.Result, point int) string {
 				label += "*" // cut short, or its block was: shown, never averaged
 				apart = true
 			}
-			row(&b, name, label, cells(func(c Column) string { return c.Value(run.Summary) }))
+			tab.row(name, label, cells(func(c Column) string { return c.Value(run.Summary) }))
 		}
 		if g, n := stats.GeoMean(r, name, point); n > 1 {
-			row(&b, name, "gmean", cells(func(c Column) string { return c.Value(g) }))
+			tab.row(name, "gmean", cells(func(c Column) string { return c.Value(g) }))
 		}
 	}
 	if apart {
-		b.WriteString("* cut short, or in a block with a run cut short: left out of the gmean, Δ% and verdicts\n")
+		tab.note("* cut short, or in a block with a run cut short: left out of the gmean, Δ% and verdicts")
 	}
 	if len(names) > 1 && len(blocks) > 1 {
-		fmt.Fprintf(&b, "gmean: geometric mean over the %d block(s) every target completed, the blocks and estimator of the Δ%%\n", len(blocks))
+		tab.note(fmt.Sprintf("gmean: geometric mean over the %d block(s) every target completed, the blocks and estimator of the Δ%%", len(blocks)))
 	}
 	for _, name := range names[1:] {
 		delta, ci := map[string]string{}, map[string]string{}
@@ -262,12 +315,13 @@ func pointTable(r *result.Result, point int) string {
 			}
 		}
 		if len(delta) > 0 {
-			row(&b, name, "Δ%", cells(func(c Column) string { return delta[c.Metric] }))
+			tab.row(name, "Δ%", cells(func(c Column) string { return delta[c.Metric] }))
 		}
 		if len(ci) > 0 {
-			row(&b, name, "CI95", cells(func(c Column) string { return ci[c.Metric] }))
+			tab.row(name, "CI95", cells(func(c Column) string { return ci[c.Metric] }))
 		}
 	}
+	tab.write(&b)
 	b.WriteString(tpccTable(r, names, point))
 	for _, v := range Verdicts(r, point) {
 		fmt.Fprintf(&b, "verdict: %s\n", v)

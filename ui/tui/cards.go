@@ -155,6 +155,10 @@ func (m *running) cardContent(i int, c *card, w int) []string {
 		lines = append(lines, m.lastRunText(c))
 		s := c.lastRun.Summary
 		lines = append(lines, fmt.Sprintf("avg %.2f ms  p95 %.2f ms", s.AvgUS/1000, s.P95US/1000))
+		if b := m.behind(c.last); b != "" {
+			// Its latency was queueing: say so after the run too.
+			lines = append(lines, "fell "+b+" at its end")
+		}
 		lines = append(lines, fmt.Sprintf("errors %d  reconnects %d", s.Errors, s.Reconnects))
 	default:
 		lines = append(lines, "not measured yet")

@@ -356,6 +356,13 @@ func TestReplaySaysSoAtEverySize(t *testing.T) {
 			t.Fatalf("%d columns, finished: %q", w, first())
 		}
 	}
+	// Below the smallest layout, the note still comes first, whole.
+	m := modelOf(2)
+	m.info.Note = "replay of a run measured 2026-12-04 19:21"
+	m.Update(tea.WindowSizeMsg{Width: 30, Height: 15})
+	if v := screen(m); !strings.HasPrefix(strings.Join(strings.Fields(v), ""), "replayofarunmeasured2026-12-0419:21terminaltoosmallneed80×24,have30×15") {
+		t.Fatalf("30×15: %q", v)
+	}
 }
 
 // A live session that switched workloads names them all in its title.

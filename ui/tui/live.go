@@ -98,6 +98,7 @@ func (m *running) liveKey(a action, ctl LiveControl) bool {
 		if set.Rate > 0 {
 			ctl.SetRate(0)
 			m.rateBase = rateBase{}
+			m.message = "r: open loop off: closed loop again (each thread sends its next event when its last returns)"
 		} else if name, tps := m.slowestTPS(); tps > 0 {
 			// The slowest target's last slice is its capacity: a rate at it
 			// saturates that target and its latency becomes queueing. A
@@ -105,7 +106,7 @@ func (m *running) liveKey(a action, ctl LiveControl) bool {
 			m.rateBase = rateBase{target: name, tps: tps}
 			r := max(float64(int(tps*OpenLoopShare+0.5)), 1)
 			ctl.SetRate(r)
-			m.message = "r: " + m.rateBase.words(r) + fmt.Sprintf(" (%s/s); > and < move it", chart.Human(tps))
+			m.message = m.rateMessage(r)
 		} else {
 			m.message = "r: no throughput measured yet to set the rate from"
 		}
@@ -118,7 +119,9 @@ func (m *running) liveKey(a action, ctl LiveControl) bool {
 		if a == actSlower {
 			f = 1 / f
 		}
-		ctl.SetRate(float64(int(set.Rate*f + 0.5)))
+		r := max(float64(int(set.Rate*f+0.5)), 1)
+		ctl.SetRate(r)
+		m.message = m.rateMessage(r)
 	case actWorkload:
 		if _, err := ctl.NextWorkload(); err != nil {
 			m.message = "w: " + err.Error()
@@ -150,6 +153,21 @@ func (b rateBase) words(rate float64) string {
 	return s
 }
 
+// rateMessage is the line under the header after r, > or <: the rate,
+// what it is a share of, and a warning once it passes that slice's
+// throughput, where the slowest target can only queue.
+func (m *running) rateMessage(rate float64) string {
+	b := m.rateBase
+	if b.tps <= 0 {
+		return m.rateBase.words(rate) + "; > and < move it, r turns the open loop off"
+	}
+	s := b.words(rate) + fmt.Sprintf(" (%s/s)", chart.Human(b.tps))
+	if rate > b.tps {
+		return s + fmt.Sprintf(": above %s's last slice, it will fall behind and its latency be queueing", b.target)
+	}
+	return s + "; > and < move it, r turns the open loop off"
+}
+
 // slowestTPS is the target with the lowest TPS of the targets' last
 // slices, and that TPS: the capacity of the slowest.
 func (m *running) slowestTPS() (string, float64) {
@@ -169,10 +187,7 @@ func (m *running) slowestTPS() (string, float64) {
 // the load the next round runs and whether it is paused.
 func (m *running) liveHeader(set engine.LiveSettings) []string {
 	wl := set.Workload.Name()
-	load := fmt.Sprintf("%d threads", set.Threads)
-	if set.Threads == 1 {
-		load = "1 thread"
-	}
+	load := threadsWord(set.Threads)
 	if set.Rate > 0 {
 		load += " · " + m.rateBase.words(set.Rate)
 	}
@@ -197,7 +212,7 @@ func (m *summary) segmentTable(r *result.Result) []string {
 	names := r.TargetNames()
 	out := []string{lipgloss.NewStyle().Bold(true).Render(chart.Fit("segments, interim (rounds are paired only within a segment; geometric means of the paired rounds; Δ% vs "+names[0]+", 95% CI)", m.width))}
 	for k, s := range r.Segments {
-		line := fmt.Sprintf("%d. %s · %s · %d threads", k+1, s.WhatChanged, s.Workload, s.Threads)
+		line := fmt.Sprintf("%d. %s · %s · %s", k+1, s.WhatChanged, s.Workload, threadsWord(s.Threads))
 		if s.Rate > 0 {
 			line += fmt.Sprintf(" · rate %.0f/s", s.Rate)
 		}
@@ -384,4 +399,12 @@ func (m *running) ruledPlot(series [][]float64, names []string, rows int) []stri
 	lines = markRules(lines, marks, n, plotW)
 	label := ruleLabels(lines[last], marks, labels, n, plotW, m.width)
 	return append(lines[:last+1:last+1], append([]string{label}, lines[last+1:]...)...)
+}
+
+// threadsWord is "1 thread" or "N threads".
+func threadsWord(n int) string {
+	if n == 1 {
+		return "1 thread"
+	}
+	return fmt.Sprintf("%d threads", n)
 }

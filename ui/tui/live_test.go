@@ -309,6 +309,19 @@ func TestOpenLoopAtAShareOfTheSlowest(t *testing.T) {
 	if got := ctl.Settings().Rate; got != 280 {
 		t.Fatalf("< twice: rate %v, want 280", got)
 	}
+	// The line under the header follows the rate (it kept r's 350/s).
+	if v := m.View(); !strings.Contains(v, "rate 280/s = 56% of c's last slice (500/s); > and < move it") || strings.Contains(v, "350/s") {
+		t.Fatalf("after < the message should follow the rate:\n%s", v)
+	}
+	for range 3 {
+		key(">")
+	}
+	if v := m.View(); ctl.Settings().Rate != 548 || !strings.Contains(v, "rate 548/s = 110% of c's last slice (500/s): above c's last slice, it will fall behind") {
+		t.Fatalf("past the slowest's slice, say what follows (rate %v):\n%s", ctl.Settings().Rate, v)
+	}
+	for range 3 {
+		key("<")
+	}
 
 	// The slices run at 350/s: c's queue holds 37 arrivals (more than the
 	// 35 of 100 ms), n's 3.
@@ -336,12 +349,23 @@ func TestOpenLoopAtAShareOfTheSlowest(t *testing.T) {
 	if p95 < 0 || p99 < p95 || tps < p99 {
 		t.Fatalf("open loop: the comparison should lead with p95, p99, then TPS: %q", line)
 	}
+	// c's slice ends behind: its card keeps saying so, since its latency
+	// was queueing.
+	m.Update(EventMsg(engine.Event{Kind: engine.EventRunDone, Target: "c", Block: 1, Index: 1,
+		Run: &result.Run{Target: "c", Index: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 349, P95US: 9000}}}}))
+	if v := m.View(); !strings.Contains(v, "fell behind: 37 events queued at its end") {
+		t.Fatalf("c's finished slice no longer says it was behind:\n%s", v)
+	}
 
 	// ↑ changes the load: the share of a slice measured at another load
 	// is no longer said.
 	m.Update(tea.KeyMsg{Type: tea.KeyUp})
 	if head, _, _ := strings.Cut(m.View(), "\n"); strings.Contains(head, "% of c's last slice") || !strings.Contains(head, "16 threads · rate 280/s") {
 		t.Fatalf("after ↑ the header still names the old share: %s", head)
+	}
+	key("r")
+	if v := m.View(); ctl.Settings().Rate != 0 || !strings.Contains(v, "r: open loop off") || strings.Contains(v, "280/s") {
+		t.Fatalf("r again closes the loop and says so:\n%s", v)
 	}
 }
 

@@ -202,7 +202,15 @@ const (
 // Every line fits the terminal's width and the screen its height.
 func (m *Model) View() string {
 	if m.width < MinWidth || m.height < MinHeight {
-		return fmt.Sprintf("terminal too small: need %d×%d, have %d×%d\npress q to stop", MinWidth, MinHeight, m.width, m.height)
+		// A replay says it is one at every size, this one too: its note
+		// first, cut to the width, then why there is nothing else.
+		// wrapped, then why there is nothing else, in lines short enough
+		// for any terminal.
+		small := fmt.Sprintf("terminal too small\nneed %d×%d, have %d×%d\npress q to stop", MinWidth, MinHeight, m.width, m.height)
+		if m.info.Note == "" {
+			return small
+		}
+		return lipgloss.NewStyle().Width(max(m.width, 10)).Render(m.info.Note) + "\n" + small
 	}
 	var lines []string
 	if m.done {

@@ -89,7 +89,7 @@ func TestViewGolden(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				v := m.View()
 				golden(t, v)
-				if size[0] < MinWidth && !strings.Contains(v, "terminal too small: need 80×24, have 60×15") {
+				if size[0] < MinWidth && !strings.Contains(v, "terminal too small\nneed 80×24, have 60×15") {
 					t.Fatalf("too-small screen: %q", v)
 				}
 			})
