@@ -3,26 +3,50 @@
 # /proc, must not grow after the first minute. The Go heap left live after
 # each garbage collection (GODEBUG=gctrace=1) is reported beside it: RSS
 # swings with the GC cycle, a leak shows as a live heap that keeps rising.
+# The result file (-o, rewritten after every run) is sampled too: its size
+# must grow in proportion to the runs, and is given per run and per hour.
 # Usage: scripts/bench-memory.sh [seconds] [threads]
+# TARGETS=4 runs four targets (all on the one server, each its own name and
+# series) in runs of RUN_TIME seconds (default 60), as a long plan does;
+# reports at INTERVAL-second intervals (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
 threads=${2:-64}
+ntargets=${TARGETS:-1}
+run_time=${RUN_TIME:-60}
+interval=${INTERVAL:-1}
 bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
 . scripts/lib/tempserver.sh
 on_exit='rm -rf "$(dirname "$bin")"' # run by stop_temp_server
 start_temp_server benchmem --max-connections=500
-GODEBUG=gctrace=1 "$bin" run oltp_read_only --target "n=$url" --tables 4 --table-size 10000 \
-	--threads "$threads" --time "$secs" --format text >"$dir/out" 2>"$dir/gc" &
+targets=()
+for i in $(seq 1 "$ntargets"); do targets+=(--target "t$i=$url"); done
+if [ "$ntargets" -gt 1 ]; then
+	runs=$(( (secs + ntargets * run_time - 1) / (ntargets * run_time) ))
+	plan=(--runs "$runs" --time "$run_time")
+	secs=$((runs * ntargets * run_time))
+else
+	plan=(--time "$secs")
+fi
+res=$dir/result.json
+echo "$ntargets target(s), $threads threads, ${plan[*]}, --report-interval $interval, about ${secs}s"
+GODEBUG=gctrace=1 "$bin" run oltp_read_only "${targets[@]}" --tables 4 --table-size 10000 \
+	--threads "$threads" "${plan[@]}" --report-interval "$interval" --format text -o "$res" >"$dir/out" 2>"$dir/gc" &
 pid=$!
-echo "t_s rss_kib"
+echo "t_s rss_kib result_bytes runs"
 samples=()
-for t in $(seq 10 10 "$secs"); do
+t=0
+while kill -0 "$pid" 2>/dev/null; do
 	sleep 10
+	t=$((t + 10))
 	rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
-	echo "$t $rss"
-	samples+=("$t $rss")
+	size=$(stat -c %s "$res" 2>/dev/null || echo 0)
+	nruns=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("runs") or []))' "$res" 2>/dev/null || echo 0)
+	echo "$t $rss $size $nruns"
+	[ "$rss" -gt 0 ] && samples+=("$t $rss")
+	last_size=$size last_runs=$nruns
 done
 wait $pid
 printf '%s\n' "${samples[@]}" | python3 -c '
@@ -44,4 +68,11 @@ later = [c for t, c in pts if t > 60]
 if first and later:
     print(f"live heap after GC: {first[-1]} MB at 60 s; after: min {min(later)} MB, max {max(later)} MB, last {later[-1]} MB ({len(pts)} collections)")
 PY
+size=$(stat -c %s "$res" 2>/dev/null || echo 0)
+nruns=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("runs") or []))' "$res" 2>/dev/null || echo 0)
+if [ "$nruns" -gt 0 ]; then
+	python3 -c "
+size, runs, secs = $size, $nruns, $secs
+print(f'result file: {size} bytes for {runs} runs: {size / runs / 1024:.0f} KiB per run of ${run_time}s at ${interval}-s intervals; {size / secs * 3600 / 2**20:.1f} MiB per hour of runs')"
+fi
 grep -E "run 1:" "$dir/out" || true

@@ -46,8 +46,8 @@ func Analyze(r *result.Result) {
 			r.Warnings = append(r.Warnings, msg)
 		}
 		if n := run.Summary.UnservedEvents; n > 0 && !run.Warmup {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s run %d: %d arrivals were still queued when the run stopped and are not in its latency (the oldest had waited %.0f ms): the threads could not keep up with --rate",
-				run.Target, run.Index, n, run.Summary.UnservedMaxWaitUS/1000))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s run %d%s: %d arrivals were still queued when the run stopped and are not in its latency (the oldest had waited %.0f ms): the threads could not keep up with %s",
+				run.Target, run.Index, pointLabel(r, run.Point), n, run.Summary.UnservedMaxWaitUS/1000, rateSource(r)))
 		}
 	}
 	var all []scored
@@ -55,7 +55,7 @@ func Analyze(r *result.Result) {
 		if !points[pi] {
 			continue
 		}
-		label := pointLabel(r.Plan.Points, pi)
+		label := pointLabel(r, pi)
 		st, cs, warns := analyzePoint(r, names, pi, label)
 		if pi == 0 {
 			r.Stats = st
@@ -118,7 +118,7 @@ func noteNoisyIntervals(r *result.Result) {
 		for _, n := range r.TargetNames() {
 			if k := (key{n, pi}); flagged[k] > 0 {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("%s%s: %d of %d measured intervals were flagged noisy (CPU steal or other processes' CPU; intervals[].noise)",
-					n, pointLabel(r.Plan.Points, pi), flagged[k], total[k]))
+					n, pointLabel(r, pi), flagged[k], total[k]))
 			}
 		}
 	}
@@ -166,12 +166,29 @@ func HonestyWarning(run result.Run) string {
 		run.Target, run.Index, h.DbduelQueries, unit, h.Counter, h.ServerQueries, h.DiffPct, h.Note)
 }
 
-// pointLabel names a sweep's point in verdicts and warnings ("" without a sweep).
-func pointLabel(points []result.Point, i int) string {
+// pointLabel names a sweep's point in verdicts and warnings ("" without a
+// sweep); a live session's point is a segment, named by its number as the
+// screen numbers them.
+func pointLabel(r *result.Result, i int) string {
+	for k, seg := range r.Segments {
+		if seg.Point == i {
+			return fmt.Sprintf(" in segment %d", k+1)
+		}
+	}
+	points := r.Plan.Points
 	if len(points) < 2 || i >= len(points) {
 		return ""
 	}
 	return fmt.Sprintf(" at threads=%d table_size=%d", points[i].Threads, points[i].TableSize)
+}
+
+// rateSource is where an open loop's rate came from, for its warnings:
+// --rate, or r in dbduel live.
+func rateSource(r *result.Result) string {
+	if len(r.Segments) > 0 {
+		return "the rate"
+	}
+	return "--rate"
 }
 
 func analyzePoint(r *result.Result, names []string, point int, label string) (map[string]result.TargetStats, []scored, []string) {
@@ -267,7 +284,8 @@ type scored struct {
 func compareMetric(r *result.Result, t, base string, m metric, primary string, point int, label string, tv, bv []float64) scored {
 	logs := logRatios(tv, bv) // block order: every reading below takes these
 	p := steinPaired(r, point, t, m.name, logs, CompareLogs(logs))
-	if !p.HasCI && p.N < 2 && r.Plan.Runs > 1 {
+	if !p.HasCI && p.N < 2 && r.Plan.Runs > 1 && len(r.Segments) == 0 {
+		// (A live segment has no plan: its rounds are what ran.)
 		// Not a "single run": more were planned, and some were cut short.
 		p.Method = fmt.Sprintf("only %d of the %d planned blocks complete", p.N, r.Plan.Runs)
 	}
@@ -360,7 +378,7 @@ func steinShortfall(r *result.Result) {
 				limit = "--max-time"
 			}
 			r.Warnings = append(r.Warnings, fmt.Sprintf("--runs auto%s: the pilot's spread asked for %d blocks for ±%g%%; %d ran (%s cut it): the half-width asked for was not reached",
-				pointLabel(r.Plan.Points, sp.Point), sp.PlannedBlocks, PrecisionTarget(r), n, limit))
+				pointLabel(r, sp.Point), sp.PlannedBlocks, PrecisionTarget(r), n, limit))
 		}
 	}
 }

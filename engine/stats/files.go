@@ -80,7 +80,7 @@ func CompareFiles(base, cur *result.Result) ([]result.Comparison, error) {
 					comp.Interval = &result.IntervalRule{Rule: p.Rule, DF: p.DF}
 					comp.SELog, comp.PValue = p.SE, p.PValue()
 				}
-				comp.Verdict = Verdict(n+" (new)", n+" (base)", m.name, p, m.higherIsBetter) + pointLabel(cur.Plan.Points, pt)
+				comp.Verdict = Verdict(n+" (new)", n+" (base)", m.name, p, m.higherIsBetter) + pointLabel(cur, pt)
 				out = append(out, comp)
 			}
 		}

@@ -78,7 +78,7 @@ func checkAA(r *result.Result) {
 		}
 		nf := result.NoiseFloor{Point: c.Point, Metric: c.Metric, DeltaPct: c.DeltaPct, N: c.N, HasCI: c.HasCI,
 			CILowPct: c.CILowPct, CIHighPct: c.CIHighPct}
-		label := pointLabel(r.Plan.Points, c.Point)
+		label := pointLabel(r, c.Point)
 		switch {
 		case !c.HasCI:
 			nf.Reading = fmt.Sprintf("A/A: %+.1f%% in %s%s, %d block(s): no interval yet to check the design with", c.DeltaPct, c.Metric, label, c.N)

@@ -879,3 +879,35 @@ func TestOpenLoopVerdictReadsLatency(t *testing.T) {
 		t.Fatalf("closed loop: primary %q, want tps", primaryOf(r, 0))
 	}
 }
+
+// A live session's warnings name the segment (its runs are numbered per
+// segment, so "c run 1" alone is ambiguous) and the rate r set, never a
+// --rate the user did not pass.
+func TestLiveWarningsNameTheSegment(t *testing.T) {
+	r := &result.Result{Complete: true, Targets: []result.Target{{Name: "n"}, {Name: "c"}},
+		Plan:     result.Plan{Runs: 14, Points: []result.Point{{Threads: 2}, {Threads: 2}}},
+		Segments: []result.Segment{{Point: 0}, {Point: 1, Rate: 400}},
+		Runs: []result.Run{
+			{Target: "n", Point: 1, Block: 1, Index: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 400}}},
+			{Target: "c", Point: 1, Block: 1, Index: 1, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: 380}, UnservedEvents: 402, UnservedMaxWaitUS: 900000}},
+		}}
+	Analyze(r)
+	found := false
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "402 arrivals") {
+			found = true
+			if !strings.Contains(w, "c run 1 in segment 2:") || strings.Contains(w, "--rate") || !strings.Contains(w, "keep up with the rate") {
+				t.Errorf("warning %q", w)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no queued-arrivals warning: %q", r.Warnings)
+	}
+	// A segment has no plan of 14 blocks to fall short of.
+	for _, c := range r.Comparisons {
+		if strings.Contains(c.Method, "planned") || strings.Contains(c.Verdict, "planned") {
+			t.Errorf("live comparison speaks of a plan: %q / %q", c.Method, c.Verdict)
+		}
+	}
+}
