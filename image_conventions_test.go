@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
 	tcontainer "github.com/dbduel/dbduel/targets/container"
 )
@@ -44,23 +46,29 @@ func TestTestImagesFollowOfficialConventions(t *testing.T) {
 			}
 		}
 	})
-	pw := "conventions-" + newRunID()
+	// A backslash and a quote: the entrypoint's SQL must keep them.
+	pw := `conv\'"-` + newRunID()
 	for _, c := range []struct {
 		name, image, server string
 		env                 []string
-		initSQL, query      []string
+		initSQL, initSh     string // the .sql runs first, then the .sh, as the official images order them
+		query               []string
 	}{
+		// The .sh is the official images' documented kind: the client on
+		// its default socket, with the variables the image was given.
 		{"mariadb", testImage(t), "mariadbd", []string{"MARIADB_ROOT_PASSWORD=" + pw, "MARIADB_DATABASE=sbtest"},
-			[]string{"CREATE TABLE init_mark (n INT); INSERT INTO init_mark VALUES (42);"},
-			[]string{"mariadb", "-uroot", "-p" + pw, "-N", "-e", "SELECT n FROM sbtest.init_mark"}},
+			"CREATE TABLE init_mark (n INT); INSERT INTO init_mark VALUES (42);",
+			`mariadb -uroot -p"$MARIADB_ROOT_PASSWORD" "$MARIADB_DATABASE" -e "INSERT INTO init_mark VALUES (7)"`,
+			[]string{"mariadb", "-uroot", "-p" + pw, "-N", "-e", "SELECT SUM(n) FROM sbtest.init_mark"}},
 		{"postgres", postgresImage(t), "postgres", []string{"POSTGRES_PASSWORD=" + pw, "POSTGRES_DB=sbtest", "POSTGRES_INITDB_ARGS=--data-checksums"},
-			[]string{"CREATE TABLE init_mark (n INT); INSERT INTO init_mark VALUES (42);"},
-			[]string{"psql", "-h", "/var/run/postgresql", "-U", "postgres", "-d", "sbtest", "-Atc", "SELECT n FROM init_mark UNION ALL SELECT 1000 + (current_setting('data_checksums') = 'on')::int"}},
+			"CREATE TABLE init_mark (n INT); INSERT INTO init_mark VALUES (42);",
+			`psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" -c "INSERT INTO init_mark VALUES (7)"`,
+			[]string{"psql", "-h", "/var/run/postgresql", "-U", "postgres", "-d", "sbtest", "-Atc", "SELECT SUM(n) FROM init_mark UNION ALL SELECT 1000 + (current_setting('data_checksums') = 'on')::int"}},
 	} {
 		t.Run(c.name+" steps down and runs the init directory", func(t *testing.T) {
 			id := createContainer(ctx, t, dc, &container.Config{Image: c.image, Env: c.env,
 				Labels: map[string]string{"dbduel.test-container": "conventions"}})
-			files := map[string]string{"docker-entrypoint-initdb.d/10-mark.sql": c.initSQL[0]}
+			files := map[string]string{"docker-entrypoint-initdb.d/10-mark.sql": c.initSQL, "docker-entrypoint-initdb.d/20-more.sh": c.initSh}
 			if err := dc.CopyToContainer(ctx, id, "/", tarOf(t, files), container.CopyToContainerOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -76,8 +84,8 @@ func TestTestImagesFollowOfficialConventions(t *testing.T) {
 					t.Fatalf("the init file's table never answered: %v (%s)", err, out)
 				}
 			}
-			if !strings.HasPrefix(strings.TrimSpace(out), "42") {
-				t.Errorf("init file's row: %q", out)
+			if !strings.HasPrefix(strings.TrimSpace(out), "49") {
+				t.Errorf("the init files' rows (42 from the .sql, 7 from the .sh): %q", out)
 			}
 			if c.name == "postgres" && !strings.Contains(out, "1001") {
 				t.Errorf("POSTGRES_INITDB_ARGS=--data-checksums not applied: %q", out)
@@ -134,10 +142,18 @@ func TestNonRootImage(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "runs its server as user 999:999") || strings.Contains(stderr, "starting native") {
 		t.Fatalf("datadir=overlay in a non-root image: want a refusal before anything starts, got exit %d: %s", code, stderr)
 	}
-	out, stderr, code := dbduelWith(t, []string{runEnv(runID)}, "run", "oltp_point_select", "--target", "c=docker:"+tag,
-		"--time", "2", "--table-size", "500", "--no-tui", "--format", "text")
-	if code != 0 || !strings.Contains(out, "c") {
+	res := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code = dbduelWith(t, []string{runEnv(runID)}, "run", "oltp_point_select", "--target", "c=docker:"+tag,
+		"--time", "2", "--table-size", "500", "--no-tui", "--format", "text", "-o", res)
+	if code != 0 {
 		t.Fatalf("USER 999 image: exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Runs) != 1 || r.Runs[0].Target != "c" || r.Runs[0].Summary.Events == 0 || r.Targets[0].Described.ImageUser != "999:999" {
+		t.Fatalf("USER 999 image: want a measured run of c read back as user 999:999: runs %+v, described %+v", r.Runs, r.Targets[0].Described)
 	}
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left behind", n, runID)

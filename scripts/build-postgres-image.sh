@@ -37,8 +37,10 @@ version=$(chroot "$root" dpkg-query -W -f='${Version}' "postgresql-$major" | sed
 install -m 0755 "$here/image/postgres-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
 official_user "$root" postgres
 init_dir "$root"
-install -d -o 999 -g 999 -m 2777 "$root/var/run/postgresql"
-install -d -o 999 -g 999 -m 0700 "$root/var/lib/postgresql/data"
+# Inside the chroot: its var/run is a link to the absolute /run, which
+# from here is the host's.
+chroot "$root" install -d -o postgres -g postgres -m 3777 /run/postgresql
+chroot "$root" install -d -o postgres -g postgres -m 0700 /var/lib/postgresql/data
 tag="dbduel-test/postgres:$version"
 previous=$(docker image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
 tar -C "$root" -c . | docker import \

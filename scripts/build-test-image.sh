@@ -49,7 +49,7 @@ import() { # import TAG: snapshot of the chroot, datadir emptied; replaces an ol
 	official_user "$root" mysql
 	mariadb_names_only "$root"
 	init_dir "$root"
-	install -d -o 999 -g 999 -m 0755 "$root/run/mysqld"
+	chroot "$root" install -d -o mysql -g mysql -m 0755 /run/mysqld # in the chroot: never through a link to the host
 	install -m 0755 "$here/image/docker-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
 	tar -C "$root" -c . | docker import \
 		-c 'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \

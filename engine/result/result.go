@@ -154,7 +154,11 @@ type Described struct {
 	// ImageDigest names the image's bits: its repo digest (sha256:…) when
 	// it came from a registry, its ID when built locally: two runs of
 	// "mysql:8.4" months apart say whether they ran the same image.
-	ImageDigest      string   `json:"image_digest,omitempty"`
+	ImageDigest string `json:"image_digest,omitempty"`
+	// ImageUser is the user the container's processes start as, as the
+	// engine reads it ("" is root): an official image's derivative may set
+	// USER 999, and its server then never runs as root.
+	ImageUser        string   `json:"image_user,omitempty"`
 	Binary           string   `json:"binary,omitempty"`
 	NetworkMode      string   `json:"network_mode,omitempty"` // host|bridge|none|slirp4netns
 	NetworkPath      string   `json:"network_path,omitempty"` // direct|docker-proxy|rootlessport|bridge-direct|remote-published

@@ -37,6 +37,9 @@ type Registry struct {
 	Host  string      // 127.0.0.1:PORT
 	User  string      // basic auth required when set
 	Stall atomic.Bool // blob downloads hang (no byte) while set
+	// StallManifests makes manifest requests hang: the engine then has no
+	// message to send (it sends none before the manifest).
+	StallManifests atomic.Bool
 	free  chan struct{}
 }
 
@@ -53,7 +56,8 @@ func New(t testing.TB, user string) *Registry {
 				return
 			}
 		}
-		if r.Stall.Load() && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
+		if r.Stall.Load() && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") ||
+			r.StallManifests.Load() && strings.Contains(req.URL.Path, "/manifests/") {
 			select { // a registry that stops sending: no byte until the test ends
 			case <-r.free:
 			case <-req.Context().Done():

@@ -40,20 +40,27 @@ datadir=${datadir:-/var/lib/mysql/}
 
 if [ "$(id -u)" = 0 ]; then
 	mkdir -p "$datadir" /run/mysqld
-	chown mysql:mysql "$datadir" /run/mysqld
+	# The whole tree, as the official image does: a datadir an older
+	# build made under another uid becomes the server's.
+	find "$datadir" /run/mysqld \! -user mysql -exec chown mysql:mysql '{}' +
 	exec setpriv --reuid=mysql --regid=mysql --init-groups "$0" "$@"
 fi
 
 root_password=${MARIADB_ROOT_PASSWORD:-${MYSQL_ROOT_PASSWORD:-}}
 database=${MARIADB_DATABASE:-${MYSQL_DATABASE:-}}
+# Init scripts read them as the official image's do, whichever was given.
+export MARIADB_ROOT_PASSWORD="$root_password" MARIADB_DATABASE="$database"
 
-init_files() { # SOCKET: the init directory's files, as root over the socket
+init_files() { # the init directory's files, as root on the temporary server
 	for f in /docker-entrypoint-initdb.d/*; do
 		[ -e "$f" ] || continue
 		case "$f" in
-		*.sh) echo "entrypoint: running $f"; . "$f" ;;
-		*.sql) echo "entrypoint: running $f"; mariadb --protocol=socket --socket="$1" -uroot ${database:+"$database"} <"$f" ;;
-		*.sql.gz) echo "entrypoint: running $f"; gzip -dc "$f" | mariadb --protocol=socket --socket="$1" -uroot ${database:+"$database"} ;;
+		*.sh)
+			echo "entrypoint: running $f"
+			if [ -x "$f" ]; then "$f"; else . "$f"; fi
+			;;
+		*.sql) echo "entrypoint: running $f"; client ${database:+--database="$database"} <"$f" ;;
+		*.sql.gz) echo "entrypoint: running $f"; gzip -dc "$f" | client ${database:+--database="$database"} ;;
 		*) echo "entrypoint: ignoring $f" ;;
 		esac
 	done
@@ -67,33 +74,40 @@ if [ ! -d "$datadir/mysql" ]; then
 	echo "entrypoint: initialising $datadir as $(id -un 2>/dev/null || id -u)"
 	mariadb-install-db ${first:+"$first"} --datadir="$datadir" \
 		--skip-test-db --auth-root-authentication-method=normal >/dev/null
-	sock=/run/mysqld/init.sock
+	# The temporary server on the clients' default socket, as the official
+	# image runs it, so an init script's own `mariadb -uroot -p...` reaches it.
+	sock=/run/mysqld/mysqld.sock
+	export MYSQL_UNIX_PORT="$sock"
 	"$@" --skip-networking --socket="$sock" &
 	pid=$!
 	i=0
-	until mariadb --protocol=socket --socket="$sock" -uroot -e 'SELECT 1' >/dev/null 2>&1; do
+	until mariadb --protocol=socket -uroot -e 'SELECT 1' >/dev/null 2>&1; do
 		i=$((i + 1))
 		if [ $i -gt 120 ]; then echo "entrypoint: temporary server did not start" >&2; exit 1; fi
 		sleep 0.5
 	done
-	if [ -n "$database" ]; then
-		echo "CREATE DATABASE IF NOT EXISTS \`$database\`;" | mariadb --protocol=socket --socket="$sock" -uroot
-	fi
-	# The init files run while root has no password yet, so none is
-	# passed on a command line; the password is set last.
-	init_files "$sock"
 	esc=$(printf '%s' "$root_password" | sed "s/\\\\/\\\\\\\\/g; s/'/\\\\'/g")
+	# printf, not echo: dash's echo would read a backslash of the password.
 	{
-		echo "SET sql_log_bin=0;"
-		echo "DELETE FROM mysql.global_priv WHERE User='';"
-		echo "ALTER USER 'root'@'localhost' IDENTIFIED BY '$esc';"
-		echo "CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '$esc';"
-		echo "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;"
+		printf '%s\n' "SET sql_log_bin=0;" \
+			"DELETE FROM mysql.global_priv WHERE User='';" \
+			"ALTER USER 'root'@'localhost' IDENTIFIED BY '$esc';" \
+			"CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '$esc';" \
+			"GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;"
 		# install-db's passwordless root@127.0.0.1/::1/hostname would shadow
 		# root@'%' for clients on the host network: keep localhost and '%' only.
-		echo "DELETE FROM mysql.global_priv WHERE User='root' AND Host NOT IN ('localhost', '%');"
-		echo "FLUSH PRIVILEGES;"
-	} | mariadb --protocol=socket --socket="$sock" -uroot
+		printf '%s\n' "DELETE FROM mysql.global_priv WHERE User='root' AND Host NOT IN ('localhost', '%');"
+		if [ -n "$database" ]; then printf '%s\n' "CREATE DATABASE IF NOT EXISTS \`$database\`;"; fi
+		printf '%s\n' "FLUSH PRIVILEGES;"
+	} | mariadb --protocol=socket -uroot
+	# Root has its password now (the init files run after it, as the
+	# official image's): this entrypoint's own client reads it from a file
+	# only the server's user can read, never from its command line.
+	cnf=$(mktemp /run/mysqld/init-client.XXXXXX)
+	printf '[client]\nuser=root\npassword="%s"\n' "$(printf '%s' "$root_password" | sed 's/\\/\\\\/g; s/"/\\"/g')" >"$cnf"
+	client() { mariadb --defaults-extra-file="$cnf" --protocol=socket "$@"; }
+	init_files
+	rm -f "$cnf"
 	kill "$pid"
 	wait "$pid" || true
 	echo "entrypoint: initialised"

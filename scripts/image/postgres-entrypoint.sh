@@ -29,7 +29,9 @@ export PGDATA
 
 if [ "$(id -u)" = 0 ]; then
 	mkdir -p "$PGDATA" /var/run/postgresql
-	chown postgres:postgres "$PGDATA" /var/run/postgresql
+	# The whole tree, as the official image does: a PGDATA an older build
+	# made under another uid becomes the server's.
+	find "$PGDATA" /var/run/postgresql \! -user postgres -exec chown postgres:postgres '{}' +
 	chmod 700 "$PGDATA"
 	exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
 fi
@@ -37,12 +39,18 @@ shift
 
 user=${POSTGRES_USER:-postgres}
 db=${POSTGRES_DB:-$user}
+# Init scripts read them as the official image's do (psql --username
+# "$POSTGRES_USER" --dbname "$POSTGRES_DB"), given or not.
+export POSTGRES_USER="$user" POSTGRES_DB="$db"
 
 init_files() {
 	for f in /docker-entrypoint-initdb.d/*; do
 		[ -e "$f" ] || continue
 		case "$f" in
-		*.sh) echo "entrypoint: running $f"; . "$f" ;;
+		*.sh)
+			echo "entrypoint: running $f"
+			if [ -x "$f" ]; then "$f"; else . "$f"; fi
+			;;
 		*.sql) echo "entrypoint: running $f"; psql -h /var/run/postgresql -U "$user" -d "$db" -v ON_ERROR_STOP=1 -q -f "$f" ;;
 		*.sql.gz) echo "entrypoint: running $f"; gzip -dc "$f" | psql -h /var/run/postgresql -U "$user" -d "$db" -v ON_ERROR_STOP=1 -q ;;
 		*) echo "entrypoint: ignoring $f" ;;

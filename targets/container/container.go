@@ -76,6 +76,7 @@ type Server struct {
 	dataPath          string        // the datadir as the container sees it
 	startedAt         string        // the engine's State.StartedAt when dbduel last (re)started it
 	prepared          bool          // Prepare has connected the engine and checked the image
+	pulled            bool          // the image was pulled (or found) once, as the SPEC's pull= says
 }
 
 // SetProgress sends pull progress lines to w.

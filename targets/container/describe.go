@@ -32,7 +32,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 		return t, err
 	}
 	d := &t.Described
-	d.Image = insp.Config.Image
+	d.Image, d.ImageUser = insp.Config.Image, insp.Config.User
 	d.ImageID, d.ImageDigest = insp.Image, insp.Image
 	if img, err := s.cli.ImageInspect(ctx, insp.Image); err == nil {
 		d.ImageDigest = imageDigest(img.RepoDigests, insp.Config.Image, insp.Image)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -23,9 +25,11 @@ import (
 	"github.com/dbduel/dbduel/engine/driver"
 )
 
-// DefaultPullStallTimeout is how long a pull may go without a byte or a
-// layer's step before it is given up (--pull-stall-timeout): a pull has no
-// time limit of its own, as docker pull has none, while bytes arrive.
+// DefaultPullStallTimeout is how long a pull may go without a progress
+// report (the engine sends one about every 512 KiB) or a layer's step, or
+// waiting for the registry's first answer, before it is given up
+// (--pull-stall-timeout): a pull has no time limit of its own, as docker
+// pull has none, while bytes arrive.
 const DefaultPullStallTimeout = 60 * time.Second
 
 // testImagePrefix names the images this project builds locally
@@ -137,8 +141,14 @@ func registryAuth(img string) (string, error) {
 		return "", fmt.Errorf("reading Docker's config in %s: %v", dir, driver.OneLine(err.Error()))
 	}
 	for _, helper := range append([]string{cf.CredentialsStore}, cf.CredentialHelpers[key]) {
-		if helper != "" && !helperName.MatchString(helper) {
+		if helper == "" {
+			continue
+		}
+		if !helperName.MatchString(helper) {
 			return "", fmt.Errorf("Docker's config in %s names the credential helper %q: not a plain name, not run", dir, helper)
+		}
+		if err := trustedProgram("docker-credential-" + helper); err != nil {
+			return "", fmt.Errorf("credential helper for %s: %w", host, err)
 		}
 	}
 	type answer struct {
@@ -201,6 +211,76 @@ func dockerConfigDir() (string, error) {
 	return dir, nil
 }
 
+// errRefused marks a registry's refusal of a pull (credentials missing
+// or wrong).
+var errRefused = errors.New("refused")
+
+// credentialsMayGo says (nil) whether this user's registry credentials
+// may go to the engine at host: only over a unix socket that this user or
+// root owns, no other account may write, in directories only they may
+// change. An engine on tcp:// or ssh://, or on a socket another account
+// made, could be anyone's: it gets none.
+func credentialsMayGo(host string) error {
+	u, err := url.Parse(host)
+	if err != nil || u.Scheme != "unix" || u.Path == "" {
+		return fmt.Errorf("the engine at %s is not on a local unix socket", host)
+	}
+	mine := func(fi os.FileInfo) bool { uid := statUID(fi); return uid == 0 || uid == os.Geteuid() }
+	fi, err := os.Lstat(u.Path)
+	if err != nil || fi.Mode()&os.ModeSocket == 0 || !mine(fi) || fi.Mode().Perm()&0o002 != 0 {
+		return fmt.Errorf("the engine's socket %s is not root's or this user's own", u.Path)
+	}
+	if dir := othersMayChange(filepath.Dir(u.Path)); dir != "" {
+		return fmt.Errorf("the engine's socket %s is in %s, which another account may change", u.Path, dir)
+	}
+	return nil
+}
+
+// othersMayChange is the first of dir and its parents that an account
+// other than root or this user owns or may write ("" when none): a
+// directory others may write lets them swap what is in it, unless it is
+// sticky (/tmp), where only a file's owner may.
+func othersMayChange(dir string) string {
+	for ; ; dir = filepath.Dir(dir) {
+		di, err := os.Stat(dir)
+		if err != nil {
+			return dir
+		}
+		uid := statUID(di)
+		if uid != 0 && uid != os.Geteuid() || di.Mode().Perm()&0o022 != 0 && di.Mode()&os.ModeSticky == 0 {
+			return dir
+		}
+		if dir == "/" || dir == "." {
+			return ""
+		}
+	}
+}
+
+// trustedProgram checks the program that PATH names (a credential
+// helper, run as root with a password's worth of trust): the file and
+// every directory above it must be root's or this user's and not
+// writable by others, so no other account put it there.
+func trustedProgram(name string) error {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return fmt.Errorf("%s is not on PATH", name)
+	}
+	if p, err = filepath.EvalSymlinks(p); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	if uid := statUID(fi); uid != 0 && uid != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s (%s) is owned by uid %d or writable by others: not run", name, p, statUID(fi))
+	}
+	if dir := othersMayChange(filepath.Dir(p)); dir != "" {
+		return fmt.Errorf("%s (%s) is in %s, which another account may change: not run", name, p, dir)
+	}
+	return nil
+}
+
 func statUID(fi os.FileInfo) int {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return int(st.Uid)
@@ -216,8 +296,9 @@ func pullError(img string, err error) error {
 	host := registryHost(img)
 	switch {
 	case strings.Contains(low, "unauthorized") || strings.Contains(low, "authentication required") ||
-		strings.Contains(low, "denied") || strings.Contains(low, "no basic auth credentials"):
-		return fmt.Errorf("pull %s: registry %s refused the pull (%s); log in as docker pull would need: docker login %s", img, host, msg, host)
+		strings.Contains(low, "access denied") || strings.Contains(low, "requested access") ||
+		strings.Contains(low, "no basic auth credentials"):
+		return fmt.Errorf("pull %s: registry %s refused the pull (%s); log in as docker pull would need: docker login %s: %w", img, host, msg, host, errRefused)
 	case strings.Contains(low, "manifest unknown") || strings.Contains(low, "not found") && strings.Contains(low, "manifest"):
 		return fmt.Errorf("pull %s: registry %s has no such image or tag (%s)", img, host, msg)
 	}
@@ -229,21 +310,37 @@ func pullError(img string, err error) error {
 // stall passes without any. Progress goes to out once a second at most
 // while it changes.
 func (s *Server) pullImage(ctx context.Context, img string, stall time.Duration, out io.Writer) error {
-	auth := ""
-	if !s.remote() && s.o.Rootless == "" {
+	auth, withheld := "", ""
+	if s.o.Rootless != "" {
+		withheld = "a rootless engine"
+	} else if err := credentialsMayGo(s.cli.DaemonHost()); err != nil {
+		withheld = err.Error()
+	} else {
 		// Credentials go only to an engine of this account on this
-		// machine: a rootless service or another host's engine would hand
-		// this user's registry password to theirs.
-		var err error
+		// machine: any other would hand this user's registry password
+		// to whoever runs it.
 		if auth, err = registryAuth(img); err != nil {
 			return fmt.Errorf("pull %s: %w", img, err)
 		}
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The engine says nothing until it has the manifest: a registry that
+	// stalls before (its /v2/, a token, the manifest) is bounded here.
+	early := time.AfterFunc(stall, cancel)
 	rc, err := s.cli.ImagePull(pctx, img, image.PullOptions{RegistryAuth: auth})
+	if !early.Stop() {
+		if rc != nil {
+			rc.Close()
+		}
+		return fmt.Errorf("pull %s: the registry sent nothing for %s (--pull-stall-timeout): gave up", img, stall)
+	}
 	if err != nil {
-		return pullError(img, err)
+		err = pullError(img, err)
+		if withheld != "" && errors.Is(err, errRefused) {
+			err = fmt.Errorf("%w (no credentials were sent: %s)", err, withheld)
+		}
+		return err
 	}
 	defer rc.Close()
 	msgs, errc := make(chan pullMessage), make(chan error, 1)
@@ -360,9 +457,11 @@ func RegistryServes(ctx context.Context, ref string, timeout time.Duration) erro
 		return err
 	}
 	defer cli.Close()
-	auth, err := registryAuth(ref)
-	if err != nil {
-		return err
+	auth := ""
+	if credentialsMayGo(cli.DaemonHost()) == nil {
+		if auth, err = registryAuth(ref); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

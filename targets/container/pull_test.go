@@ -131,6 +131,25 @@ func TestPullStallTimeout(t *testing.T) {
 	}
 }
 
+// A registry that answers nothing before the manifest (the engine sends
+// no message until it has it) is bounded by the stall timeout too.
+func TestPullStallBeforeTheManifest(t *testing.T) {
+	reg := testregistry.New(t, "")
+	reg.PushRandom(t, "library/mute:1")
+	reg.StallManifests.Store(true)
+	img := reg.Host + "/library/mute:1"
+	s, _ := pullServer(t, reg, img, "missing")
+	s.stall = 2 * time.Second
+	start := time.Now()
+	err := s.ensureImage(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the registry sent nothing for 2s (--pull-stall-timeout)") {
+		t.Fatalf("a registry mute before the manifest: %v", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("took %s to end", d)
+	}
+}
+
 // The progress line's figures from the engine's stream: bytes of the
 // layers known, layers done of those seen, already-present layers done.
 func TestPullStateFigures(t *testing.T) {

@@ -41,8 +41,13 @@ func (s *Server) prepare(ctx context.Context, server bool) error {
 		return err
 	}
 	s.eng, s.cli = eng, eng.cli
-	if err := s.ensureImage(ctx); err != nil {
-		return err
+	if !s.pulled {
+		// Once per target: a live respec restarts the container on the
+		// image it ran, never a newer pull=always brought mid-session.
+		if err := s.ensureImage(ctx); err != nil {
+			return err
+		}
+		s.pulled = true
 	}
 	insp, err := s.cli.ImageInspect(ctx, s.o.Image)
 	if err != nil {
@@ -56,7 +61,7 @@ func (s *Server) prepare(ctx context.Context, server bool) error {
 	if !server {
 		user = "0:0"
 	}
-	if err := runnable(s.o, insp.Os, insp.Architecture, user, ver.Os, ver.Arch); err != nil {
+	if err := runnable(s.o, insp.Os, insp.Architecture, user, ver.Os, ver.Arch, s.emulates); err != nil {
 		return err
 	}
 	if server && s.o.Protocol == "" {

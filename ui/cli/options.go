@@ -98,7 +98,7 @@ func bindCommonFlags(fs *pflag.FlagSet, o *commonOptions) {
 	fs.BoolVar(&o.keep, "keep", false, "keep managed servers, containers and volumes after the run (and fileio's files)")
 	fs.StringVar(&o.fileDir, "file-dir", "", "fileio on host targets: the directory of the test files (default: dbduel's state directory)")
 	fs.BoolVar(&o.allowMixedHosts, "allow-mixed-hosts", false, "compare targets that run on different machines (refused by default: it measures the machines, not the container)")
-	fs.DurationVar(&o.pullStall, "pull-stall-timeout", container.DefaultPullStallTimeout, "give up pulling an image after this long without a byte arriving (a pull has no other time limit)")
+	fs.DurationVar(&o.pullStall, "pull-stall-timeout", container.DefaultPullStallTimeout, "give up pulling an image after this long without progress (the engine reports about every 512 KiB; before the first report, the registry's answer counts) — a pull has no other time limit")
 	fs.BoolVar(&o.insecureEngine, "insecure-engine", false, "let engine=tcp:// reach another host over plain TCP (the container's root password and the agent's traffic cross the link in clear)")
 	fs.BoolVar(&o.strictParity, "strict-parity", false, "refuse to run (exit 4) when targets differ in server version or any configuration variable")
 	fs.StringVarP(&o.file, "file", "f", "", "read targets, workload, options and plan from a scenario `FILE.yaml` (flags given here override it; examples/)")

@@ -45,9 +45,12 @@ type startedTargets struct {
 func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stderr io.Writer) (*startedTargets, error) {
 	opts := rc.openOptions
 	st := &startedTargets{all: ts}
-	for _, t := range ts {
+	for i, t := range ts {
 		if p, ok := t.(targets.Preparer); ok {
 			if err := p.Prepare(ctx); err != nil {
+				// Nothing started yet: what Prepare opened (an engine's
+				// connection, a private Podman service) goes now, --keep or not.
+				stopTargets(ctx, ts[:i+1], false, stderr)
 				if ctx.Err() != nil {
 					return st, &exitError{code: exitInterrupted, err: fmt.Errorf("stopped while target %s was being prepared; nothing was measured", t.Name())}
 				}
