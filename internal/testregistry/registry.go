@@ -40,7 +40,7 @@ type Registry struct {
 	// StallManifests makes manifest requests hang: the engine then has no
 	// message to send (it sends none before the manifest).
 	StallManifests atomic.Bool
-	free  chan struct{}
+	free           chan struct{}
 }
 
 // New starts a registry for the test; it stops at the test's end.
