@@ -20,7 +20,7 @@ bin=$(mktemp -d)/dbduel
 go build -o "$bin" .
 . scripts/lib/tempserver.sh
 on_exit='rm -rf "$(dirname "$bin")"' # run by stop_temp_server
-start_temp_server benchmem --max-connections=500
+start_temp_server benchmem --max-connections=$((ntargets * (threads + 16) + 100))
 targets=()
 for i in $(seq 1 "$ntargets"); do targets+=(--target "t$i=$url"); done
 if [ "$ntargets" -gt 1 ]; then
@@ -46,9 +46,13 @@ while kill -0 "$pid" 2>/dev/null; do
 	nruns=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("runs") or []))' "$res" 2>/dev/null || echo 0)
 	echo "$t $rss $size $nruns"
 	[ "$rss" -gt 0 ] && samples+=("$t $rss")
-	last_size=$size last_runs=$nruns
 done
-wait $pid
+if ! wait "$pid"; then
+	echo "bench: dbduel failed; its last words:" >&2
+	grep -v '^gc \|^# ' "$dir/gc" | tail -5 >&2
+	tail -5 "$dir/out" >&2
+	exit 1
+fi
 printf '%s\n' "${samples[@]}" | python3 -c '
 import sys
 rows = [tuple(map(int, l.split())) for l in sys.stdin if l.strip()]

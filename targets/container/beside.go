@@ -80,6 +80,20 @@ func NewBesideClient(t targets.Target, keys BesideKeys, given, runID, binary str
 // PlainRemoteEngine is the agent's engine when plain TCP on another host.
 func (b *BesideClient) PlainRemoteEngine() string { return b.agent.o.PlainRemoteEngine() }
 
+// Prepare readies the server (when it has anything to prepare) and pulls
+// and checks the agent's image, before any target starts.
+func (b *BesideClient) Prepare(ctx context.Context) error {
+	if p, ok := b.Target.(targets.Preparer); ok {
+		if err := p.Prepare(ctx); err != nil {
+			return err
+		}
+	}
+	if err := b.agent.Prepare(ctx); err != nil {
+		return fmt.Errorf("the client (client=beside): %w", err)
+	}
+	return nil
+}
+
 // Start reaches the server, then starts the agent beside it.
 func (b *BesideClient) Start(ctx context.Context) error {
 	if err := b.Target.Start(ctx); err != nil {
