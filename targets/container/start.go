@@ -36,11 +36,13 @@ func (s *Server) prepare(ctx context.Context, server bool) error {
 	if s.prepared {
 		return nil
 	}
-	eng, err := connectEngine(ctx, s.o, s.name, s.runID)
-	if err != nil {
-		return err
+	if s.eng == nil { // a Prepare that failed after connecting kept its engine, for Stop
+		eng, err := connectEngine(ctx, s.o, s.name, s.runID)
+		if err != nil {
+			return err
+		}
+		s.eng, s.cli = eng, eng.cli
 	}
-	s.eng, s.cli = eng, eng.cli
 	if !s.pulled {
 		// Once per target: a live respec restarts the container on the
 		// image it ran, never a newer pull=always brought mid-session.
