@@ -69,10 +69,18 @@ func liveAction(msg tea.KeyMsg) action {
 	return actNone
 }
 
-// liveHelp is the running screen's short help in dbduel live.
+// liveHelp is the running screen's short help in dbduel live: what
+// steers the load first, and ? early, so a narrow terminal still shows r,
+// w and where the rest is.
 func liveHelp() []key.Binding {
 	k := liveKeys
-	return []key.Binding{keys.Quit, k.More, k.OneMore, k.Pause, k.OpenLoop, k.Faster, k.Workload, editorKeys.Left, editorKeys.Open, k.Scenario, keys.Export, keys.Help}
+	return []key.Binding{keys.Quit, keys.Help, k.More, k.OpenLoop, k.Workload, k.Pause, k.Faster, k.OneMore, editorKeys.Left, editorKeys.Open, k.Scenario, keys.Export}
+}
+
+// liveFullHelp is ?'s help in dbduel live: the load's keys, then the
+// screen's (each once).
+func liveFullHelp() [][]key.Binding {
+	return [][]key.Binding{liveHelp()[2:], {keys.Quit, keys.Pause, keys.NextMetric, keys.PrevMetric, keys.Wider, keys.Narrower, keys.Sync, keys.FromZero, keys.Cards, keys.Help}}
 }
 
 // liveKey applies a live key to the control; it says whether it used a.

@@ -405,3 +405,34 @@ func TestSegmentTableLeadsOpenLoopWithLatency(t *testing.T) {
 		t.Fatalf("closed loop: %q\nopen loop: %q", closed, open)
 	}
 }
+
+// At 100 columns the live key line still shows r, w and ?, and ?'s full
+// help names every key once (it listed ? twice and left out p and tab).
+func TestLiveHelpShowsTheLoadKeys(t *testing.T) {
+	ctl := &fakeControl{LiveControl: engine.NewLiveControl(engine.Point{Workload: quick{}, Threads: 8})}
+	m := New(Info{Workload: "quick", Threads: 8, Targets: []result.Target{{Name: "n"}, {Name: "c"}}, Schedule: LiveView{Control: ctl}}, nil, func() {}, nil, false)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	lines := strings.Split(ansi.ReplaceAllString(m.View(), ""), "\n")
+	last := lines[len(lines)-1]
+	for _, want := range []string{"q ", "? ", "r ", "w "} {
+		if !strings.Contains(last, want) {
+			t.Errorf("key line at 100 columns lacks %q: %q", want, last)
+		}
+	}
+	seen := map[string]int{}
+	for _, group := range liveFullHelp() {
+		for _, b := range group {
+			seen[b.Help().Key]++
+		}
+	}
+	for _, k := range []string{"?", "p", "tab/]", "r", "w", "space"} {
+		if seen[k] == 0 {
+			t.Errorf("full help lacks %q", k)
+		}
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("full help lists %q %d times", k, n)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func (v LiveView) help(full bool) [][]key.Binding {
 		return PlanView{}.help(full)
 	}
 	if full {
-		return [][]key.Binding{liveHelp(), keys.FullHelp()[1]}
+		return liveFullHelp()
 	}
 	return [][]key.Binding{liveHelp()}
 }
