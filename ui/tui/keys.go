@@ -25,6 +25,10 @@ const (
 	actTable
 	actUp
 	actDown
+	actPageUp
+	actPageDown
+	actTop
+	actBottom
 	// dbduel live's keys (live.go)
 	actMore
 	actFewer
@@ -42,7 +46,7 @@ const (
 // matches against it, so what help says and what a key does cannot drift.
 type keyMap struct {
 	Quit, Pause, NextMetric, PrevMetric, Wider, Narrower, Sync, Export, Help key.Binding
-	Cards, FromZero, Table, Up, Down                                         key.Binding
+	Cards, FromZero, Table, Up, Down, PageUp, PageDown, Top, Bottom          key.Binding
 }
 
 var keys = keyMap{
@@ -58,8 +62,12 @@ var keys = keyMap{
 	Cards:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "full cards")),
 	FromZero:   key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "Y axis from zero")),
 	Table:      key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "table / chart")),
-	Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "scroll up")),
-	Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "scroll down")),
+	Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+	Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+	PageUp:     key.NewBinding(key.WithKeys("pgup", "b"), key.WithHelp("pgup/b", "page up")),
+	PageDown:   key.NewBinding(key.WithKeys("pgdown", "f"), key.WithHelp("pgdn/f", "page")),
+	Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "top")),
+	Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "bottom")),
 }
 
 func (k keyMap) ShortHelp() []key.Binding {
@@ -76,7 +84,7 @@ var quitDone = key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit"))
 
 // SummaryHelp is the finished screen's keys.
 func (k keyMap) SummaryHelp() []key.Binding {
-	return []key.Binding{quitDone, k.Export, k.Table, k.Up, k.Down}
+	return []key.Binding{quitDone, k.Export, k.Table, k.Up, k.Down, k.PageDown}
 }
 
 // keyAction maps a key to an action; stopping says a stop was already asked
@@ -114,6 +122,14 @@ func keyAction(msg tea.KeyMsg, stopping bool) action {
 		return actUp
 	case key.Matches(msg, keys.Down):
 		return actDown
+	case key.Matches(msg, keys.PageUp):
+		return actPageUp
+	case key.Matches(msg, keys.PageDown):
+		return actPageDown
+	case key.Matches(msg, keys.Top):
+		return actTop
+	case key.Matches(msg, keys.Bottom):
+		return actBottom
 	}
 	return actNone
 }

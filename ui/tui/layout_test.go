@@ -267,6 +267,25 @@ func TestSummaryScrolls(t *testing.T) {
 	if v := screen(m); !strings.Contains(v, body[0]) {
 		t.Fatalf("first line not back:\n%s", v)
 	}
+	// End and G go to the last page at once, Home and g back; pgdn pages.
+	for _, k := range []tea.KeyMsg{{Type: tea.KeyEnd}, {Type: tea.KeyRunes, Runes: []rune("G")}} {
+		m.Update(k)
+		if v := screen(m); !strings.Contains(v, body[len(body)-1]) {
+			t.Fatalf("%s: last line not shown:\n%s", k, v)
+		}
+		m.Update(tea.KeyMsg{Type: tea.KeyHome})
+		if v := screen(m); !strings.Contains(v, body[0]) {
+			t.Fatalf("home: first line not back:\n%s", v)
+		}
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyPgDown})
+	if m.sum.scroll != m.sum.summaryRoom()-2 {
+		t.Fatalf("pgdn scrolled to line %d, want %d", m.sum.scroll, m.sum.summaryRoom()-2)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
+	if m.sum.scroll != 0 {
+		t.Fatalf("pgup: line %d", m.sum.scroll)
+	}
 }
 
 // ETA is known from the first second (planned, then measured, counting

@@ -34,6 +34,16 @@ func (m *summary) key(a action) {
 		m.scrollBy(-1)
 	case actDown:
 		m.scrollBy(1)
+	case actPageUp, actPageDown:
+		page := max(m.summaryRoom()-2, 1) // a line of the last page stays in view
+		if a == actPageUp {
+			page = -page
+		}
+		m.scrollBy(page)
+	case actTop:
+		m.scroll = 0
+	case actBottom:
+		m.scrollBy(1 << 20) // clamped to the last page
 	default:
 		m.running.key(a)
 	}
