@@ -436,3 +436,19 @@ func TestLiveHelpShowsTheLoadKeys(t *testing.T) {
 		}
 	}
 }
+
+// A rule's label under the chart leads with its segment's number and says
+// what the segment changed to, so a label cut short still names it
+// ("┆rate closed l" and "┆wor" named nothing).
+func TestRuleLabelLeadsWithTheSegment(t *testing.T) {
+	for what, want := range map[string]string{
+		"rate closed loop→414/s":                           "3 rate→414/s",
+		"threads 1→2":                                      "3 threads→2",
+		"workload oltp_read_only→oltp_read_write":          "3 workload→oltp_read_write",
+		"iteration 2: tuned.cnf changed (tuned restarted)": "3 iteration 2: tuned.cnf changed (tuned restarted)",
+	} {
+		if got := ruleLabel(2, what); got != want {
+			t.Errorf("%q: %q, want %q", what, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/textinput"
@@ -234,7 +235,20 @@ func (m *running) newSegment(point int, what string) {
 		return
 	}
 	m.marks = append(m.marks, len(m.cards[0].history[0]))
-	m.markLabels = append(m.markLabels, what)
+	m.markLabels = append(m.markLabels, ruleLabel(point, what))
+}
+
+// ruleLabel is a segment's label under the chart: its number first (the
+// label may be cut to it where rules are close; the segment table has it
+// in full), then what it changed to: "3 rate→414/s" for "rate closed
+// loop→414/s", "6 workload→oltp_read_write".
+func ruleLabel(point int, what string) string {
+	if kind, change, ok := strings.Cut(what, " "); ok {
+		if _, to, ok := strings.Cut(change, "→"); ok && !strings.Contains(to, "→") {
+			what = kind + "→" + to
+		}
+	}
+	return fmt.Sprintf("%d %s", point+1, what)
 }
 
 // applyPhase folds a phase event: a run (or a live slice) starts, or a
