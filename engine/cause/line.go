@@ -131,7 +131,7 @@ func standing(r *result.Result, c *result.Comparison) (status string, narrow boo
 	case !c.HasCI:
 		return "no CI", false
 	case c.N == 2:
-		return "2 blocks: too wide to judge", false
+		return "2 blocks: too few to judge", false
 	case significant(c):
 		return "", false
 	}

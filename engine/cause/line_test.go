@@ -146,10 +146,10 @@ func TestWithinNoiseOnlyOfNarrowIntervals(t *testing.T) {
 	stats.Analyze(two)
 	Annotate(two)
 	b := For(two, "bridge", 0)
-	if !strings.HasPrefix(b, "2 blocks: too wide to judge; measured alongside: docker-proxy used 0.24 cores") {
+	if !strings.HasPrefix(b, "2 blocks: too few to judge; measured alongside: docker-proxy used 0.24 cores") {
 		t.Fatalf("bridge with 2 blocks: %q", b)
 	}
-	if c := two.Comparison("bridge", "tps", 0); c == nil || strings.Contains(c.Verdict, "slower") || !strings.Contains(c.Verdict, "2 blocks: the interval") {
+	if c := two.Comparison("bridge", "tps", 0); c == nil || strings.Contains(c.Verdict, "slower") || !strings.Contains(c.Verdict, "2 blocks: too few to judge; the interval") {
 		t.Fatalf("2-block verdict: %+v", c)
 	}
 }

@@ -205,7 +205,8 @@ func verdict(target, baseline, metric, role string, p Paired, higherIsBetter boo
 	}
 	lo, hi := (p.Low-1)*100, (p.High-1)*100
 	if p.N == 2 {
-		return fmt.Sprintf("%s vs %s: %s %+.1f%% (2 blocks: the interval [%+.1f%%, %+.1f%%] is too wide to judge)",
+		// Whatever its width: an sd from two blocks is no estimate to judge on.
+		return fmt.Sprintf("%s vs %s: %s %+.1f%% (2 blocks: too few to judge; the interval [%+.1f%%, %+.1f%%] rests on one degree of freedom)",
 			target, baseline, name, delta, lo, hi)
 	}
 	if lo <= 0 && hi >= 0 {

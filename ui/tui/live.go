@@ -287,7 +287,7 @@ func (m *summary) iterationLines(s result.Segment) []string {
 // for ±precision%.
 func roundsDelta(c *result.Comparison, precision float64) string {
 	if c.HasCI && c.N < 3 {
-		return fmt.Sprintf("%+.1f%% (%d rounds: too wide to judge)", c.DeltaPct, c.N)
+		return fmt.Sprintf("%+.1f%% (%d rounds: too few to judge)", c.DeltaPct, c.N)
 	}
 	s := deltaCI(c)
 	if precision > 0 && c.BlocksForTarget > 0 {

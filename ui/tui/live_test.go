@@ -255,7 +255,7 @@ func (f *fakeControl) ExportScenario(*result.Result) (string, error) {
 // read under 3 rounds, and the rounds the primary metric's spread needs.
 func TestRoundsDeltaReadsLikeRun(t *testing.T) {
 	two := &result.Comparison{HasCI: true, N: 2, DeltaPct: -12, CILowPct: -81, CIHighPct: 139}
-	if got := roundsDelta(two, 5); got != "-12.0% (2 rounds: too wide to judge)" || strings.Contains(got, "139") {
+	if got := roundsDelta(two, 5); got != "-12.0% (2 rounds: too few to judge)" || strings.Contains(got, "139") {
 		t.Fatalf("2 rounds: %q", got)
 	}
 	five := &result.Comparison{HasCI: true, N: 5, DeltaPct: -3, CILowPct: -9, CIHighPct: 3.2, HalfWidthPct: 6.2, BlocksForTarget: 8}
