@@ -37,10 +37,10 @@ GODEBUG=gctrace=1 "$bin" run oltp_read_only "${targets[@]}" --tables 4 --table-s
 pid=$!
 echo "t_s rss_kib result_bytes runs"
 samples=()
-t=0
+start=$SECONDS
 while kill -0 "$pid" 2>/dev/null; do
 	sleep 10
-	t=$((t + 10))
+	t=$((SECONDS - start)) # the time since the start: a loaded machine stretches the samples
 	rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
 	size=$(stat -c %s "$res" 2>/dev/null || echo 0)
 	nruns=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("runs") or []))' "$res" 2>/dev/null || echo 0)
@@ -61,6 +61,11 @@ later = [r for t, r in rows if t > 60 and r > 0]
 if not first or not later:
     sys.exit("run too short to judge (needs more than 60 s)")
 print(f"RSS at 60 s: {first[-1]} KiB; after: min {min(later)} KiB, max {max(later)} KiB, last {later[-1]} KiB; growth after the first minute {max(later) - first[-1]:+d} KiB ({(max(later) - first[-1]) / first[-1] * 100:+.1f}%)")
+# The level, apart from the GC cycle's peaks: the mean of each fifth.
+k = max(len(later) // 5, 1)
+means = [sum(later[i:i + k]) // len(later[i:i + k]) for i in range(0, len(later), k)][:5]
+print("RSS mean per fifth of the run after the first minute: " + ", ".join(f"{m} KiB" for m in means) +
+      f" (spread {(max(means) - min(means)) / min(means) * 100:.1f}%)")
 '''
 # gctrace lines: "gc N @T s ...: ..., A->B->C MB, ..." where C is the live heap.
 python3 - "$dir/gc" <<'PY'
