@@ -269,6 +269,10 @@ func checkNetBytes(t *testing.T, run result.Run) {
 	// over the run: an engine's network counters and its reading's time
 	// can land a second apart under load (CI saw one 1-s interval of a
 	// remote container read 1.2 bytes per query, its neighbours ~100).
+	// A remote engine's counters may also stand still for a reading while
+	// its timestamp moves (CI under load: rx 12842 bytes for 8520 queries
+	// over a run): the bytes per query are judged over the intervals whose
+	// counters moved, and at least one must have.
 	var rxBytes, txBytes, queries float64
 	for _, iv := range run.Intervals[1:] {
 		rx, okRx := iv.Telemetry["server_net_rx_bytes_per_s"].(float64)
@@ -276,9 +280,12 @@ func checkNetBytes(t *testing.T, run result.Run) {
 		if !okRx || !okTx || rx < 0 || tx < 0 {
 			t.Errorf("%s: interval at %.0fs: network bytes %v / %v", run.Target, iv.TS, iv.Telemetry["server_net_rx_bytes_per_s"], iv.Telemetry["server_net_tx_bytes_per_s"])
 		}
+		if rx*iv.SpanS < iv.QPS*iv.SpanS { // under a byte a query: no reading this interval
+			continue
+		}
 		rxBytes, txBytes, queries = rxBytes+rx*iv.SpanS, txBytes+tx*iv.SpanS, queries+iv.QPS*iv.SpanS
 	}
 	if q := queries; q <= 0 || rxBytes < 20*q || txBytes < 20*q || rxBytes > 1000*q || txBytes > 1000*q {
-		t.Errorf("%s: network bytes per query over the run: rx %.0f tx %.0f for %.0f queries", run.Target, rxBytes, txBytes, q)
+		t.Errorf("%s: network bytes per query over the run: rx %.0f tx %.0f for %.0f queries; intervals: %v", run.Target, rxBytes, txBytes, q, run.Intervals)
 	}
 }
