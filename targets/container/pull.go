@@ -23,6 +23,7 @@ import (
 	"github.com/docker/docker/api/types/registry"
 
 	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // DefaultPullStallTimeout is how long a pull may go without a progress
@@ -230,30 +231,10 @@ func credentialsMayGo(host string) error {
 	if err != nil || fi.Mode()&os.ModeSocket == 0 || !mine(fi) || fi.Mode().Perm()&0o002 != 0 {
 		return fmt.Errorf("the engine's socket %s is not root's or this user's own", u.Path)
 	}
-	if dir := othersMayChange(filepath.Dir(u.Path)); dir != "" {
-		return fmt.Errorf("the engine's socket %s is in %s, which another account may change", u.Path, dir)
+	if dir, why, err := ledger.OthersMayChange(filepath.Dir(u.Path)); err != nil || dir != "" {
+		return fmt.Errorf("the engine's socket %s is in %s, which another account may change (it %s)", u.Path, dir, why)
 	}
 	return nil
-}
-
-// othersMayChange is the first of dir and its parents that an account
-// other than root or this user owns or may write ("" when none): a
-// directory others may write lets them swap what is in it, unless it is
-// sticky (/tmp), where only a file's owner may.
-func othersMayChange(dir string) string {
-	for ; ; dir = filepath.Dir(dir) {
-		di, err := os.Stat(dir)
-		if err != nil {
-			return dir
-		}
-		uid := statUID(di)
-		if uid != 0 && uid != os.Geteuid() || di.Mode().Perm()&0o022 != 0 && di.Mode()&os.ModeSticky == 0 {
-			return dir
-		}
-		if dir == "/" || dir == "." {
-			return ""
-		}
-	}
 }
 
 // trustedProgram checks the program that PATH names (a credential
@@ -275,8 +256,8 @@ func trustedProgram(name string) error {
 	if uid := statUID(fi); uid != 0 && uid != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("%s (%s) is owned by uid %d or writable by others: not run", name, p, statUID(fi))
 	}
-	if dir := othersMayChange(filepath.Dir(p)); dir != "" {
-		return fmt.Errorf("%s (%s) is in %s, which another account may change: not run", name, p, dir)
+	if dir, why, err := ledger.OthersMayChange(filepath.Dir(p)); err != nil || dir != "" {
+		return fmt.Errorf("%s (%s) is in %s, which another account may change (it %s): not run", name, p, dir, why)
 	}
 	return nil
 }

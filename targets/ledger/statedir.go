@@ -85,26 +85,39 @@ func checkPrivate(dir string) error {
 }
 
 // checkAncestors refuses a directory above the state directory that a
-// user other than root and this one could change: one they own, or one
-// they may write to without the sticky bit (which keeps them from
-// renaming what is not theirs, as in /tmp).
+// user other than root and this one could change (OthersMayChange).
 func checkAncestors(dir string) error {
+	at, why, err := OthersMayChange(dir)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	if at != "" {
+		return unsafe(at, "(above the state directory) "+why, "set DBDUEL_STATE_DIR to a directory under one of root's or yours")
+	}
+	return nil
+}
+
+// OthersMayChange is the first of dir and its parents that a user other
+// than root and this one could change, and why ("" when none): one they
+// own, or one they may write to without the sticky bit (which keeps them
+// from renaming what is not theirs, as in /tmp). A directory that does not
+// exist is passed over; a symlink is as safe as the directory it names.
+func OthersMayChange(dir string) (at, why string, err error) {
 	for d := dir; ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d) // a symlink above is as safe as the directory it names
+		fi, err := os.Stat(d)
 		if err == nil {
-			st := fi.Sys().(*syscall.Stat_t)
-			owner := int(st.Uid)
+			owner := int(fi.Sys().(*syscall.Stat_t).Uid)
 			switch {
 			case owner != 0 && owner != os.Geteuid():
-				return unsafe(d, fmt.Sprintf("(above the state directory) belongs to uid %d", owner), "set DBDUEL_STATE_DIR to a directory under one of root's or yours")
+				return d, fmt.Sprintf("belongs to uid %d", owner), nil
 			case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0:
-				return unsafe(d, fmt.Sprintf("(above the state directory) has mode %04o: others may write to it", fi.Mode().Perm()), "set DBDUEL_STATE_DIR to a directory under one of root's or yours")
+				return d, fmt.Sprintf("has mode %04o: others may write to it", fi.Mode().Perm()), nil
 			}
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("state directory: %s: %w", d, err)
+			return "", "", fmt.Errorf("%s: %w", d, err)
 		}
 		if d == filepath.Dir(d) {
-			return nil
+			return "", "", nil
 		}
 	}
 }
