@@ -1,0 +1,133 @@
+// Command pki makes the test cluster's certificates, service-account keys
+// and kubeconfigs in one directory, with kubeadm's own helpers: a CA, the
+// API server's serving and client certificates, etcd's, the kubelet's
+// serving certificate, and a kubeconfig for every client identity RBAC's
+// default bindings know (admin, controller-manager, scheduler, the node,
+// kube-proxy).
+package main
+
+import (
+	"crypto"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+	kubeadmapi "k8s.io/kubernetes/cmd/kubeadm/app/apis/kubeadm"
+	kubeconfigutil "k8s.io/kubernetes/cmd/kubeadm/app/util/kubeconfig"
+	"k8s.io/kubernetes/cmd/kubeadm/app/util/pkiutil"
+)
+
+func main() {
+	dir := flag.String("dir", "", "where the files go (an existing directory only root can change)")
+	node := flag.String("node", "", "the node's name")
+	nodeIP := flag.String("node-ip", "", "the node's address (the kubelet and the API server listen there)")
+	serviceIP := flag.String("service-ip", "10.96.0.1", "the kubernetes Service's ClusterIP")
+	flag.Parse()
+	if err := run(*dir, *node, net.ParseIP(*nodeIP), net.ParseIP(*serviceIP)); err != nil {
+		fmt.Fprintln(os.Stderr, "pki:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, node string, nodeIP, serviceIP net.IP) error {
+	if dir == "" || node == "" || nodeIP == nil || serviceIP == nil {
+		return fmt.Errorf("--dir, --node, --node-ip and --service-ip are required")
+	}
+	algo := kubeadmapi.EncryptionAlgorithmECDSAP256
+	caCert, caKey, err := pkiutil.NewCertificateAuthority(&pkiutil.CertConfig{
+		Config: certutil.Config{CommonName: "dbduel-k8s-ca"}, EncryptionAlgorithm: algo,
+	})
+	if err != nil {
+		return err
+	}
+	if err := pkiutil.WriteCertAndKey(dir, "ca", caCert, caKey); err != nil {
+		return err
+	}
+	loopback := net.ParseIP("127.0.0.1")
+	leaves := []struct {
+		name  string
+		cn    string
+		orgs  []string
+		usage []x509.ExtKeyUsage
+		alt   certutil.AltNames
+	}{
+		{"apiserver", "kube-apiserver", nil, server, certutil.AltNames{
+			IPs:      []net.IP{nodeIP, loopback, serviceIP},
+			DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		}},
+		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}, client, certutil.AltNames{}},
+		{"apiserver-etcd-client", "kube-apiserver-etcd-client", nil, client, certutil.AltNames{}},
+		{"etcd", "dbduel-k8s-etcd", nil, both, certutil.AltNames{IPs: []net.IP{loopback}, DNSNames: []string{"localhost"}}},
+		{"kubelet", node, nil, server, certutil.AltNames{IPs: []net.IP{nodeIP}, DNSNames: []string{node}}},
+	}
+	for _, l := range leaves {
+		cert, key, err := pkiutil.NewCertAndKey(caCert, caKey, &pkiutil.CertConfig{
+			Config:              certutil.Config{CommonName: l.cn, Organization: l.orgs, Usages: l.usage, AltNames: l.alt},
+			EncryptionAlgorithm: algo,
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.name, err)
+		}
+		if err := pkiutil.WriteCertAndKey(dir, l.name, cert, key); err != nil {
+			return err
+		}
+	}
+	saKey, err := pkiutil.NewPrivateKey(algo)
+	if err != nil {
+		return err
+	}
+	if err := pkiutil.WriteKey(dir, "sa", saKey); err != nil {
+		return err
+	}
+	if err := pkiutil.WritePublicKey(dir, "sa", saKey.Public()); err != nil {
+		return err
+	}
+	return writeKubeconfigs(dir, node, nodeIP, caCert, caKey)
+}
+
+var (
+	server = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	client = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	both   = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+)
+
+// writeKubeconfigs gives each component its own identity, so the API
+// server's Node and RBAC authorizers treat each as upstream clusters do.
+func writeKubeconfigs(dir, node string, nodeIP net.IP, caCert *x509.Certificate, signer crypto.Signer) error {
+	serverURL := "https://" + net.JoinHostPort(nodeIP.String(), "6443")
+	identities := []struct{ file, cn, org string }{
+		{"admin.conf", "kubernetes-admin", "system:masters"},
+		{"controller-manager.conf", "system:kube-controller-manager", ""},
+		{"scheduler.conf", "system:kube-scheduler", ""},
+		{"kubelet.conf", "system:node:" + node, "system:nodes"},
+		{"kube-proxy.conf", "system:kube-proxy", ""},
+	}
+	for _, id := range identities {
+		var orgs []string
+		if id.org != "" {
+			orgs = []string{id.org}
+		}
+		cert, key, err := pkiutil.NewCertAndKey(caCert, signer, &pkiutil.CertConfig{
+			Config:              certutil.Config{CommonName: id.cn, Organization: orgs, Usages: client},
+			EncryptionAlgorithm: kubeadmapi.EncryptionAlgorithmECDSAP256,
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", id.file, err)
+		}
+		keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+		if err != nil {
+			return err
+		}
+		cfg := kubeconfigutil.CreateWithCerts(serverURL, "dbduel-k8s", id.cn, pkiutil.EncodeCertPEM(caCert), keyPEM, pkiutil.EncodeCertPEM(cert))
+		if err := clientcmd.WriteToFile(*cfg, filepath.Join(dir, id.file)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

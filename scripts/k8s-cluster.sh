@@ -1,0 +1,415 @@
+#!/usr/bin/env bash
+# The test cluster: a one-node Kubernetes made here from upstream sources,
+# for the tests of dbduel's k8s: targets (docs/testing.md, "The Kubernetes
+# test cluster").
+#
+#   scripts/k8s-cluster.sh up      build once (cached), start, wait for the
+#                                  node Ready and a test pod running
+#   scripts/k8s-cluster.sh env     print the exports for kubectl and tests
+#   scripts/k8s-cluster.sh down    stop everything, remove every file,
+#                                  mount, link, cgroup and iptables chain it
+#                                  made, put back the kernel settings
+#   scripts/k8s-cluster.sh build   only build the binaries
+#
+# The components build from the k8s.io/kubernetes module at one pinned
+# release (internal/tools/k8s, a module of its own), cached by version in
+# ${XDG_CACHE_HOME:-~/.cache}/dbduel/k8s-<version>; etcd is the upstream
+# server through its embed package. The node runs Debian's containerd with
+# a root, state, socket and CNI configuration of its own (Docker's private
+# containerd and Podman's CNI networks are not touched), a kubelet on the
+# cgroupfs driver (this machine is cgroup v1) and kube-proxy in iptables
+# mode. The node's address is 10.254.100.1 on a link of its own, so
+# nothing listens on this machine's other addresses; pods get 10.244.0.0/24
+# on the bridge dbduel-cni0, Services 10.96.0.0/24.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+version=v1.34.4
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/dbduel/k8s-$version
+bin=$cache/bin
+state=/run/dbduel-k8s    # pids, sockets, the runtime's state, the tools
+data=/var/lib/dbduel-k8s # etcd, certificates, the runtime's images, pods
+pki=$data/pki
+node=dbduel-k8s-node
+node_ip=10.254.100.1
+node_link=dbduel-k8s0
+bridge=dbduel-cni0
+pod_cidr=10.244.0.0/24
+service_cidr=10.96.0.0/24
+sock=$state/containerd/containerd.sock
+pause_image=docker.io/dbduel-test/pause:3.10
+kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+# The kernel settings the kubelet and kube-proxy may change (the kubelet
+# sets the first five unless protectKernelDefaults, which would make it
+# refuse to start instead): `up` records them, `down` puts them back.
+sysctls=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys
+	kernel.keys.root_maxbytes net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables net.ipv4.ip_forward)
+
+say() { echo "k8s-cluster: $*"; }
+fail() {
+	echo "k8s-cluster: $*" >&2
+	local f
+	for f in "$data"/logs/*.log; do
+		[ -s "$f" ] && { echo "--- last lines of $f" >&2; tail -5 "$f" >&2; }
+	done
+	exit 1
+}
+kubectl() { "$bin/kubectl" --kubeconfig "$pki/admin.conf" "$@"; }
+
+# private_dir makes DIR (mode 0700) or checks it: a directory of root's
+# that no other account can change, reached through no symlink, under a
+# parent no other account can change either.
+private_dir() {
+	local d=$1 parent
+	parent=$(dirname "$d")
+	[ "$(stat -c '%u' "$parent")" = 0 ] && [ $(($(stat -c '0%a' "$parent") & 022)) = 0 ] ||
+		fail "$parent is changeable by another account: refusing to use $d"
+	[ -L "$d" ] && fail "$d is a symlink: refusing to use it"
+	mkdir -p -m 0700 "$d"
+	[ "$(stat -c '%u' "$d")" = 0 ] || fail "$d is not root's: refusing to use it"
+	chmod 0700 "$d"
+}
+
+# safe_cache checks every directory from / down to the cache: a build
+# cache another account could change would run its programs as root.
+safe_cache() {
+	local d=/ part
+	IFS=/ read -ra parts <<<"${cache#/}"
+	for part in "${parts[@]}"; do
+		d=${d%/}/$part
+		[ -e "$d" ] || { mkdir -m 0700 "$d"; continue; }
+		[ -L "$d" ] && fail "$d is a symlink: refusing the cache $cache"
+		[ "$(stat -c '%u' "$d")" = 0 ] && [ $(($(stat -c '0%a' "$d") & 022)) = 0 ] ||
+			fail "$d is changeable by another account: refusing the cache $cache"
+	done
+}
+
+build() {
+	safe_cache
+	local have=1 b
+	for b in "${kube_binaries[@]}"; do [ -x "$bin/$b" ] || have=0; done
+	if [ $have = 0 ]; then
+		say "building Kubernetes $version from source into $bin (the first time on a machine: 15-25 min)"
+		local t0=$SECONDS minor=${version#v1.}
+		minor=${minor%%.*}
+		local ld="-s -w"
+		for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+			ld+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+		done
+		rm -rf "$bin.tmp"
+		(cd internal/tools/k8s && go build -trimpath -ldflags "$ld" -o "$bin.tmp/" $(printf 'k8s.io/kubernetes/cmd/%s ' "${kube_binaries[@]}"))
+		rm -rf "$bin"
+		mv "$bin.tmp" "$bin"
+		say "built in $((SECONDS - t0)) s"
+	fi
+	# The small tools are this checkout's: built each time (the Go build
+	# cache makes that seconds), into the state directory.
+	private_dir "$state"
+	(cd internal/tools/k8s && go build -trimpath -o "$state/bin/" ./cmd/etcd ./cmd/pki ./cmd/cri-clean ./cmd/pause-image &&
+		CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$state/bin/pause" ./cmd/pause)
+}
+
+# start NAME COMMAND... runs a component in the background, its output in
+# $data/logs/NAME.log, and records its pid with the start time the kernel
+# gives it, so `down` signals that process and no other.
+start() {
+	local name=$1
+	shift
+	setsid "$@" >"$data/logs/$name.log" 2>&1 </dev/null &
+	local pid=$!
+	sleep 0.2
+	echo "$pid $(starttime "$pid") $(realpath "$1")" >"$state/pids/$name"
+}
+
+starttime() { [ -r "/proc/$1/stat" ] && sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20; }
+
+# ours NAME prints the recorded pid if that process still runs the
+# recorded program and started when recorded.
+ours() {
+	local f=$state/pids/$1 pid start exe
+	[ -f "$f" ] || return 1
+	read -r pid start exe <"$f"
+	[ -n "$pid" ] && [ "$(starttime "$pid")" = "$start" ] && [ "$(readlink "/proc/$pid/exe")" = "$exe" ] && echo "$pid"
+}
+
+stop() {
+	local name=$1 pid
+	pid=$(ours "$name") || { rm -f "$state/pids/$name"; return 0; }
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 1 100); do
+		[ -d "/proc/$pid" ] || break
+		sleep 0.1
+	done
+	[ -d "/proc/$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$state/pids/$name"
+}
+
+wait_for() { # what seconds command...
+	local what=$1 secs=$2 t0=$SECONDS
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		[ $((SECONDS - t0)) -lt "$secs" ] || fail "$what not within $secs s (logs: $data/logs)"
+		sleep 0.5
+	done
+}
+
+write_configs() {
+	mkdir -p "$data/cni/net.d" "$data/cni/ipam" "$state/containerd"
+	cat >"$data/containerd.toml" <<-EOF
+		version = 2
+		root = "$data/containerd"
+		state = "$state/containerd"
+		disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
+		[grpc]
+		  address = "$sock"
+		[ttrpc]
+		  address = "$sock.ttrpc"
+		[plugins."io.containerd.internal.v1.opt"]
+		  path = "$data/containerd-opt"
+		[plugins."io.containerd.grpc.v1.cri"]
+		  sandbox_image = "$pause_image"
+		  stream_server_address = "127.0.0.1"
+		  stream_server_port = "0"
+		  # This machine's root lacks CAP_SYS_RESOURCE: an oom_score_adj
+		  # below containerd's own (the sandbox's -998, a Guaranteed pod's
+		  # -997) would fail every pod's start; they are raised to it.
+		  restrict_oom_score_adj = true
+		  [plugins."io.containerd.grpc.v1.cri".containerd]
+		    snapshotter = "overlayfs"
+		    default_runtime_name = "runc"
+		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+		        SystemdCgroup = false
+		  [plugins."io.containerd.grpc.v1.cri".cni]
+		    bin_dir = "/usr/lib/cni"
+		    conf_dir = "$data/cni/net.d"
+		    max_conf_num = 1
+	EOF
+	# hairpinMode: a pod reaching itself through its Service's ClusterIP.
+	# No ipMasq: pods talk to the node and each other, nothing beyond.
+	cat >"$data/cni/net.d/10-dbduel-k8s.conflist" <<-EOF
+		{"cniVersion": "0.4.0", "name": "dbduel-k8s", "plugins": [
+		  {"type": "bridge", "bridge": "$bridge", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+		   "ipam": {"type": "host-local", "dataDir": "$data/cni/ipam", "ranges": [[{"subnet": "$pod_cidr"}]],
+		            "routes": [{"dst": "0.0.0.0/0"}]}}
+		]}
+	EOF
+	cat >"$data/kubelet.yaml" <<-EOF
+		apiVersion: kubelet.config.k8s.io/v1beta1
+		kind: KubeletConfiguration
+		cgroupDriver: cgroupfs
+		failCgroupV1: false
+		failSwapOn: false
+		containerRuntimeEndpoint: unix://$sock
+		address: $node_ip
+		port: 10250
+		readOnlyPort: 0
+		healthzBindAddress: 127.0.0.1
+		healthzPort: 10248
+		tlsCertFile: $pki/kubelet.crt
+		tlsPrivateKeyFile: $pki/kubelet.key
+		authentication:
+		  anonymous: {enabled: false}
+		  webhook: {enabled: true}
+		  x509: {clientCAFile: $pki/ca.crt}
+		authorization: {mode: Webhook}
+		clusterDomain: cluster.local
+		podLogsDir: $data/pod-logs
+		makeIPTablesUtilChains: false
+		# The images come from Docker's store, not a registry: none may be
+		# collected. Evict only when the disk is really full.
+		imageGCHighThresholdPercent: 100
+		imageGCLowThresholdPercent: 99
+		evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
+		serializeImagePulls: false
+	EOF
+	cat >"$data/kube-proxy.yaml" <<-EOF
+		apiVersion: kubeproxy.config.k8s.io/v1alpha1
+		kind: KubeProxyConfiguration
+		mode: iptables
+		clientConnection: {kubeconfig: $pki/kube-proxy.conf}
+		hostnameOverride: $node
+		bindAddress: $node_ip
+		healthzBindAddress: 127.0.0.1:10256
+		metricsBindAddress: 127.0.0.1:10249
+		clusterCIDR: $pod_cidr
+		# NodePorts on the node's own address only, never this machine's
+		# other addresses.
+		nodePortAddresses: ["$node_ip/32"]
+		iptables: {localhostNodePorts: false}
+		# The machine's conntrack settings are left as they are.
+		conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+	EOF
+}
+
+# import_images puts the pause image and every dbduel-test/* image of
+# Docker's store into the runtime's k8s.io namespace.
+import_images() {
+	local ctr=(ctr -a "$sock" -n k8s.io)
+	"$state/bin/pause-image" -binary "$state/bin/pause" -tag "$pause_image" -o "$state/pause.tar"
+	"${ctr[@]}" images import "$state/pause.tar" >/dev/null
+	rm -f "$state/pause.tar"
+	local img
+	for img in $(docker images --format '{{.Repository}}:{{.Tag}}' 'dbduel-test/*' | grep -v '<none>'); do
+		docker save "$img" | "${ctr[@]}" images import - >/dev/null || fail "importing $img"
+	done
+}
+
+# kube_chains lists the KUBE-* chains of every table, as "iptables TABLE
+# CHAIN" (IPv4 and IPv6).
+kube_chains() {
+	local ipt table
+	for ipt in iptables ip6tables; do
+		for table in filter nat mangle raw; do
+			"$ipt-save" -t "$table" 2>/dev/null | sed -n "s/^:\(KUBE-[^ ]*\) .*/$ipt $table \1/p"
+		done
+	done
+}
+
+remove_kube_chains() {
+	local ipt table chain rule
+	kube_chains | while read -r ipt table chain; do
+		# The rules of other chains that jump to it first (as iptables-save
+		# prints them, quoted comments and all).
+		"$ipt-save" -t "$table" 2>/dev/null | grep -E -- "^-A [^ ]+ .*-j $chain( |\$)" | grep -v -- "^-A KUBE-" |
+			while read -r rule; do eval "$ipt -t $table -D ${rule#-A }"; done
+		"$ipt" -t "$table" -F "$chain"
+	done
+	kube_chains | while read -r ipt table chain; do "$ipt" -t "$table" -X "$chain" 2>/dev/null || true; done
+}
+
+up() {
+	[ "$(id -u)" = 0 ] || fail "must run as root"
+	if [ -d "$state/pids" ] && ls "$state/pids" | grep -q .; then
+		ours kube-apiserver >/dev/null && { say "already up"; return 0; }
+		fail "a cluster's remains are in $state: run '$0 down' first"
+	fi
+	[ -z "$(kube_chains)" ] || fail "KUBE-* firewall chains exist already (another Kubernetes on this machine?): refusing to start beside them"
+	local t0=$SECONDS
+	build
+	private_dir "$data"
+	mkdir -p -m 0700 "$state/pids" "$data/logs" "$pki"
+	local s
+	for s in "${sysctls[@]}"; do
+		sysctl -n "$s" 2>/dev/null | sed "s|^|$s=|" || true
+	done >"$state/sysctls"
+
+	# A veth pair of its own (this kernel has no dummy links): the address
+	# on one end, the other end idle.
+	ip link add "$node_link" type veth peer name "${node_link%0}1"
+	ip addr add "$node_ip/32" dev "$node_link"
+	ip link set "$node_link" up
+	ip link set "${node_link%0}1" up
+	"$state/bin/pki" -dir "$pki" -node "$node" -node-ip "$node_ip" -service-ip "${service_cidr%.0/24}.1"
+	write_configs
+
+	start containerd /usr/bin/containerd --config "$data/containerd.toml"
+	wait_for "containerd" 30 test -S "$sock"
+	import_images &
+	local importing=$!
+
+	start etcd "$state/bin/etcd" -data-dir "$data/etcd" -cert "$pki/etcd.crt" -key "$pki/etcd.key" -ca "$pki/ca.crt"
+	start kube-apiserver "$bin/kube-apiserver" \
+		--advertise-address="$node_ip" --bind-address="$node_ip" --secure-port=6443 \
+		--etcd-servers=https://127.0.0.1:23790 --etcd-cafile="$pki/ca.crt" \
+		--etcd-certfile="$pki/apiserver-etcd-client.crt" --etcd-keyfile="$pki/apiserver-etcd-client.key" \
+		--client-ca-file="$pki/ca.crt" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+		--kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+		--kubelet-certificate-authority="$pki/ca.crt" --kubelet-preferred-address-types=InternalIP \
+		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+		--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
+		--service-cluster-ip-range="$service_cidr" --authorization-mode=Node,RBAC --anonymous-auth=false \
+		--enable-admission-plugins=NodeRestriction --allow-privileged=true --profiling=false
+	wait_for "the API server ready" 90 kubectl get --raw /readyz
+	start kube-controller-manager "$bin/kube-controller-manager" \
+		--kubeconfig="$pki/controller-manager.conf" --authentication-kubeconfig="$pki/controller-manager.conf" \
+		--authorization-kubeconfig="$pki/controller-manager.conf" --bind-address=127.0.0.1 --leader-elect=false \
+		--use-service-account-credentials=true --service-account-private-key-file="$pki/sa.key" \
+		--root-ca-file="$pki/ca.crt" --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
+		--profiling=false
+	start kube-scheduler "$bin/kube-scheduler" \
+		--kubeconfig="$pki/scheduler.conf" --authentication-kubeconfig="$pki/scheduler.conf" \
+		--authorization-kubeconfig="$pki/scheduler.conf" --bind-address=127.0.0.1 --leader-elect=false --profiling=false
+	wait "$importing" || fail "importing the images into the node's runtime failed"
+	start kubelet "$bin/kubelet" --config="$data/kubelet.yaml" --kubeconfig="$pki/kubelet.conf" \
+		--root-dir="$data/kubelet" --hostname-override="$node" --node-ip="$node_ip"
+	start kube-proxy "$bin/kube-proxy" --config="$data/kube-proxy.yaml"
+	wait_for "the node Ready" 120 kubectl wait --for=condition=Ready "node/$node" --timeout=5s
+	wait_for "the default service account" 60 kubectl get serviceaccount default
+	# A pod must run: the sandbox image, the bridge network and the
+	# runtime all work.
+	kubectl apply -f - >/dev/null <<-EOF
+		apiVersion: v1
+		kind: Pod
+		metadata: {name: dbduel-k8s-probe, namespace: default}
+		spec:
+		  automountServiceAccountToken: false
+		  containers: [{name: probe, image: $pause_image, imagePullPolicy: Never}]
+	EOF
+	wait_for "a test pod running" 60 kubectl wait --for=condition=Ready pod/dbduel-k8s-probe --timeout=5s
+	kubectl delete pod dbduel-k8s-probe --grace-period=0 --wait=false >/dev/null
+	say "up in $((SECONDS - t0)) s: node $node Ready at $node_ip; '$0 env' prints the exports"
+}
+
+down() {
+	[ "$(id -u)" = 0 ] || fail "must run as root"
+	[ -d "$state" ] || [ -d "$data" ] || { say "not up"; return 0; }
+	stop kubelet
+	stop kube-proxy
+	# The pods: torn down through the runtime (their containers killed,
+	# their network deleted) while it still runs.
+	if ours containerd >/dev/null; then
+		"$state/bin/cri-clean" -socket "$sock" || true
+	fi
+	stop containerd
+	# A shim of this runtime outlives it: shims name its socket.
+	local pid
+	for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	stop kube-scheduler
+	stop kube-controller-manager
+	stop kube-apiserver
+	stop etcd
+	# kube-proxy's chains (iptables, and ipvs's and nftables' if any), then
+	# what the kubelet adds and no option turns off (KUBE-FIREWALL and the
+	# jumps to it, KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY). `up` refuses
+	# to start where any KUBE-* chain exists, so all of them are this
+	# cluster's.
+	[ -x "$bin/kube-proxy" ] && "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
+	remove_kube_chains
+	# What a killed pod could leave: the pods' cgroups (processes first),
+	# mounts under this cluster's directories, its links.
+	local c d
+	for c in /sys/fs/cgroup/*/kubepods; do
+		[ -d "$c" ] || continue
+		find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+		find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+	for d in $(awk -v s="$state" -v v="$data" 'index($2, s"/") == 1 || index($2, v"/") == 1 {print $2}' /proc/mounts | sort -r); do
+		umount -l "$d" 2>/dev/null || true
+	done
+	ip link del "$bridge" 2>/dev/null || true
+	ip link del "$node_link" 2>/dev/null || true
+	if [ -f "$state/sysctls" ]; then
+		local kv
+		while read -r kv; do sysctl -q -w "$kv" >/dev/null 2>&1 || true; done <"$state/sysctls"
+	fi
+	rm -rf "$data" "$state"
+	say "down"
+}
+
+print_env() {
+	echo "export KUBECONFIG=$pki/admin.conf"
+	echo "export PATH=$bin:\$PATH"
+}
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+env) print_env ;;
+build) build ;;
+*) echo "usage: $0 up|down|env|build" >&2; exit 2 ;;
+esac
