@@ -18,11 +18,14 @@ fi
 . "$here/lib/chroot.sh"
 . "$here/lib/conventions.sh"
 
-# listen_everywhere ROOT: Debian's server config binds MariaDB to
+# network_as_official ROOT: Debian's server config binds MariaDB to
 # 127.0.0.1; the official image comments that out, so a published port or
-# a pod IP reaches the server.
-listen_everywhere() {
+# a pod IP reaches the server, and turns off client host name lookups (a
+# pod's resolver may not answer: every handshake would wait on it).
+# dbduel's own targets pass --defaults-file, which these files don't touch.
+network_as_official() {
 	sed -Ei 's/^(bind-address)/#&/' "$1/etc/mysql/mariadb.conf.d/50-server.cnf"
+	printf '[mariadb]\nhost-cache-size=0\nskip-name-resolve\n' >"$1/etc/mysql/conf.d/docker.cnf"
 }
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
@@ -32,7 +35,7 @@ have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 # Rev 3: the official image's conventions (mysql is uid/gid 999, MariaDB's
 # names only, an init directory). Rev 4: the server listens on every
 # address, as the official image's does (a pod IP reached it not).
-entry_sha=$({ cat "$here/image/docker-entrypoint.sh" "$here/lib/conventions.sh"; declare -f listen_everywhere; echo layout-rev-4; } | sha256sum | cut -c1-16)
+entry_sha=$({ cat "$here/image/docker-entrypoint.sh" "$here/lib/conventions.sh"; declare -f network_as_official; echo layout-rev-4; } | sha256sum | cut -c1-16)
 current() { [ "$(docker image inspect --format '{{index .Config.Labels "dbduel.entrypoint"}}' "$1" 2>/dev/null)" = "$entry_sha" ]; }
 
 # The host's version decides the main tag, so native and container match.
@@ -57,7 +60,7 @@ import() { # import TAG: snapshot of the chroot, datadir emptied; replaces an ol
 	official_user "$root" mysql
 	mariadb_names_only "$root"
 	init_dir "$root"
-	listen_everywhere "$root"
+	network_as_official "$root"
 	chroot "$root" install -d -o mysql -g mysql -m 0755 /run/mysqld # in the chroot: never through a link to the host
 	install -m 0755 "$here/image/docker-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
 	tar -C "$root" -c . | docker import \

@@ -133,16 +133,26 @@ ours() {
 	[ -n "$pid" ] && [ "$(starttime "$pid")" = "$start" ] && [ "$(readlink "/proc/$pid/exe")" = "$exe" ] && echo "$pid"
 }
 
+# stop NAME... ends those components together: SIGTERM, up to 10 s, then
+# SIGKILL to any still running (the same process: its start time checked
+# again, a pid can be reused).
 stop() {
-	local name=$1 pid
-	pid=$(ours "$name") || { rm -f "$state/pids/$name"; return 0; }
-	kill -TERM "$pid" 2>/dev/null || true
+	local name pid procs=() p
+	for name in "$@"; do
+		if pid=$(ours "$name"); then
+			procs+=("$pid:$(starttime "$pid")")
+			kill -TERM "$pid" 2>/dev/null || true
+		fi
+		rm -f "$state/pids/$name"
+	done
+	running() {
+		for p in "${procs[@]}"; do [ "$(starttime "${p%%:*}")" = "${p#*:}" ] && echo "${p%%:*}"; done
+	}
 	for _ in $(seq 1 100); do
-		[ -d "/proc/$pid" ] || break
+		[ -z "$(running)" ] && return 0
 		sleep 0.1
 	done
-	[ -d "/proc/$pid" ] && kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$state/pids/$name"
+	for pid in $(running); do kill -KILL "$pid" 2>/dev/null || true; done
 }
 
 wait_for() { # what seconds command...
@@ -322,7 +332,7 @@ up() {
 		--service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
 		--service-cluster-ip-range="$service_cidr" --authorization-mode=Node,RBAC --anonymous-auth=false \
 		--enable-admission-plugins=NodeRestriction --allow-privileged=true --profiling=false
-	wait_for "the API server ready" 90 kubectl get --raw /readyz
+	wait_for "the API server ready" 180 kubectl get --raw /readyz
 	start kube-controller-manager "$bin/kube-controller-manager" \
 		--kubeconfig="$pki/controller-manager.conf" --authentication-kubeconfig="$pki/controller-manager.conf" \
 		--authorization-kubeconfig="$pki/controller-manager.conf" --bind-address=127.0.0.1 --leader-elect=false \
@@ -336,8 +346,8 @@ up() {
 	start kubelet "$bin/kubelet" --config="$data/kubelet.yaml" --kubeconfig="$pki/kubelet.conf" \
 		--root-dir="$data/kubelet" --hostname-override="$node" --node-ip="$node_ip"
 	start kube-proxy "$bin/kube-proxy" --config="$data/kube-proxy.yaml"
-	wait_for "the node Ready" 120 kubectl wait --for=condition=Ready "node/$node" --timeout=5s
-	wait_for "the default service account" 60 kubectl get serviceaccount default
+	wait_for "the node Ready" 180 kubectl wait --for=condition=Ready "node/$node" --timeout=5s
+	wait_for "the default service account" 120 kubectl get serviceaccount default
 	# A pod must run: the sandbox image, the bridge network and the
 	# runtime all work.
 	kubectl apply -f - >/dev/null <<-EOF
@@ -348,7 +358,7 @@ up() {
 		  automountServiceAccountToken: false
 		  containers: [{name: probe, image: $pause_image, imagePullPolicy: Never}]
 	EOF
-	wait_for "a test pod running" 60 kubectl wait --for=condition=Ready pod/dbduel-k8s-probe --timeout=5s
+	wait_for "a test pod running" 120 kubectl wait --for=condition=Ready pod/dbduel-k8s-probe --timeout=5s
 	kubectl delete pod dbduel-k8s-probe --grace-period=0 --wait=false >/dev/null
 	say "up in $((SECONDS - t0)) s: node $node Ready at $node_ip; '$0 env' prints the exports"
 }
@@ -356,8 +366,7 @@ up() {
 down() {
 	[ "$(id -u)" = 0 ] || fail "must run as root"
 	[ -d "$state" ] || [ -d "$data" ] || { say "not up"; return 0; }
-	stop kubelet
-	stop kube-proxy
+	stop kubelet kube-proxy
 	# The pods: torn down through the runtime (their containers killed,
 	# their network deleted) while it still runs.
 	if ours containerd >/dev/null; then
@@ -369,9 +378,7 @@ down() {
 	for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
 		kill -KILL "$pid" 2>/dev/null || true
 	done
-	stop kube-scheduler
-	stop kube-controller-manager
-	stop kube-apiserver
+	stop kube-scheduler kube-controller-manager kube-apiserver
 	stop etcd
 	# kube-proxy's chains (iptables, and ipvs's and nftables' if any), then
 	# what the kubelet adds and no option turns off (KUBE-FIREWALL and the
