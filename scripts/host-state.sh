@@ -27,5 +27,9 @@ ls /run/netns 2>/dev/null | sort
 echo "# sysctls"
 sysctl vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys \
 	kernel.keys.root_maxbytes net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables net.ipv4.ip_forward 2>&1
+echo "# the kubelet's, CNI's and runc's fixed directories"
+for d in /var/log/containers /var/lib/kubelet /usr/libexec/kubernetes /var/lib/cni /run/containerd/runc /etc/kubernetes; do
+	[ -e "$d" ] && find "$d" | sort
+done
 echo "# cgroups"
 find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d | sort

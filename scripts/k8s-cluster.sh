@@ -46,6 +46,11 @@ kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kub
 sysctls=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys
 	kernel.keys.root_maxbytes net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables net.ipv4.ip_forward)
 
+# Directories the kubelet and the CNI library use whatever their
+# configuration says: `up` records which of them it makes, `down` removes
+# what this cluster put there and those directories if they are then empty.
+fixed_dirs=(/var/log/containers /var/lib/kubelet/device-plugins /usr/libexec/kubernetes/kubelet-plugins/volume/exec /var/lib/cni/results)
+
 say() { echo "k8s-cluster: $*"; }
 fail() {
 	echo "k8s-cluster: $*" >&2
@@ -90,7 +95,7 @@ build() {
 	local have=1 b
 	for b in "${kube_binaries[@]}"; do [ -x "$bin/$b" ] || have=0; done
 	if [ $have = 0 ]; then
-		say "building Kubernetes $version from source into $bin (the first time on a machine: 15-25 min)"
+		say "building Kubernetes $version from source into $bin (the first time on a machine: about 9 min on 2 idle cores)"
 		local t0=$SECONDS minor=${version#v1.}
 		minor=${minor%%.*}
 		local ld="-s -w"
@@ -104,8 +109,13 @@ build() {
 		say "built in $((SECONDS - t0)) s"
 	fi
 	# The small tools are this checkout's: built each time (the Go build
-	# cache makes that seconds), into the state directory.
+	# cache makes that seconds), into the state directory; never under a
+	# running cluster's processes.
 	private_dir "$state"
+	if [ -d "$state/pids" ] && ls "$state/pids" | grep -q .; then
+		say "a cluster is up: its tools are not rebuilt under it"
+		return 0
+	fi
 	(cd internal/tools/k8s && go build -trimpath -o "$state/bin/" ./cmd/etcd ./cmd/pki ./cmd/cri-clean ./cmd/pause-image &&
 		CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$state/bin/pause" ./cmd/pause)
 }
@@ -122,7 +132,13 @@ start() {
 	echo "$pid $(starttime "$pid") $(realpath "$1")" >"$state/pids/$name"
 }
 
-starttime() { [ -r "/proc/$1/stat" ] && sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20; }
+# starttime PID prints the process's start time (nothing once it is gone).
+starttime() {
+	local st
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	st=${st##*) }
+	echo "$st" | cut -d' ' -f20
+}
 
 # ours NAME prints the recorded pid if that process still runs the
 # recorded program and started when recorded.
@@ -130,7 +146,10 @@ ours() {
 	local f=$state/pids/$1 pid start exe
 	[ -f "$f" ] || return 1
 	read -r pid start exe <"$f"
-	[ -n "$pid" ] && [ "$(starttime "$pid")" = "$start" ] && [ "$(readlink "/proc/$pid/exe")" = "$exe" ] && echo "$pid"
+	local now
+	now=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
+	# A binary replaced while it runs reads "PATH (deleted)": still ours.
+	[ -n "$pid" ] && [ "$(starttime "$pid")" = "$start" ] && [ "${now% (deleted)}" = "$exe" ] && echo "$pid"
 }
 
 # stop NAME... ends those components together: SIGTERM, up to 10 s, then
@@ -153,6 +172,8 @@ stop() {
 		sleep 0.1
 	done
 	for pid in $(running); do kill -KILL "$pid" 2>/dev/null || true; done
+	sleep 1
+	[ -z "$(running)" ] || { echo "k8s-cluster: still running after SIGKILL: $(running)" >&2; return 1; }
 }
 
 wait_for() { # what seconds command...
@@ -185,6 +206,9 @@ write_configs() {
 		  # below containerd's own (the sandbox's -998, a Guaranteed pod's
 		  # -997) would fail every pod's start; they are raised to it.
 		  restrict_oom_score_adj = true
+		  # Pods' network namespaces under this runtime's state, not /run/netns
+		  # (Podman's and ip-netns' directory).
+		  netns_mounts_under_state_dir = true
 		  [plugins."io.containerd.grpc.v1.cri".containerd]
 		    snapshotter = "overlayfs"
 		    default_runtime_name = "runc"
@@ -192,6 +216,7 @@ write_configs() {
 		      runtime_type = "io.containerd.runc.v2"
 		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
 		        SystemdCgroup = false
+		        Root = "$state/runc"
 		  [plugins."io.containerd.grpc.v1.cri".cni]
 		    bin_dir = "/usr/lib/cni"
 		    conf_dir = "$data/cni/net.d"
@@ -227,6 +252,7 @@ write_configs() {
 		authorization: {mode: Webhook}
 		clusterDomain: cluster.local
 		podLogsDir: $data/pod-logs
+		volumePluginDir: $data/volume-plugins
 		makeIPTablesUtilChains: false
 		# The images come from Docker's store, not a registry: none may be
 		# collected. Evict only when the disk is really full.
@@ -284,7 +310,7 @@ remove_kube_chains() {
 		# The rules of other chains that jump to it first (as iptables-save
 		# prints them, quoted comments and all).
 		"$ipt-save" -t "$table" 2>/dev/null | grep -E -- "^-A [^ ]+ .*-j $chain( |\$)" | grep -v -- "^-A KUBE-" |
-			while read -r rule; do eval "$ipt -t $table -D ${rule#-A }"; done
+			while read -r rule; do printf '%s\n' "${rule#-A }" | xargs "$ipt" -t "$table" -D; done || true
 		"$ipt" -t "$table" -F "$chain"
 	done
 	kube_chains | while read -r ipt table chain; do "$ipt" -t "$table" -X "$chain" 2>/dev/null || true; done
@@ -296,11 +322,22 @@ up() {
 		ours kube-apiserver >/dev/null && { say "already up"; return 0; }
 		fail "a cluster's remains are in $state: run '$0 down' first"
 	fi
+	# Another Kubernetes here would lose its chains, cgroups and device
+	# plugins to this one's `down`: refuse to start beside it.
 	[ -z "$(kube_chains)" ] || fail "KUBE-* firewall chains exist already (another Kubernetes on this machine?): refusing to start beside them"
+	ls -d /sys/fs/cgroup/*/kubepods >/dev/null 2>&1 && fail "a kubepods cgroup exists already (another kubelet?): refusing to start beside it"
+	[ -e /var/lib/kubelet/device-plugins ] && fail "/var/lib/kubelet/device-plugins exists already (another kubelet's?): refusing to start beside it"
 	local t0=$SECONDS
 	build
 	private_dir "$data"
 	mkdir -p -m 0700 "$state/pids" "$data/logs" "$pki"
+	# From here on `down` may undo what `up` does to the machine.
+	local f top
+	for f in "${fixed_dirs[@]}"; do
+		top=""
+		while [ ! -e "$f" ]; do top=$f; f=$(dirname "$f"); done
+		[ -n "$top" ] && echo "$top"
+	done >"$state/made-dirs"
 	local s
 	for s in "${sysctls[@]}"; do
 		sysctl -n "$s" 2>/dev/null | sed "s|^|$s=|" || true
@@ -320,10 +357,10 @@ up() {
 	import_images &
 	local importing=$!
 
-	start etcd "$state/bin/etcd" -data-dir "$data/etcd" -cert "$pki/etcd.crt" -key "$pki/etcd.key" -ca "$pki/ca.crt"
+	start etcd "$state/bin/etcd" -data-dir "$data/etcd" -cert "$pki/etcd.crt" -key "$pki/etcd.key" -ca "$pki/etcd-ca.crt"
 	start kube-apiserver "$bin/kube-apiserver" \
 		--advertise-address="$node_ip" --bind-address="$node_ip" --secure-port=6443 \
-		--etcd-servers=https://127.0.0.1:23790 --etcd-cafile="$pki/ca.crt" \
+		--etcd-servers=https://127.0.0.1:23790 --etcd-cafile="$pki/etcd-ca.crt" \
 		--etcd-certfile="$pki/apiserver-etcd-client.crt" --etcd-keyfile="$pki/apiserver-etcd-client.key" \
 		--client-ca-file="$pki/ca.crt" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
 		--kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" --kubelet-client-key="$pki/apiserver-kubelet-client.key" \
@@ -366,6 +403,11 @@ up() {
 down() {
 	[ "$(id -u)" = 0 ] || fail "must run as root"
 	[ -d "$state" ] || [ -d "$data" ] || { say "not up"; return 0; }
+	# Only an `up` that passed its checks leaves made-dirs: without it,
+	# nothing of the machine's (chains, cgroups, links, settings) is this
+	# cluster's to remove.
+	local started=0
+	[ -f "$state/made-dirs" ] && started=1
 	stop kubelet kube-proxy
 	# The pods: torn down through the runtime (their containers killed,
 	# their network deleted) while it still runs.
@@ -375,28 +417,38 @@ down() {
 	stop containerd
 	# A shim of this runtime outlives it: shims name its socket.
 	local pid
-	for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
-		kill -KILL "$pid" 2>/dev/null || true
+	for pid in $(pgrep -u 0 -f "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
+		[ "$(readlink "/proc/$pid/exe")" = /usr/bin/containerd-shim-runc-v2 ] && kill -KILL "$pid" 2>/dev/null || true
 	done
 	stop kube-scheduler kube-controller-manager kube-apiserver
 	stop etcd
-	# kube-proxy's chains (iptables, and ipvs's and nftables' if any), then
+	if [ $started = 1 ]; then
+		undo_machine_changes
+	fi
+	local d
+	for d in $(awk -v s="$state" -v v="$data" 'index($2, s"/") == 1 || index($2, v"/") == 1 {print $2}' /proc/mounts | sort -r); do
+		umount -l "$d" || true
+	done
+	rm -rf --one-file-system "$data" "$state"
+	say "down"
+}
+
+# undo_machine_changes removes what `up` added outside its directories.
+undo_machine_changes() {
+	# kube-proxy's chains (iptables mode: no IPVS, ipset or nftables) and
 	# what the kubelet adds and no option turns off (KUBE-FIREWALL and the
-	# jumps to it, KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY). `up` refuses
-	# to start where any KUBE-* chain exists, so all of them are this
-	# cluster's.
-	[ -x "$bin/kube-proxy" ] && "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
+	# jumps to it, KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY). Not
+	# `kube-proxy --cleanup`: it also flushes every IPVS service of the
+	# machine. `up` refused to start where any KUBE-* chain existed, so
+	# all of them are this cluster's.
 	remove_kube_chains
-	# What a killed pod could leave: the pods' cgroups (processes first),
-	# mounts under this cluster's directories, its links.
+	# What a killed pod could leave: the pods' cgroups (processes first;
+	# `up` refused where a kubepods cgroup existed).
 	local c d
 	for c in /sys/fs/cgroup/*/kubepods; do
 		[ -d "$c" ] || continue
 		find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
 		find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
-	done
-	for d in $(awk -v s="$state" -v v="$data" 'index($2, s"/") == 1 || index($2, v"/") == 1 {print $2}' /proc/mounts | sort -r); do
-		umount -l "$d" 2>/dev/null || true
 	done
 	ip link del "$bridge" 2>/dev/null || true
 	ip link del "$node_link" 2>/dev/null || true
@@ -404,8 +456,19 @@ down() {
 		local kv
 		while read -r kv; do sysctl -q -w "$kv" >/dev/null 2>&1 || true; done <"$state/sysctls"
 	fi
-	rm -rf "$data" "$state"
-	say "down"
+	# The fixed directories: this cluster's entries, then the directories
+	# `up` made, if nothing else has put anything there since.
+	find /var/log/containers -maxdepth 1 -type l -lname "$data/*" -delete 2>/dev/null || true
+	local f id
+	for f in /var/lib/cni/results/dbduel-k8s-*-eth0; do
+		[ -f "$f" ] || continue
+		id=${f#/var/lib/cni/results/dbduel-k8s-}
+		rm -f "$f" "/var/lib/cni/results/cni-loopback-${id%-eth0}-lo"
+	done
+	rm -f /var/lib/kubelet/device-plugins/kubelet.sock
+	while read -r d; do
+		[ -d "$d" ] && find "$d" -depth -type d -empty -delete 2>/dev/null || true
+	done <"$state/made-dirs"
 }
 
 print_env() {

@@ -49,25 +49,42 @@ func run(dir, node string, nodeIP, serviceIP net.IP) error {
 	if err := pkiutil.WriteCertAndKey(dir, "ca", caCert, caKey); err != nil {
 		return err
 	}
+	// etcd trusts a CA of its own: the cluster's CA also signs what the
+	// controller-manager approves (a node's client certificate, say), and
+	// none of that may open etcd.
+	etcdCACert, etcdCAKey, err := pkiutil.NewCertificateAuthority(&pkiutil.CertConfig{
+		Config: certutil.Config{CommonName: "dbduel-k8s-etcd-ca"}, EncryptionAlgorithm: algo,
+	})
+	if err != nil {
+		return err
+	}
+	if err := pkiutil.WriteCertAndKey(dir, "etcd-ca", etcdCACert, etcdCAKey); err != nil {
+		return err
+	}
 	loopback := net.ParseIP("127.0.0.1")
 	leaves := []struct {
+		etcd  bool // signed by etcd's CA
 		name  string
 		cn    string
 		orgs  []string
 		usage []x509.ExtKeyUsage
 		alt   certutil.AltNames
 	}{
-		{"apiserver", "kube-apiserver", nil, server, certutil.AltNames{
+		{false, "apiserver", "kube-apiserver", nil, server, certutil.AltNames{
 			IPs:      []net.IP{nodeIP, loopback, serviceIP},
 			DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 		}},
-		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}, client, certutil.AltNames{}},
-		{"apiserver-etcd-client", "kube-apiserver-etcd-client", nil, client, certutil.AltNames{}},
-		{"etcd", "dbduel-k8s-etcd", nil, both, certutil.AltNames{IPs: []net.IP{loopback}, DNSNames: []string{"localhost"}}},
-		{"kubelet", node, nil, server, certutil.AltNames{IPs: []net.IP{nodeIP}, DNSNames: []string{node}}},
+		{false, "apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}, client, certutil.AltNames{}},
+		{true, "apiserver-etcd-client", "kube-apiserver-etcd-client", nil, client, certutil.AltNames{}},
+		{true, "etcd", "dbduel-k8s-etcd", nil, both, certutil.AltNames{IPs: []net.IP{loopback}, DNSNames: []string{"localhost"}}},
+		{false, "kubelet", node, nil, server, certutil.AltNames{IPs: []net.IP{nodeIP}, DNSNames: []string{node}}},
 	}
 	for _, l := range leaves {
-		cert, key, err := pkiutil.NewCertAndKey(caCert, caKey, &pkiutil.CertConfig{
+		signer, signerKey := caCert, caKey
+		if l.etcd {
+			signer, signerKey = etcdCACert, etcdCAKey
+		}
+		cert, key, err := pkiutil.NewCertAndKey(signer, signerKey, &pkiutil.CertConfig{
 			Config:              certutil.Config{CommonName: l.cn, Organization: l.orgs, Usages: l.usage, AltNames: l.alt},
 			EncryptionAlgorithm: algo,
 		})
