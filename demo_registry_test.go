@@ -17,10 +17,6 @@ import (
 // to the local build of the same version, saying so.
 func TestDemoTakesTheOfficialImageFromARegistry(t *testing.T) {
 	integration.Require(t, "mariadbd, Docker and the test image")
-	// Beside the others: most of its minutes are the image's push and pull
-	// (compressing and hashing 400 MB under the race detector), which no
-	// other test's figures depend on.
-	t.Parallel()
 	local := testImage(t)
 	v := strings.TrimPrefix(local, "dbduel-test/mariadb:")
 	parts := strings.SplitN(v, ".", 3)
