@@ -122,8 +122,8 @@ var faults = []fault{
 			"mongodb":  goesOn("goes on: the MongoDB driver reconnects (counted in reconn/s); the honesty check is not compared"),
 			"agent":    ends("the container was restarted at", 20*time.Second)},
 		na: "a local server is dbduel's own process: nobody restarts it but dbduel"},
-	{name: "restarted, --mysql-ignore-errors all", how: "`docker restart` with sysbench's rule to reconnect",
-		flags:  []string{"--mysql-ignore-errors", "all"},
+	{name: "restarted, --mysql-ignore-errors all", how: "`docker restart` with sysbench's rule to reconnect; `--stall-timeout 30`, as above",
+		flags:  []string{"--mysql-ignore-errors", "all", "--stall-timeout", "30"},
 		inject: func(t *testing.T, r *faultRun) { r.restart(t) },
 		want: map[string]outcome{
 			"mysql": goesOn("goes on: the threads reconnect (counted in reconn/s); the honesty check is not compared")},

@@ -126,7 +126,8 @@ build() {
 start() {
 	local name=$1
 	shift
-	setsid "$@" >"$data/logs/$name.log" 2>&1 </dev/null &
+	# Not holding the lock's descriptor: `down` must get the lock.
+	setsid "$@" >"$data/logs/$name.log" 2>&1 </dev/null 9<&- &
 	local pid=$!
 	sleep 0.2
 	echo "$pid $(starttime "$pid") $(realpath "$1")" >"$state/pids/$name"
@@ -153,27 +154,36 @@ ours() {
 }
 
 # stop NAME... ends those components together: SIGTERM, up to 10 s, then
-# SIGKILL to any still running (the same process: its start time checked
-# again, a pid can be reused).
+# SIGKILL to any still running (the same process: its recorded start time
+# checked again, a pid can be reused). A pid file goes only once its
+# process is gone, so a `down` that failed here can be run again.
 stop() {
-	local name pid procs=() p
+	local name pid start exe procs=() p
 	for name in "$@"; do
 		if pid=$(ours "$name"); then
-			procs+=("$pid:$(starttime "$pid")")
+			read -r pid start exe <"$state/pids/$name"
+			procs+=("$pid:$start:$name")
 			kill -TERM "$pid" 2>/dev/null || true
+		else
+			rm -f "$state/pids/$name"
 		fi
-		rm -f "$state/pids/$name"
 	done
 	running() {
-		for p in "${procs[@]}"; do [ "$(starttime "${p%%:*}")" = "${p#*:}" ] && echo "${p%%:*}"; done
+		for p in "${procs[@]}"; do
+			p=${p%:*}
+			[ "$(starttime "${p%%:*}")" = "${p#*:}" ] && echo "${p%%:*}"
+		done
+		return 0
 	}
-	for _ in $(seq 1 100); do
-		[ -z "$(running)" ] && return 0
+	local tries=0
+	while [ -n "$(running)" ] && [ $tries -lt 100 ]; do
 		sleep 0.1
+		tries=$((tries + 1))
 	done
 	for pid in $(running); do kill -KILL "$pid" 2>/dev/null || true; done
-	sleep 1
+	[ -n "$(running)" ] && sleep 1
 	[ -z "$(running)" ] || { echo "k8s-cluster: still running after SIGKILL: $(running)" >&2; return 1; }
+	for p in "${procs[@]}"; do rm -f "$state/pids/${p##*:}"; done
 }
 
 wait_for() { # what seconds command...
@@ -299,7 +309,7 @@ kube_chains() {
 	local ipt table
 	for ipt in iptables ip6tables; do
 		for table in filter nat mangle raw; do
-			"$ipt-save" -t "$table" 2>/dev/null | sed -n "s/^:\(KUBE-[^ ]*\) .*/$ipt $table \1/p"
+			"$ipt-save" -t "$table" 2>/dev/null | sed -n "s/^:\(KUBE-[^ ]*\) .*/$ipt $table \1/p" || true
 		done
 	done
 }
@@ -311,13 +321,22 @@ remove_kube_chains() {
 		# prints them, quoted comments and all).
 		"$ipt-save" -t "$table" 2>/dev/null | grep -E -- "^-A [^ ]+ .*-j $chain( |\$)" | grep -v -- "^-A KUBE-" |
 			while read -r rule; do printf '%s\n' "${rule#-A }" | xargs "$ipt" -t "$table" -D; done || true
-		"$ipt" -t "$table" -F "$chain"
+		"$ipt" -t "$table" -F "$chain" || true
 	done
 	kube_chains | while read -r ipt table chain; do "$ipt" -t "$table" -X "$chain" 2>/dev/null || true; done
 }
 
+# lock: one k8s-cluster.sh at a time (on the cache directory: no lock file
+# to leave behind).
+lock() {
+	safe_cache
+	exec 9<"$cache"
+	flock -n 9 || fail "another k8s-cluster.sh is running"
+}
+
 up() {
 	[ "$(id -u)" = 0 ] || fail "must run as root"
+	lock
 	if [ -d "$state/pids" ] && ls "$state/pids" | grep -q .; then
 		ours kube-apiserver >/dev/null && { say "already up"; return 0; }
 		fail "a cluster's remains are in $state: run '$0 down' first"
@@ -375,7 +394,7 @@ up() {
 		--authorization-kubeconfig="$pki/controller-manager.conf" --bind-address=127.0.0.1 --leader-elect=false \
 		--use-service-account-credentials=true --service-account-private-key-file="$pki/sa.key" \
 		--root-ca-file="$pki/ca.crt" --cluster-signing-cert-file="$pki/ca.crt" --cluster-signing-key-file="$pki/ca.key" \
-		--profiling=false
+		--flex-volume-plugin-dir="$data/volume-plugins" --profiling=false
 	start kube-scheduler "$bin/kube-scheduler" \
 		--kubeconfig="$pki/scheduler.conf" --authentication-kubeconfig="$pki/scheduler.conf" \
 		--authorization-kubeconfig="$pki/scheduler.conf" --bind-address=127.0.0.1 --leader-elect=false --profiling=false
@@ -402,6 +421,7 @@ up() {
 
 down() {
 	[ "$(id -u)" = 0 ] || fail "must run as root"
+	lock
 	[ -d "$state" ] || [ -d "$data" ] || { say "not up"; return 0; }
 	# Only an `up` that passed its checks leaves made-dirs: without it,
 	# nothing of the machine's (chains, cgroups, links, settings) is this
@@ -417,8 +437,16 @@ down() {
 	stop containerd
 	# A shim of this runtime outlives it: shims name its socket.
 	local pid
+	# Its socket is in /run/containerd/s whatever the runtime's state
+	# directory (named by a hash of the runtime's address, namespace and
+	# id), and a killed shim leaves it there.
+	local pid exe id
 	for pid in $(pgrep -u 0 -f "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
-		[ "$(readlink "/proc/$pid/exe")" = /usr/bin/containerd-shim-runc-v2 ] && kill -KILL "$pid" 2>/dev/null || true
+		exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+		[ "${exe% (deleted)}" = /usr/bin/containerd-shim-runc-v2 ] || continue
+		id=$(tr '\0' '\n' <"/proc/$pid/cmdline" | sed -n '/^-id$/{n;p;q}')
+		kill -KILL "$pid" 2>/dev/null || true
+		[ -n "$id" ] && rm -f "/run/containerd/s/$(printf '%s' "$sock/k8s.io/$id" | sha256sum | cut -d' ' -f1)"
 	done
 	stop kube-scheduler kube-controller-manager kube-apiserver
 	stop etcd
@@ -465,9 +493,15 @@ undo_machine_changes() {
 		id=${f#/var/lib/cni/results/dbduel-k8s-}
 		rm -f "$f" "/var/lib/cni/results/cni-loopback-${id%-eth0}-lo"
 	done
-	rm -f /var/lib/kubelet/device-plugins/kubelet.sock
-	while read -r d; do
-		[ -d "$d" ] && find "$d" -depth -type d -empty -delete 2>/dev/null || true
+	rm -f /var/lib/kubelet/device-plugins/kubelet.sock /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint
+	# The fixed directory and its parents up to the one `up` made, each
+	# only if empty: nothing another program put there goes.
+	local top
+	while read -r top; do
+		for d in "${fixed_dirs[@]}"; do
+			case "$d/" in "$top"/*) ;; *) continue ;; esac
+			while rmdir "$d" 2>/dev/null && [ "$d" != "$top" ]; do d=$(dirname "$d"); done
+		done
 	done <"$state/made-dirs"
 }
 

@@ -1,6 +1,6 @@
 // Command etcd is the test cluster's etcd: the upstream server through its
 // embed package, on loopback, every client and peer holding a certificate
-// of the cluster's CA (a local user without one cannot read or write the
+// of etcd's own CA (a local user without one cannot read or write the
 // cluster's state).
 package main
 
