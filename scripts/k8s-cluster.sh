@@ -23,7 +23,6 @@
 # on the bridge dbduel-cni0, Services 10.96.0.0/24.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$PWD
 
 version=v1.34.4
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/dbduel/k8s-$version

@@ -40,25 +40,15 @@ func run(dir, node string, nodeIP, serviceIP net.IP) error {
 		return fmt.Errorf("--dir, --node, --node-ip and --service-ip are required")
 	}
 	algo := kubeadmapi.EncryptionAlgorithmECDSAP256
-	caCert, caKey, err := pkiutil.NewCertificateAuthority(&pkiutil.CertConfig{
-		Config: certutil.Config{CommonName: "dbduel-k8s-ca"}, EncryptionAlgorithm: algo,
-	})
+	caCert, caKey, err := newCA(dir, "ca", "dbduel-k8s-ca")
 	if err != nil {
-		return err
-	}
-	if err := pkiutil.WriteCertAndKey(dir, "ca", caCert, caKey); err != nil {
 		return err
 	}
 	// etcd trusts a CA of its own: the cluster's CA also signs what the
 	// controller-manager approves (a node's client certificate, say), and
 	// none of that may open etcd.
-	etcdCACert, etcdCAKey, err := pkiutil.NewCertificateAuthority(&pkiutil.CertConfig{
-		Config: certutil.Config{CommonName: "dbduel-k8s-etcd-ca"}, EncryptionAlgorithm: algo,
-	})
+	etcdCACert, etcdCAKey, err := newCA(dir, "etcd-ca", "dbduel-k8s-etcd-ca")
 	if err != nil {
-		return err
-	}
-	if err := pkiutil.WriteCertAndKey(dir, "etcd-ca", etcdCACert, etcdCAKey); err != nil {
 		return err
 	}
 	loopback := net.ParseIP("127.0.0.1")
@@ -106,6 +96,17 @@ func run(dir, node string, nodeIP, serviceIP net.IP) error {
 		return err
 	}
 	return writeKubeconfigs(dir, node, nodeIP, caCert, caKey)
+}
+
+// newCA makes a CA and writes it as NAME.crt and NAME.key in dir.
+func newCA(dir, name, cn string) (*x509.Certificate, crypto.Signer, error) {
+	cert, key, err := pkiutil.NewCertificateAuthority(&pkiutil.CertConfig{
+		Config: certutil.Config{CommonName: cn}, EncryptionAlgorithm: kubeadmapi.EncryptionAlgorithmECDSAP256,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cert, key, pkiutil.WriteCertAndKey(dir, name, cert, key)
 }
 
 var (
