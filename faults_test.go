@@ -109,7 +109,9 @@ var faults = []fault{
 		want: plus(each(goesOn("goes on"), "postgres", "mongodb", "agent", "local-mariadbd"),
 			"mysql", goesOn("goes on: a pause shorter than --stall-timeout is a slow interval"))},
 	{name: "OOM-killed", how: "a memory hog `docker exec`ed into a container with `memory=384m`, the server made the OOM killer's first choice",
-		flags:  []string{"--spec-suffix", ",memory=384m", "--time", "40"},
+		// --time well past the hog's fill: on a loaded machine filling
+		// 384 MiB (swap included) took longer than a 40-s run.
+		flags:  []string{"--spec-suffix", ",memory=384m", "--time", "120"},
 		inject: func(t *testing.T, r *faultRun) { r.oom(t) },
 		want:   each(ends("the container was OOM-killed", 30*time.Second), containersAndAgent...),
 		na:     "a local server has no memory limit of dbduel's"},
@@ -405,9 +407,12 @@ func (r *faultRun) oom(t *testing.T) {
 		// The fault is the kill, not the hog's start: on a busy machine
 		// the hog takes a while to fill the limit.
 		deadline := time.Now().Add(90 * time.Second)
-		for time.Now().Before(deadline) {
+		for {
 			if insp, err := r.dc.ContainerInspect(ctx, c.ID); err != nil || insp.State.OOMKilled || !insp.State.Running {
 				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the hog did not fill the container's %d bytes in 90 s", insp.HostConfig.Memory)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
