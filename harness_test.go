@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("DBDUEL_STATE_DIR", dir)
 	code := m.Run()
+	removeRootlessTestUser()
 	os.RemoveAll(dir)
 	os.RemoveAll(dir + "-servers") // where servers of other accounts have theirs (ledger.ServersDir)
 	os.Exit(code)

@@ -127,35 +127,49 @@ func podmanKilledThenClean(t *testing.T, img string) {
 }
 
 // rootlessTestUser is an unprivileged user with subordinate ids for
-// rootless Podman, made for the test when the machine lacks it (and
-// removed with its home, its container store, afterwards).
+// rootless Podman, made for the tests when the machine lacks it and
+// removed with its home, its container store, when the package's tests end
+// (removeRootlessTestUser, from TestMain): the tests that use it share the
+// image copied into its store once, not once each.
 func rootlessTestUser(t *testing.T) string {
 	t.Helper()
 	// One test at a time has the user: its Podman service, pause process
-	// and store are the user's own, and the test that made the user
-	// removes it at its end.
+	// and store are the user's own, and each test checks that nothing of
+	// the user's is left after its runs.
 	rootlessUser.Lock()
 	t.Cleanup(rootlessUser.Unlock)
-	const name = "dbduel-rootless"
-	if exec.Command("id", name).Run() == nil {
-		return name
+	if exec.Command("id", rootlessUserName).Run() == nil {
+		return rootlessUserName
 	}
 	for _, args := range [][]string{
-		{"useradd", "-m", name},
-		{"usermod", "--add-subuids", "300000-365535", "--add-subgids", "300000-365535", name},
+		{"useradd", "-m", rootlessUserName},
+		{"usermod", "--add-subuids", "300000-365535", "--add-subgids", "300000-365535", rootlessUserName},
 	} {
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v %s", args, err, out)
 		}
 	}
-	t.Cleanup(func() {
-		exec.Command("pkill", "-KILL", "-u", name).Run()
-		exec.Command("userdel", "-r", name).Run()
-	})
-	return name
+	rootlessUser.made = true
+	return rootlessUserName
 }
 
-var rootlessUser sync.Mutex
+const rootlessUserName = "dbduel-rootless"
+
+var rootlessUser struct {
+	sync.Mutex
+	made bool // by these tests, so theirs to remove
+}
+
+// removeRootlessTestUser removes the user rootlessTestUser made, if it
+// made one, with everything it runs and its home.
+func removeRootlessTestUser() {
+	rootlessUser.Lock()
+	defer rootlessUser.Unlock()
+	if rootlessUser.made {
+		exec.Command("pkill", "-KILL", "-u", rootlessUserName).Run()
+		exec.Command("userdel", "-r", rootlessUserName).Run()
+	}
+}
 
 // rootlessLeftovers counts what a run left of a rootless user's: its
 // processes (the service, its pause process, conmon, the server), and

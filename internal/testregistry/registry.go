@@ -91,15 +91,18 @@ func (r *Registry) PushRandom(t testing.TB, repoTag string) string {
 }
 
 // PushLocal copies an image of the local Docker engine to repoTag (docker
-// save into a file of the test's, read as a tarball) and returns its digest
-// there.
+// save into a file of the test's) and returns its digest there. Its layers
+// are compressed by the gzip program, not in the test's process: the race
+// detector made Go's own compression of a server image's layers (done twice,
+// once for the digest and once for the upload) take minutes.
 func (r *Registry) PushLocal(t testing.TB, cli *client.Client, local, repoTag string) string {
 	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "image.tar")
 	rc, err := cli.ImageSave(context.Background(), []string{local})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "image.tar")
 	f, err := os.Create(path)
 	if err == nil {
 		_, err = io.Copy(f, rc)
@@ -113,7 +116,11 @@ func (r *Registry) PushLocal(t testing.TB, cli *client.Client, local, repoTag st
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := tarball.ImageFromPath(path, &tag)
+	saved, err := tarball.ImageFromPath(path, &tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := gzipped(saved, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
