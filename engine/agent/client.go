@@ -18,6 +18,7 @@ import (
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets/cgroupstat"
 )
 
 // Client talks to one agent: requests go to in, replies come from out. It
@@ -337,6 +338,24 @@ func (c *Client) ServerTime(ctx context.Context) (driver.ServerTime, error) {
 		return driver.ServerTime{}, err
 	}
 	return *t, nil
+}
+
+// Cgroup reads a pod's cgroup on the agent's node, below root (where the
+// agent's pod mounts the node's /sys/fs/cgroup): found by the pod's uid,
+// or at rel, the path an earlier reading found.
+func (c *Client) Cgroup(ctx context.Context, root, uid, rel string) (cgroupstat.Usage, error) {
+	var u *cgroupstat.Usage
+	err := c.doWithin(ctx, request{Op: "cgroup", Args: []string{root, uid, rel}}, 10*time.Second, func(r reply) error {
+		u = r.Cgroup
+		return nil
+	})
+	if err == nil && u == nil {
+		err = errors.New("the agent sent no cgroup reading")
+	}
+	if err != nil {
+		return cgroupstat.Usage{}, err
+	}
+	return *u, nil
 }
 
 func (c *Client) Unblock()     {}

@@ -12,11 +12,12 @@ import (
 	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets/cgroupstat"
 )
 
 // request is one operation for the agent.
 type request struct {
-	Op       string   `json:"op"` // hello, check, prepare, cleanup, run, stop
+	Op       string   `json:"op"` // hello, check, prepare, cleanup, run, stop, opcount, servertime, cgroup
 	Workload string   `json:"workload,omitempty"`
 	Args     []string `json:"args,omitempty"`
 	Threads  int      `json:"threads,omitempty"`
@@ -52,5 +53,6 @@ type reply struct {
 	Run      *result.Run          `json:"run,omitempty"`
 	OpCount  *driver.OpCount      `json:"op_count,omitempty"`
 	Time     *driver.ServerTime   `json:"server_time,omitempty"`
+	Cgroup   *cgroupstat.Usage    `json:"cgroup,omitempty"`
 	Error    string               `json:"error,omitempty"`
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dbduel/dbduel/engine/driver/system"
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
+	"github.com/dbduel/dbduel/targets/cgroupstat"
 )
 
 // Opener opens a server the agent was given an endpoint of.
@@ -107,6 +108,14 @@ func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyW
 		w.send(reply{Type: "hello", Version: version, Facts: facts()})
 		return nil
 	}
+	if r.Op == "cgroup" {
+		u, err := readPodCgroup(r.Args)
+		if err != nil {
+			return err
+		}
+		w.send(reply{Type: "cgroup", Cgroup: &u})
+		return nil
+	}
 	var db driver.DB = system.New(dir)
 	if r.Endpoint != nil {
 		if open == nil {
@@ -183,4 +192,24 @@ func rebuild(name string, args []string) (workload.Workload, error) {
 		return nil, fmt.Errorf("workload options: %w", err)
 	}
 	return factory(name)
+}
+
+// readPodCgroup reads a pod's cgroup: args are the node's cgroup root as
+// the agent sees it, the pod's uid, and its path when already found.
+func readPodCgroup(args []string) (cgroupstat.Usage, error) {
+	if len(args) != 3 {
+		return cgroupstat.Usage{}, errors.New("cgroup request: want the root, the pod's uid and its path")
+	}
+	root, uid, rel := args[0], args[1], args[2]
+	if rel == "" {
+		if rel = cgroupstat.FindPod(root, uid); rel == "" {
+			return cgroupstat.Usage{}, fmt.Errorf("no cgroup of pod %s under %s (is the node's /sys/fs/cgroup mounted there?)", uid, root)
+		}
+	}
+	u := cgroupstat.Read(cgroupstat.Under(root, rel))
+	if !u.OK {
+		return u, fmt.Errorf("pod %s's cgroup %s has no CPU figures", uid, rel)
+	}
+	u.Path = rel
+	return u, nil
 }

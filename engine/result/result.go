@@ -176,7 +176,8 @@ type Described struct {
 	// namespace" (a rootless container's processes summed, on cgroup v1).
 	CPUScope string `json:"cpu_scope,omitempty"`
 	Address  string `json:"address,omitempty"`
-	// Engine is what runs a container: "docker" or "podman" ("" for a process).
+	// Engine is what runs a container: "docker", "podman" or "kubernetes"
+	// ("" for a process).
 	Engine string `json:"engine,omitempty"`
 	// Rootless says the container runs in a rootless Podman's user namespace.
 	Rootless bool `json:"rootless,omitempty"`
@@ -185,9 +186,23 @@ type Described struct {
 	Host string `json:"host,omitempty"`
 	// ClientPlacement is where the benchmark client ran: "here" (dbduel's
 	// own process), "netns" (an agent in the server container's network
-	// namespace) or "inside" (the system workloads' agent, in the
-	// container it measures).
+	// namespace), "beside" (an agent on the server's host or node) or
+	// "inside" (the system workloads' agent, in the container it measures).
 	ClientPlacement string `json:"client_placement,omitempty"`
+	// Kubernetes: where a k8s: target's server pod ran, as the API read
+	// it back (its kubeconfig context, namespace, pod and node), its QoS
+	// class (Guaranteed when requests equal limits), runtime class and the
+	// StorageClass of its datadir's claim.
+	KubeContext  string `json:"kube_context,omitempty"`
+	Namespace    string `json:"namespace,omitempty"`
+	Pod          string `json:"pod,omitempty"`
+	Node         string `json:"node,omitempty"`
+	QOSClass     string `json:"qos_class,omitempty"`
+	RuntimeClass string `json:"runtime_class,omitempty"`
+	StorageClass string `json:"storage_class,omitempty"`
+	// CgroupPath is the pod's cgroup below the node's hierarchy, where its
+	// CPU, memory and throttling were read.
+	CgroupPath string `json:"cgroup_path,omitempty"`
 	// System is what explains a system micro-benchmark's figure, as the
 	// benchmark's process saw it: cpus_allowed, cpu_quota, memory_max,
 	// cpu_governor, cpu_mhz, fs_type, mount_options, o_direct.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets/cgroupstat"
 	"github.com/dbduel/dbduel/targets/hostinfo"
 	"github.com/docker/docker/api/types/container"
 )
@@ -111,44 +112,9 @@ func readCgroupLimits(pid int) cgroupLimits {
 
 // readCgroupUsage reads cumulative CPU time and current memory.
 func readCgroupUsage(pid int) cgroupUsage {
-	var u cgroupUsage
-	if dir := cgroupDir(pid, "cpuacct"); dir != "" {
-		// cgroup v2: usage_usec in cpu.stat; v1: cpuacct.usage in nanoseconds.
-		for _, l := range strings.Split(readTrim(filepath.Join(dir, "cpu.stat")), "\n") {
-			if n, ok := strings.CutPrefix(l, "usage_usec "); ok {
-				us, _ := strconv.ParseUint(n, 10, 64)
-				u.cpuNS, u.ok = us*1000, true
-			}
-		}
-		if v := readTrim(filepath.Join(dir, "cpuacct.usage")); !u.ok && v != "" {
-			u.cpuNS, _ = strconv.ParseUint(v, 10, 64)
-			u.ok = true
-		}
-	}
-	if dir := cgroupDir(pid, "cpu"); dir != "" {
-		// v2: throttled_usec; v1 (the cpu controller): throttled_time in ns.
-		for _, l := range strings.Split(readTrim(filepath.Join(dir, "cpu.stat")), "\n") {
-			if n, ok := strings.CutPrefix(l, "throttled_usec "); ok {
-				us, _ := strconv.ParseUint(n, 10, 64)
-				u.throttledNS = us * 1000
-			} else if n, ok := strings.CutPrefix(l, "throttled_time "); ok {
-				u.throttledNS, _ = strconv.ParseUint(n, 10, 64)
-			} else if n, ok := strings.CutPrefix(l, "nr_periods "); ok {
-				u.periods, _ = strconv.ParseUint(n, 10, 64)
-			} else if n, ok := strings.CutPrefix(l, "nr_throttled "); ok {
-				u.throttledPeriods, _ = strconv.ParseUint(n, 10, 64)
-			}
-		}
-	}
-	if dir := cgroupDir(pid, "memory"); dir != "" {
-		for _, f := range []string{"memory.current", "memory.usage_in_bytes"} {
-			if v := readTrim(filepath.Join(dir, f)); v != "" {
-				u.memBytes, _ = strconv.ParseUint(v, 10, 64)
-				break
-			}
-		}
-	}
-	return u
+	u := cgroupstat.Read(func(c string) string { return cgroupDir(pid, c) })
+	return cgroupUsage{ok: u.OK, cpuNS: u.CPUNS, memBytes: u.MemBytes, throttledNS: u.ThrottledNS,
+		periods: u.Periods, throttledPeriods: u.ThrottledPeriods}
 }
 
 // readLimits reads the container's memory, CPU and cpuset limits back into

@@ -394,3 +394,88 @@ func PodmanUsers(runID string) (users, notes []string) {
 	}
 	return users, notes
 }
+
+// KubeNote is where a k8s: target made its objects: clean asks that
+// cluster, context and namespace for the run's labelled objects.
+type KubeNote struct {
+	RunID, Target       string
+	Kubeconfig, Context string // the KUBECONFIG the run saw ("": the default) and its context
+	Namespace, Owner    string
+	path                string
+}
+
+// kubePath is where target of run runID notes its cluster.
+func kubePath(runID, target string) string {
+	return filepath.Join(Dir(), "kube-"+runID+"-"+target+".txt")
+}
+
+// NoteKube records where target of run runID makes Kubernetes objects,
+// before it makes any; Stop forgets it with ForgetKube once they are gone.
+func NoteKube(runID, target, kubeconfig, context, namespace string) error {
+	if err := CheckName("run id", runID); err != nil {
+		return err
+	}
+	if err := CheckName("target name", target); err != nil {
+		return err
+	}
+	if strings.ContainsAny(kubeconfig+context+namespace, "\n") {
+		return fmt.Errorf("a kubeconfig path, context or namespace with a newline")
+	}
+	if _, err := Ensure(); err != nil {
+		return err
+	}
+	body := "run:" + runID + "\ntarget:" + target + "\nkubeconfig:" + kubeconfig + "\ncontext:" + context + "\nnamespace:" + namespace + "\nowner:" + Owner() + "\n"
+	return writePrivate(kubePath(runID, target), []byte(body))
+}
+
+// ForgetKube removes target's note.
+func ForgetKube(runID, target string) {
+	if CheckName("run id", runID) == nil && CheckName("target name", target) == nil {
+		os.Remove(kubePath(runID, target))
+	}
+}
+
+// KubeNotes are the notes of run runID ("": of every run).
+func KubeNotes(runID string) []KubeNote {
+	if runID != "" && CheckName("run id", runID) != nil {
+		return nil
+	}
+	pattern := "kube-*.txt"
+	if runID != "" {
+		pattern = "kube-" + runID + "-*.txt"
+	}
+	matches, _ := filepath.Glob(filepath.Join(Dir(), pattern))
+	var out []KubeNote
+	for _, m := range matches {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		n := KubeNote{path: m}
+		for _, l := range strings.Split(string(data), "\n") {
+			k, v, _ := strings.Cut(l, ":")
+			switch k {
+			case "run":
+				n.RunID = v
+			case "target":
+				n.Target = v
+			case "kubeconfig":
+				n.Kubeconfig = v
+			case "context":
+				n.Context = v
+			case "namespace":
+				n.Namespace = v
+			case "owner":
+				n.Owner = v
+			}
+		}
+		if CheckName("run id", n.RunID) != nil || CheckName("target name", n.Target) != nil {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// Forget removes the note (its objects are gone).
+func (n KubeNote) Forget() { os.Remove(n.path) }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/kube"
 	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/local"
 )
@@ -95,7 +96,14 @@ func clean(ctx context.Context, runID string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(procs) == 0 && len(left) == 0 && len(inProgress) == 0 {
+	pods, err := kube.Clean(ctx, runID, inProgress)
+	for _, c := range pods {
+		fmt.Fprintf(out, "removed the Kubernetes objects of run %s, target %s (context %s, namespace %s)\n", c.RunID, c.Target, c.Context, c.Namespace)
+	}
+	if err != nil {
+		return err
+	}
+	if len(procs) == 0 && len(left) == 0 && len(pods) == 0 && len(inProgress) == 0 {
 		fmt.Fprintln(out, "nothing to clean")
 	}
 	return nil

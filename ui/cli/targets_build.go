@@ -14,6 +14,7 @@ import (
 	"github.com/dbduel/dbduel/targets/container"
 	"github.com/dbduel/dbduel/targets/existing"
 	"github.com/dbduel/dbduel/targets/host"
+	"github.com/dbduel/dbduel/targets/kube"
 	"github.com/dbduel/dbduel/targets/ledger"
 	"github.com/dbduel/dbduel/targets/local"
 	"github.com/dbduel/dbduel/targets/specs"
@@ -129,6 +130,23 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 			return container.NewNetnsClient(c, bin, tc.workloadArgs, dialAgent), nil
 		}
 		return c, nil
+	case strings.HasPrefix(spec, "k8s:"):
+		k, err := kube.New(name, strings.TrimPrefix(spec, "k8s:"), runID)
+		if err != nil {
+			return nil, err
+		}
+		k.SetProgress(stderr)
+		// The agent pod on the server's node reads its cgroup, and runs
+		// the load when the client is beside it.
+		bin, err := tc.agentBinary()
+		if err != nil {
+			return nil, err
+		}
+		k.SetAgent(bin, dialAgent)
+		if !k.ClientBeside() {
+			return k, nil
+		}
+		return kube.NewBesideClient(k, tc.workloadArgs), nil
 	case spec == "host":
 		return nil, usageErr("--target %s: host is this machine itself, for the system micro-benchmarks (cpu, memory, fileio); a database needs mysql://, postgres://, mongodb://, local: or docker:", name)
 	case strings.HasPrefix(spec, "local:"):
@@ -157,7 +175,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		n.SetNotices(stderr)
 		return n, nil
 	}
-	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v], docker:IMAGE[,k=v], podman:IMAGE[,k=v] or kept:RUNID/NAME", name, specs.Redact(spec))
+	return nil, usageErr("--target %s: unknown SPEC %q: want mysql://..., postgres://..., mongodb://..., local:BIN[,k=v], docker:IMAGE[,k=v], podman:IMAGE[,k=v], k8s:IMAGE[,k=v] or kept:RUNID/NAME", name, specs.Redact(spec))
 }
 
 // newHostTarget is a target of the system micro-benchmarks: this machine,

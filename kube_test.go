@@ -1,0 +1,167 @@
+//go:build k8s
+
+// The k8s: target's tests, on the test cluster (scripts/k8s-cluster.sh up;
+// KUBECONFIG from its env): .ci/run runs them after bringing it up with
+// `go test -tags k8s -run Kube .`.
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets/ledger"
+)
+
+// kubeClient is a client of the test cluster (KUBECONFIG must name it).
+func kubeClient(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	if os.Getenv("KUBECONFIG") == "" {
+		t.Fatal("KUBECONFIG is not set: eval \"$(scripts/k8s-cluster.sh env)\" after scripts/k8s-cluster.sh up")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// kubeLeftovers counts a run's labelled objects in the default namespace.
+func kubeLeftovers(t *testing.T, cs kubernetes.Interface, runID string) []string {
+	t.Helper()
+	ctx := context.Background()
+	lo := metav1.ListOptions{LabelSelector: ledger.Label + "=" + runID}
+	var left []string
+	pods, err := cs.CoreV1().Pods("default").List(ctx, lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		left = append(left, "pod/"+p.Name)
+	}
+	svcs, _ := cs.CoreV1().Services("default").List(ctx, lo)
+	for _, s := range svcs.Items {
+		left = append(left, "service/"+s.Name)
+	}
+	secrets, _ := cs.CoreV1().Secrets("default").List(ctx, lo)
+	for _, s := range secrets.Items {
+		left = append(left, "secret/"+s.Name)
+	}
+	cms, _ := cs.CoreV1().ConfigMaps("default").List(ctx, lo)
+	for _, c := range cms.Items {
+		left = append(left, "configmap/"+c.Name)
+	}
+	return left
+}
+
+// One image natively, in Docker and in a pod, interleaved: each run's
+// queries as the server counted them, the pod read back from the API.
+func TestKubeNativeVsDockerVsPod(t *testing.T) {
+	cs := kubeClient(t)
+	runID := newRunID()
+	out := filepath.Join(t.TempDir(), "r.json")
+	image := testImage(t)
+	_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
+		"--target", "native=local:mariadbd", "--target", "docker=docker:"+image+",memory=1g,cpus=1",
+		"--target", "pod=k8s:"+image, "--target", "podhere=k8s:"+image+",client=here,via=service",
+		"--runs", "2", "--time", "3", "--threads", "2", "--table-size", "2000", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]result.Target{}
+	for _, tg := range r.Targets {
+		byName[tg.Name] = tg
+	}
+	pod := byName["pod"].Described
+	if pod.Engine != "kubernetes" || pod.QOSClass != "Guaranteed" || pod.Node == "" || pod.ClientPlacement != "beside" ||
+		pod.CPUs != 1 || pod.MemoryLimitBytes != 1<<30 || pod.NetworkPath != "pod-ip" || pod.Namespace != "default" ||
+		pod.ImageID == "" || pod.Datadir == nil || pod.Datadir.Kind != "emptydir" {
+		t.Fatalf("pod not read back: %+v", pod)
+	}
+	if here := byName["podhere"].Described; here.ClientPlacement != "here" || here.NetworkPath != "cluster-ip" || here.QOSClass != "Guaranteed" {
+		t.Fatalf("client=here,via=service not read back: %+v", here)
+	}
+	if byName["pod"].ServerVersion != byName["native"].ServerVersion {
+		t.Fatalf("versions differ: pod %s, native %s", byName["pod"].ServerVersion, byName["native"].ServerVersion)
+	}
+	measured := map[string]int{}
+	for _, run := range r.Runs {
+		if run.Warmup {
+			continue
+		}
+		measured[run.Target]++
+		// The server's own count of the run's statements is dbduel's.
+		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
+			t.Fatalf("%s run %d: the server's count is not dbduel's: %+v", run.Target, run.Index, run.Honesty)
+		}
+	}
+	for _, name := range []string{"native", "docker", "pod", "podhere"} {
+		if measured[name] != 2 {
+			t.Fatalf("%s: %d measured runs, want 2 (%v)", name, measured[name], measured)
+		}
+	}
+	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
+		t.Fatalf("left in the cluster: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(ledger.Dir(), "kube-"+runID+"-pod.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the run's cluster note is still there: %v", err)
+	}
+}
+
+// dbduel SIGKILLed with its pods running leaves them; `dbduel clean`
+// finds them through the run's note and deletes them.
+func TestKubeCleanAfterSIGKILL(t *testing.T) {
+	cs := kubeClient(t)
+	bin := buildBinary(t)
+	runID := newRunID()
+	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "pod=k8s:"+testImage(t)+",cpus=0.5,memory=512m",
+		"--time", "60", "--table-size", "500", "--no-tui")
+	cmd.Env = append(os.Environ(), runEnv(runID), agentEnv(t))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for len(kubeLeftovers(t, cs, runID)) < 5 { // the server and agent pods, service, secret, config map
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run's objects never all appeared: %v", kubeLeftovers(t, cs, runID))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	stdout, stderr, code := dbduel(t, "clean", "--run", runID)
+	if code != 0 || !strings.Contains(stdout, "removed the Kubernetes objects of run "+runID+", target pod") {
+		t.Fatalf("clean: exit %d: %s %s", code, stdout, stderr)
+	}
+	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
+		t.Fatalf("left in the cluster after clean: %v", left)
+	}
+}
+
+// A context the kubeconfig lacks is refused in one line.
+func TestKubeUnknownContext(t *testing.T) {
+	kubeClient(t)
+	_, stderr, code := dbduel(t, "run", "--target", "x=k8s:mariadb,context=nowhere", "--time", "1")
+	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, `no kubeconfig context "nowhere"`) {
+		t.Errorf("an unknown context: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,62 @@
+package cgroupstat
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A v1 node's tree as the kubelet's cgroupfs driver makes it: the pod
+// found by its UID under its QoS class, its figures read per controller.
+func TestFindAndReadAPodOnV1(t *testing.T) {
+	root := t.TempDir()
+	uid := "0b5c7a8e-1111-2222-3333-444455556666"
+	rel := filepath.Join("kubepods", "burstable", "pod"+uid)
+	// As on Debian: cpuacct and cpu are links to cpu,cpuacct.
+	write(t, filepath.Join(root, "cpu,cpuacct", "kubepods", "besteffort", "podother", "cpuacct.usage"), "1")
+	write(t, filepath.Join(root, "cpu,cpuacct", rel, "cpuacct.usage"), "123456789")
+	for _, l := range []string{"cpu", "cpuacct"} {
+		if err := os.Symlink("cpu,cpuacct", filepath.Join(root, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(root, "cpu,cpuacct", rel, "cpu.stat"), "nr_periods 40\nnr_throttled 7\nthrottled_time 5000000\n")
+	write(t, filepath.Join(root, "memory", rel, "memory.usage_in_bytes"), "4096\n")
+	got := FindPod(root, uid)
+	if got != rel {
+		t.Fatalf("FindPod: %q, want %q", got, rel)
+	}
+	u := Read(Under(root, got))
+	if want := (Usage{OK: true, CPUNS: 123456789, MemBytes: 4096, ThrottledNS: 5000000, Periods: 40, ThrottledPeriods: 7}); u != want {
+		t.Fatalf("Read: %+v, want %+v", u, want)
+	}
+	if FindPod(root, "absent") != "" {
+		t.Fatal("found a pod that is not there")
+	}
+}
+
+// v2 with the systemd driver: one unified directory, microseconds.
+func TestFindAndReadAPodOnV2Systemd(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "cgroup.controllers"), "cpu memory")
+	rel := filepath.Join("kubepods.slice", "kubepods-pod0b5c7a8e_1111.slice")
+	write(t, filepath.Join(root, rel, "cpu.stat"), "usage_usec 2500\nnr_periods 3\nnr_throttled 1\nthrottled_usec 40\n")
+	write(t, filepath.Join(root, rel, "memory.current"), "8192")
+	if got := FindPod(root, "0b5c7a8e-1111"); got != rel {
+		t.Fatalf("FindPod: %q, want %q", got, rel)
+	}
+	u := Read(Under(root, rel))
+	if want := (Usage{OK: true, CPUNS: 2500000, MemBytes: 8192, ThrottledNS: 40000, Periods: 3, ThrottledPeriods: 1}); u != want {
+		t.Fatalf("Read: %+v, want %+v", u, want)
+	}
+}

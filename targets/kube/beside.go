@@ -1,0 +1,99 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/targets/container"
+)
+
+// BesideClient is a server pod whose benchmark client is dbduel's agent
+// in a pod of its own on the server's node (client=beside): the load is
+// made where the database runs, over the pod network to the pod IP, and
+// only results cross to dbduel, over the agent pod's attached stdin and
+// stdout (the API server's pods/attach).
+type BesideClient struct {
+	*Server
+	args   []string
+	client container.AgentClient
+	conn   *agentStream
+}
+
+// NewBesideClient wraps a server pod (with its agent set) with its client
+// beside it; args are the workload's flags.
+func NewBesideClient(s *Server, args []string) *BesideClient {
+	return &BesideClient{Server: s, args: args}
+}
+
+// Start starts the server pod and the agent pod on its node, then
+// attaches to the agent and points it at the server.
+func (b *BesideClient) Start(ctx context.Context) error {
+	if err := b.Server.Start(ctx); err != nil {
+		return err
+	}
+	ex, err := b.executor("attach", &corev1.PodAttachOptions{Container: agentName, Stdin: true, Stdout: true, Stderr: true})
+	if err == nil {
+		b.conn = openStream(ctx, ex)
+		b.client, err = b.dial(ctx, b.conn.stdin, b.conn.stdout, agentDataDir, agentTimeout, b.conn.lastWords(b.Server))
+	}
+	if err != nil {
+		return fmt.Errorf("the client (client=beside): dbduel's agent in pod %s: %w", b.agentName, err)
+	}
+	b.client.Reach(b.ep, b.args)
+	return nil
+}
+
+// lastWords is what the agent said on stderr and how its pod ended.
+func (a *agentStream) lastWords(s *Server) func() string {
+	return func() string { return a.explain(s) }
+}
+
+func (a *agentStream) explain(s *Server) string {
+	var parts []string
+	if e := strings.TrimSpace(a.stderr.String()); e != "" {
+		parts = append(parts, "agent said: "+driver.OneLine(e))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if pod, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, s.agentName, metav1.GetOptions{}); err == nil {
+		if _, why := podState(pod, agentName, false); why != "" {
+			parts = append(parts, why)
+		}
+	} else {
+		parts = append(parts, "its pod: "+err.Error())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Open gives the engine the agent.
+func (b *BesideClient) Open(context.Context, int) (driver.DB, error) {
+	if b.client == nil {
+		return nil, errors.New("the agent is not running")
+	}
+	return b.client, nil
+}
+
+// Stop ends the agent (its stdin closes: it exits) and deletes the
+// target's objects, the agent's pod among them.
+func (b *BesideClient) Stop(ctx context.Context) error {
+	b.conn.close()
+	b.conn = nil
+	return b.Server.Stop(ctx)
+}
+
+// Restart gives a fresh server on its claim and points the agent at the
+// new pod's address.
+func (b *BesideClient) Restart(ctx context.Context) error {
+	if err := b.Server.Restart(ctx); err != nil {
+		return err
+	}
+	b.client.Reach(b.ep, b.args)
+	return nil
+}

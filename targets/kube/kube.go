@@ -1,0 +1,395 @@
+// Package kube is a server in a Kubernetes pod, driven through client-go:
+// a bare Pod in the Guaranteed QoS class (requests equal to limits), its
+// environment in a Secret, dbduel's configuration in a ConfigMap, a
+// Service in front of it, the datadir in an emptyDir or a
+// PersistentVolumeClaim, and the benchmark client where the SPEC says:
+// dbduel's agent in a pod beside it on its node (over pods/attach), or
+// dbduel's own process. Everything carries the run's label and is deleted
+// on Stop and by `dbduel clean`.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets"
+	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/ledger"
+	"github.com/dbduel/dbduel/targets/provision"
+	"github.com/dbduel/dbduel/targets/specs"
+)
+
+// readyTimeout bounds a pod's start: scheduling, the image (present on
+// the node: nothing is pulled from here) and the server's first start.
+const readyTimeout = 180 * time.Second
+
+// Server is one server pod and what it needs.
+type Server struct {
+	name, spec, runID string
+	o                 Options
+	cfg               *rest.Config
+	cs                kubernetes.Interface
+	kubeconfig, kctx  string // what the run's kubeconfig and context were
+	ns                string
+	podName           string // also the Service's, the PVC's
+	secretName        string
+	configName        string
+	agentName         string
+	serverPort        int
+	ep                targets.Endpoint
+	pod               *corev1.Pod // as last read, Ready
+	progress          io.Writer
+	noted             bool // the ledger knows where this target's objects are
+	// The agent pod on the server's node: the binary copied in, how its
+	// client is made, the sampler reading the pods' cgroups there and the
+	// paths it found them at.
+	binary          string
+	dial            container.AgentDialer
+	agentUID        string
+	samplerConn     *agentStream
+	sampler         cgroupReader
+	cgPath, agentCg string
+}
+
+// New returns an unstarted k8s: target for SPEC (without "k8s:").
+func New(name, spec, runID string) (*Server, error) {
+	o, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{name: name, spec: "k8s:" + spec, runID: runID, o: o,
+		podName: objectName(runID, name, ""), secretName: objectName(runID, name, "env"),
+		configName: objectName(runID, name, "config"), agentName: objectName(runID, name, "client")}
+	s.serverPort = s.protocol().Image.Port
+	return s, nil
+}
+
+// SetProgress sends start-up notes to w.
+func (s *Server) SetProgress(w io.Writer) { s.progress = w }
+
+func (s *Server) Name() string               { return s.name }
+func (s *Server) Kind() string               { return "container" }
+func (s *Server) SpecRedacted() string       { return driver.Redact(s.spec) }
+func (s *Server) Endpoint() targets.Endpoint { return s.ep }
+
+// ClientBeside says the benchmark client is an agent pod on the server's node.
+func (s *Server) ClientBeside() bool { return s.o.Client == "beside" }
+
+func (s *Server) protocol() *driver.Protocol {
+	p, err := driver.Lookup(s.o.Protocol)
+	if err != nil {
+		panic("kube: unregistered protocol " + s.o.Protocol) // ParseSpec admits only registered ones
+	}
+	return p
+}
+
+// Prepare loads the kubeconfig (KUBECONFIG, else ~/.kube/config; the
+// SPEC's context, else the current one) and checks the cluster answers.
+func (s *Server) Prepare(ctx context.Context) error {
+	if s.cs != nil {
+		return nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: s.o.Context})
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return fmt.Errorf("k8s: read the kubeconfig: %w", err)
+	}
+	s.kctx = s.o.Context
+	if s.kctx == "" {
+		s.kctx = raw.CurrentContext
+	}
+	if _, ok := raw.Contexts[s.kctx]; !ok {
+		return &specs.UsageError{Msg: fmt.Sprintf("k8s: no kubeconfig context %q (KUBECONFIG=%q): set KUBECONFIG or context=", s.kctx, os.Getenv("KUBECONFIG"))}
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return fmt.Errorf("k8s: %w", err)
+	}
+	cfg.UserAgent = "dbduel"
+	s.ns = s.o.Namespace
+	if s.ns == "" {
+		if s.ns, _, err = cc.Namespace(); err != nil || s.ns == "" {
+			s.ns = "default"
+		}
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("k8s: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := cs.Discovery().ServerVersion(); err != nil {
+		return fmt.Errorf("k8s: the API server of context %s does not answer: %w", s.kctx, err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(cctx, s.ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return &specs.UsageError{Msg: fmt.Sprintf("k8s: namespace %q does not exist in context %s", s.ns, s.kctx)}
+	}
+	s.cfg, s.cs, s.kubeconfig = cfg, cs, os.Getenv("KUBECONFIG")
+	return nil
+}
+
+// Start creates the server's objects, waits for its pod to be Ready and,
+// for a client here, for the server to answer.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.Prepare(ctx); err != nil {
+		return err
+	}
+	if err := ledger.NoteKube(s.runID, s.name, s.kubeconfig, s.kctx, s.ns); err != nil {
+		return err
+	}
+	s.noted = true
+	st, err := s.createConfig(ctx)
+	if err != nil {
+		return err
+	}
+	s.ep = st.Endpoint
+	if s.o.Storage == "pvc" {
+		if _, err := s.cs.CoreV1().PersistentVolumeClaims(s.ns).Create(ctx, s.claim(), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("k8s: create the datadir's claim: %w", err)
+		}
+	}
+	if _, err := s.cs.CoreV1().Services(s.ns).Create(ctx, s.service(), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("k8s: create the service: %w", err)
+	}
+	if err := s.startPod(ctx, st.Cmd); err != nil {
+		return err
+	}
+	if s.binary == "" {
+		return nil
+	}
+	return s.startAgentPod(ctx)
+}
+
+// startPod creates the server pod and waits until it is Ready and reached.
+func (s *Server) startPod(ctx context.Context, cmd []string) error {
+	pod := s.serverPod(cmd)
+	if s.pod != nil { // a restart: on the node the agent pod is on
+		pod.Spec.NodeName = s.pod.Spec.NodeName
+	}
+	s.cgPath = ""
+	if _, err := s.cs.CoreV1().Pods(s.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("k8s: create the server pod: %w", err)
+	}
+	pod, err := s.waitPod(ctx, s.podName, serverName, true)
+	if err != nil {
+		return err
+	}
+	s.pod = pod
+	if err := s.setEndpoint(ctx); err != nil {
+		return err
+	}
+	if s.o.Client == "here" {
+		return s.waitAnswers(ctx)
+	}
+	return nil
+}
+
+// createConfig writes the Secret (the server's environment: its
+// password) and the ConfigMap (dbduel's configuration file, the SPEC's
+// cnf=), and returns the image's set-up.
+func (s *Server) createConfig(ctx context.Context) (driver.ImageStart, error) {
+	p := s.protocol()
+	in := driver.ImageSetup{ConfigDir: configDir, Port: s.serverPort, Password: provision.NewPassword()}
+	files := map[string]string{}
+	if s.o.Cnf != "" {
+		data, err := os.ReadFile(s.o.Cnf)
+		if err != nil {
+			return driver.ImageStart{}, err
+		}
+		files[p.Config.UserName] = string(data)
+		in.UserConfig = configDir + "/" + p.Config.UserName
+	}
+	if p.Config.Name != "" {
+		files[p.Config.Name] = string(p.Config.Render(in.UserConfig))
+		in.ConfigFile = configDir + "/" + p.Config.Name
+	}
+	st := p.Image.Setup(in)
+	env := map[string]string{}
+	for _, kv := range append(append([]string{}, st.Env...), s.o.Env...) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	secret := &corev1.Secret{ObjectMeta: s.meta(s.secretName), StringData: env, Type: corev1.SecretTypeOpaque}
+	if _, err := s.cs.CoreV1().Secrets(s.ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		return st, fmt.Errorf("k8s: create the server's secret: %w", err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: s.meta(s.configName), Data: files}
+	if _, err := s.cs.CoreV1().ConfigMaps(s.ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return st, fmt.Errorf("k8s: create the server's config map: %w", err)
+	}
+	return st, nil
+}
+
+// setEndpoint is where the client reaches the server: the pod IP (from
+// beside it, or here with via=pod), the Service's ClusterIP, or a node's
+// address and the NodePort.
+func (s *Server) setEndpoint(ctx context.Context) error {
+	s.ep.Host, s.ep.Port = s.pod.Status.PodIP, s.serverPort
+	if s.o.Via == "service" || s.o.Via == "nodeport" {
+		svc, err := s.cs.CoreV1().Services(s.ns).Get(ctx, s.podName, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("k8s: read the service: %w", err)
+		}
+		s.ep.Host = svc.Spec.ClusterIP
+		if s.o.Via == "nodeport" {
+			s.ep.Host, s.ep.Port = s.pod.Status.HostIP, int(svc.Spec.Ports[0].NodePort)
+		}
+	}
+	if s.ep.Host == "" {
+		return fmt.Errorf("k8s: pod %s has no address", s.podName)
+	}
+	return nil
+}
+
+// waitAnswers connects until the server answers (a Ready pod's port is
+// open; the server may still be finishing its start).
+func (s *Server) waitAnswers(ctx context.Context) error {
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		err := driver.Ping(ctx, s.ep, 2*time.Second)
+		if err == nil {
+			return driver.Ready(ctx, s.ep)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("k8s: the server in pod %s at %s did not answer within %s: %v", s.podName, s.ep.Host, readyTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// Sample reads the server pod's cgroup on its node (through the agent
+// pod's sampler): its CPU, memory and CPU-quota throttling; and the agent
+// pod's CPU, the client's when it runs beside.
+func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
+	if s.sampler == nil || s.pod == nil {
+		return targets.Sample{}, fmt.Errorf("k8s: no agent on the node reads the pod's cgroup")
+	}
+	u, err := s.sampler.Cgroup(ctx, cgroupMount, string(s.pod.UID), s.cgPath)
+	if err != nil {
+		return targets.Sample{}, fmt.Errorf("k8s: the pod's cgroup: %w", err)
+	}
+	s.cgPath = u.Path
+	out := targets.Sample{At: time.Now(), CPUNS: u.CPUNS, MemBytes: u.MemBytes,
+		ThrottledNS: u.ThrottledNS, Periods: u.Periods, ThrottledPeriods: u.ThrottledPeriods}
+	if s.ClientBeside() {
+		a, err := s.sampler.Cgroup(ctx, cgroupMount, s.agentUID, s.agentCg)
+		if err != nil {
+			return targets.Sample{}, fmt.Errorf("k8s: the agent pod's cgroup: %w", err)
+		}
+		s.agentCg, out.ClientCPUNS = a.Path, a.CPUNS
+	}
+	return out, nil
+}
+
+// Restart gives a fresh server on the same data: a new pod on the claim.
+// An emptyDir dies with its pod, so storage=emptydir cannot restart.
+func (s *Server) Restart(ctx context.Context) error {
+	if s.o.Storage != "pvc" {
+		return &specs.UsageError{Msg: "k8s: an emptyDir datadir dies with its pod: restarting the server needs storage=CLASS:SIZE"}
+	}
+	if err := s.deletePod(ctx, s.podName); err != nil {
+		return err
+	}
+	st, err := s.currentSetup(ctx)
+	if err != nil {
+		return err
+	}
+	return s.startPod(ctx, st)
+}
+
+// currentSetup is the server's arguments as its pod had them.
+func (s *Server) currentSetup(context.Context) ([]string, error) {
+	if s.pod == nil {
+		return nil, fmt.Errorf("k8s: the server was never started")
+	}
+	args := s.pod.Spec.Containers[0].Args
+	return args[:len(args)-len(s.o.Args)], nil
+}
+
+// Describe reads the pod back: its node, QoS class, runtime class,
+// limits, address and datadir.
+func (s *Server) Describe(ctx context.Context) (result.Target, error) {
+	t := result.Target{Name: s.name, Kind: "container", SpecRedacted: s.SpecRedacted()}
+	pod, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, s.podName, metav1.GetOptions{})
+	if err != nil {
+		return t, fmt.Errorf("k8s: read pod %s: %w", s.podName, err)
+	}
+	d := &t.Described
+	d.Engine, d.Image, d.Host = "kubernetes", s.o.Image, pod.Spec.NodeName
+	d.KubeContext, d.Namespace, d.Pod, d.Node = s.kctx, s.ns, pod.Name, pod.Spec.NodeName
+	d.QOSClass = string(pod.Status.QOSClass)
+	if pod.Spec.RuntimeClassName != nil {
+		d.RuntimeClass = *pod.Spec.RuntimeClassName
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == serverName {
+			d.ImageID = cs.ImageID
+		}
+	}
+	c := pod.Spec.Containers[0]
+	d.CPUs = float64(c.Resources.Limits.Cpu().MilliValue()) / 1000
+	d.MemoryLimitBytes = c.Resources.Limits.Memory().Value()
+	d.NetworkMode, d.NetworkPath = "pod", s.networkPath()
+	d.Address = s.ep.Host
+	d.ClientPlacement = s.o.Client
+	d.CgroupPath = s.cgPath
+	d.Datadir = &result.Datadir{Kind: "emptydir", Path: s.protocol().Image.Datadir}
+	if s.o.Storage == "pvc" {
+		d.Datadir.Kind, d.StorageClass = "pvc", s.o.StorageClass
+	}
+	return t, nil
+}
+
+// networkPath names the path the client's packets take to the server.
+func (s *Server) networkPath() string {
+	switch {
+	case s.o.Via == "service":
+		return "cluster-ip"
+	case s.o.Via == "nodeport":
+		return "node-port"
+	}
+	return "pod-ip"
+}
+
+// Stop deletes every object the target made and waits until its pods
+// are gone (idempotent).
+func (s *Server) Stop(ctx context.Context) error {
+	s.samplerConn.close()
+	s.samplerConn, s.sampler = nil, nil
+	if s.cs == nil || !s.noted {
+		return nil
+	}
+	err := deleteRun(ctx, s.cs, s.ns, s.runID, labelValue(s.name))
+	if err == nil {
+		ledger.ForgetKube(s.runID, s.name)
+		s.noted = false
+	}
+	return err
+}
+
+// deletePod deletes one pod at once and waits until it is gone.
+func (s *Server) deletePod(ctx context.Context, name string) error {
+	err := s.cs.CoreV1().Pods(s.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("k8s: delete pod %s: %w", name, err)
+	}
+	return waitGone(ctx, s.cs, s.ns, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+}

@@ -1,0 +1,173 @@
+package kube
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dbduel/dbduel/targets/ledger"
+)
+
+// Where the server's container sees dbduel's files, and the agent's.
+const (
+	configDir     = "/etc/dbduel"
+	agentDir      = "/.dbduel"
+	agentBinary   = agentDir + "/dbduel"
+	agentDataDir  = "/var/lib/dbduel"
+	targetLabel   = "dbduel.target"
+	ownerAnnot    = ledger.OwnerLabel // "pid:executable" is no label value: an annotation
+	serverName    = "server"
+	agentName     = "agent"
+	agentCPUMilli = 100
+	cgroupMount   = "/.dbduel-cgroup" // the node's /sys/fs/cgroup, read-only, in the agent pod
+)
+
+// objectName is a Kubernetes name for the run's target (and a suffix): DNS
+// label characters, at most 63, unique per run and target.
+func objectName(runID, target, suffix string) string {
+	n := "dbduel-" + runID + "-" + strings.ReplaceAll(target, "_", "-")
+	if suffix != "" {
+		n += "-" + suffix
+	}
+	if len(n) > 63 {
+		sum := sha256.Sum256([]byte(n))
+		n = strings.TrimRight(n[:52], "-") + "-" + fmt.Sprintf("%x", sum[:5])
+	}
+	return n
+}
+
+// labelValue is the target's name as a label value (names allow what
+// label values do, but for length).
+func labelValue(s string) string {
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return strings.Trim(s, "-_.")
+}
+
+// meta is every object's name, labels (the run and target, which clean
+// and the Service's selector find) and owner annotation.
+func (s *Server) meta(name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: s.ns,
+		Labels:      map[string]string{ledger.Label: s.runID, targetLabel: labelValue(s.name)},
+		Annotations: map[string]string{ownerAnnot: ledger.Owner()}}
+}
+
+// resources are requests equal to limits: the Guaranteed QoS class, the
+// CPU quota and memory limit `docker run --cpus --memory` sets.
+func resources(cpus float64, memoryBytes int64) corev1.ResourceRequirements {
+	rl := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(cpus*1000+0.5), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(memoryBytes, resource.BinarySI),
+	}
+	return corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
+}
+
+// serverPod is the bare Pod of the server: the image's own entrypoint with
+// the protocol's arguments, its environment from the Secret, dbduel's
+// configuration from the ConfigMap, the datadir as the SPEC says. Never
+// restarted: a server that dies is dbduel's to report, not the kubelet's
+// to hide.
+func (s *Server) serverPod(cmd []string) *corev1.Pod {
+	p := s.protocol()
+	o := s.o
+	c := corev1.Container{
+		Name: serverName, Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Args:      append(append([]string{}, cmd...), o.Args...),
+		EnvFrom:   []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.secretName}}}},
+		Ports:     []corev1.ContainerPort{{Name: "db", ContainerPort: int32(s.serverPort), Protocol: corev1.ProtocolTCP}},
+		Resources: resources(o.CPUs, o.MemoryBytes),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "config", MountPath: configDir, ReadOnly: true},
+			{Name: "data", MountPath: p.Image.Datadir},
+		},
+		// Ready when the server's port accepts connections: the images'
+		// first-start servers listen on no TCP port.
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(s.serverPort))}},
+			PeriodSeconds: 1, FailureThreshold: 1},
+	}
+	m := s.meta(s.podName)
+	m.Labels["dbduel.role"] = serverName
+	pod := &corev1.Pod{ObjectMeta: m, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{c}, RestartPolicy: corev1.RestartPolicyNever,
+		NodeName:                      o.Node,
+		EnableServiceLinks:            new(bool),
+		TerminationGracePeriodSeconds: ptr(int64(10)),
+		Volumes: []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.configName}}}},
+			{Name: "data", VolumeSource: s.dataVolume()},
+		},
+	}}
+	return pod
+}
+
+// dataVolume is the datadir's volume.
+func (s *Server) dataVolume() corev1.VolumeSource {
+	switch s.o.Storage {
+	case "pvc":
+		return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.podName}}
+	}
+	return corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+}
+
+// claim is the PVC of storage=CLASS:SIZE.
+func (s *Server) claim() *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{ObjectMeta: s.meta(s.podName), Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		StorageClassName: &s.o.StorageClass,
+		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceStorage: *resource.NewQuantity(s.o.StorageBytes, resource.BinarySI)}},
+	}}
+}
+
+// service fronts the server pod: a ClusterIP, or a NodePort for via=nodeport.
+func (s *Server) service() *corev1.Service {
+	t := corev1.ServiceTypeClusterIP
+	if s.o.Via == "nodeport" {
+		t = corev1.ServiceTypeNodePort
+	}
+	return &corev1.Service{ObjectMeta: s.meta(s.podName), Spec: corev1.ServiceSpec{
+		Type:     t,
+		Selector: map[string]string{ledger.Label: s.runID, targetLabel: labelValue(s.name), "dbduel.role": serverName},
+		Ports:    []corev1.ServicePort{{Name: "db", Port: int32(s.serverPort), TargetPort: intstr.FromInt32(int32(s.serverPort)), Protocol: corev1.ProtocolTCP}},
+	}}
+}
+
+// agentPod runs dbduel's agent on node: the server's image (it has a
+// shell), started as root, waiting for its binary (copied in over exec)
+// before it serves the engine over its attached stdin and stdout. Burstable
+// at a small request, so it fits beside a Guaranteed server.
+func (s *Server) agentPod(node string) *corev1.Pod {
+	wait := fmt.Sprintf("while [ ! -x %s ]; do sleep 0.1; done; exec %s agent --dir %s", agentBinary, agentBinary, agentDataDir)
+	req := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(agentCPUMilli, resource.DecimalSI)}
+	m := s.meta(s.agentName)
+	m.Labels["dbduel.role"] = agentName
+	return &corev1.Pod{ObjectMeta: m, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name: agentName, Image: s.o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
+			Command: []string{"/bin/sh", "-c", wait},
+			Stdin:   true, StdinOnce: true,
+			Resources:       corev1.ResourceRequirements{Requests: req},
+			SecurityContext: &corev1.SecurityContext{RunAsUser: ptr(int64(0)), RunAsGroup: ptr(int64(0))},
+			VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: agentDir}, {Name: "work", MountPath: agentDataDir},
+				{Name: "cgroup", MountPath: cgroupMount, ReadOnly: true}},
+		}},
+		RestartPolicy: corev1.RestartPolicyNever, NodeName: node,
+		EnableServiceLinks:            new(bool),
+		TerminationGracePeriodSeconds: ptr(int64(2)),
+		Volumes: []corev1.Volume{
+			{Name: "bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			// The server pod's CPU, memory and throttling are in its
+			// cgroup on the node: read there, as a container's are here.
+			{Name: "cgroup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: ptr(corev1.HostPathDirectory)}}},
+		},
+	}}
+}
+
+func ptr[T any](v T) *T { return &v }

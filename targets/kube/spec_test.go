@@ -1,0 +1,124 @@
+package kube
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	_ "github.com/dbduel/dbduel/engine/driver/mongo"
+	_ "github.com/dbduel/dbduel/engine/driver/mysql"
+	_ "github.com/dbduel/dbduel/engine/driver/postgres"
+	"github.com/dbduel/dbduel/targets/specs"
+)
+
+func TestParseSpecDefaults(t *testing.T) {
+	o, err := ParseSpec("dbduel-test/mariadb:10.11.14")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Protocol != "mysql" || o.CPUs != 1 || o.MemoryBytes != 1<<30 || o.Client != "beside" || o.Via != "pod" || o.Storage != "emptydir" {
+		t.Fatalf("defaults: %+v", o)
+	}
+	o, err = ParseSpec("registry.local:5000/library/postgres:16,cpus=1.5,memory=2g,client=here,via=nodeport,storage=standard:10Gi,namespace=bench,node=n-1,env=A=b,args=--x=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Protocol != "postgres" || o.CPUs != 1.5 || o.MemoryBytes != 2<<30 || o.Client != "here" || o.Via != "nodeport" ||
+		o.Storage != "pvc" || o.StorageClass != "standard" || o.StorageBytes != 10<<30 || o.Namespace != "bench" || o.Node != "n-1" ||
+		len(o.Env) != 1 || len(o.Args) != 1 {
+		t.Fatalf("keys: %+v", o)
+	}
+	if o, _ := ParseSpec("mongo:7"); o.Protocol != "mongodb" {
+		t.Fatalf("mongo: %+v", o)
+	}
+}
+
+func TestParseSpecRefusals(t *testing.T) {
+	for spec, want := range map[string]string{
+		"":                         "needs an image",
+		"img,colour=blue":          "unknown key",
+		"busybox":                  "say protocol=",
+		"mariadb,via=service":      "via=service is the path of a client=here",
+		"mariadb,storage=lots":     "storage=",
+		"mariadb,namespace=Bad_NS": "namespace=",
+		"mariadb,memory=1k":        "memory=",
+		"mariadb,cpus=0":           "cpus=",
+		"mariadb,client=netns":     "client=",
+		"mariadb,protocol=redis":   "protocol=",
+	} {
+		_, err := ParseSpec(spec)
+		var ue *specs.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want a one-line usage error with %q", spec, err, want)
+		}
+	}
+}
+
+// Kubernetes names are DNS labels of at most 63: long target names are
+// cut and told apart by a hash.
+func TestObjectNames(t *testing.T) {
+	n := objectName("test-0123456789ab", "a_target", "client")
+	if n != "dbduel-test-0123456789ab-a-target-client" {
+		t.Fatal(n)
+	}
+	long1 := objectName("0123456789ab", strings.Repeat("x", 60)+"1", "")
+	long2 := objectName("0123456789ab", strings.Repeat("x", 60)+"2", "")
+	if len(long1) > 63 || long1 == long2 || !dnsLabel.MatchString(long1) {
+		t.Fatalf("%q %q", long1, long2)
+	}
+}
+
+// requests equal to limits, as Kubernetes compares them: the Guaranteed class.
+func TestServerPodIsGuaranteed(t *testing.T) {
+	s, err := New("pod", "dbduel-test/mariadb:10.11.14,cpus=1.5,memory=768m", "run1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ns = "default"
+	pod := s.serverPod([]string{"--defaults-file=/etc/dbduel/dbduel.cnf"})
+	c := pod.Spec.Containers[0]
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		req, lim := c.Resources.Requests[r], c.Resources.Limits[r]
+		if req.Cmp(lim) != 0 || req.IsZero() {
+			t.Fatalf("%s: request %s, limit %s", r, req.String(), lim.String())
+		}
+	}
+	if c.Resources.Limits.Cpu().MilliValue() != 1500 || c.Resources.Limits.Memory().Value() != 768<<20 {
+		t.Fatalf("limits %v", c.Resources.Limits)
+	}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever || pod.Labels["dbduel.run"] != "run1" || pod.Labels["dbduel.role"] != "server" {
+		t.Fatalf("pod %+v", pod.ObjectMeta)
+	}
+	if svc := s.service(); svc.Spec.Selector["dbduel.role"] != "server" || svc.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Fatalf("service %+v", svc.Spec)
+	}
+	agent := s.agentPod("node-1")
+	if agent.Spec.NodeName != "node-1" || !agent.Spec.Containers[0].StdinOnce || agent.Labels["dbduel.role"] != "agent" {
+		t.Fatalf("agent pod %+v", agent.Spec)
+	}
+	if _, limited := agent.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]; limited {
+		t.Fatal("the agent pod has a CPU limit: it would be throttled, not Burstable")
+	}
+}
+
+func TestPodStateSaysWhy(t *testing.T) {
+	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "server", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: "never pull"}}}}}}
+	if done, why := podState(pod, "server", true); done || !strings.Contains(why, "not on the node") {
+		t.Fatalf("%v %q", done, why)
+	}
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
+	if _, why := podState(pod, "server", true); !strings.Contains(why, "memory limit is too small") {
+		t.Fatal(why)
+	}
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	if done, why := podState(pod, "server", true); done || why != "" {
+		t.Fatalf("running, not ready: %v %q", done, why)
+	}
+	pod.Status.ContainerStatuses[0].Ready = true
+	if done, _ := podState(pod, "server", true); !done {
+		t.Fatal("ready pod not done")
+	}
+}
