@@ -17,8 +17,15 @@ podman network ls --format '{{.Name}} {{.Driver}}' 2>&1 | sort
 echo "# links"
 ip -o link | awk -F': ' '{print $2}' | sort
 echo "# iptables"
+# A table holding only its built-in chains at ACCEPT, without a rule, is
+# left out: the first iptables call that names it makes the kernel load it
+# (kube-proxy's, on a fresh machine), and an empty table is no change.
 for t in iptables-save ip6tables-save iptables-legacy-save ip6tables-legacy-save; do
-	"$t" 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | sort
+	"$t" 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//' | awk '
+		/^\*/ { table = $0; buf = ""; used = 0; next }
+		/^COMMIT/ { if (used) printf "%s\n%s%s\n", table, buf, $0; next }
+		{ buf = buf $0 "\n" }
+		!/^:(INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) ACCEPT *$/ { used = 1 }' | sort
 done
 echo "# mounts"
 awk '{print $2, $3}' /proc/mounts | sort
