@@ -77,7 +77,7 @@ func TestKubeNativeVsDockerVsPod(t *testing.T) {
 	image := testImage(t)
 	_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
 		"--target", "native=local:mariadbd", "--target", "docker=docker:"+image+",memory=1g,cpus=1",
-		"--target", "pod=k8s:"+image, "--target", "podhere=k8s:"+image+",client=here,via=service",
+		"--target", "pod=k8s:"+image, "--target", "podhere=k8s:"+image+",client=here,via=service,cpus=0.5,memory=512m",
 		"--runs", "2", "--time", "3", "--threads", "2", "--table-size", "2000", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -110,8 +110,28 @@ func TestKubeNativeVsDockerVsPod(t *testing.T) {
 		measured[run.Target]++
 		// The server's own count of the run's statements is dbduel's.
 		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
-			t.Fatalf("%s run %d: the server's count is not dbduel's: %+v", run.Target, run.Index, run.Honesty)
+			t.Errorf("%s run %d: the server's count is not dbduel's: %+v", run.Target, run.Index, run.Honesty)
 		}
+	}
+	// The pods' CPU from their cgroups on the node, read by the agent there;
+	// beside, the agent pod's (the client's) too.
+	for _, run := range r.Runs {
+		if run.Target != "pod" && run.Target != "podhere" {
+			continue
+		}
+		server, client := 0.0, 0.0
+		for _, iv := range run.Intervals {
+			v, _ := iv.Telemetry[result.TelServerCPUCores].(float64)
+			server = max(server, v)
+			c, _ := iv.Telemetry[result.TelClientCPUCores].(float64)
+			client = max(client, c)
+		}
+		if server <= 0 || (run.Target == "pod") != (client > 0) {
+			t.Fatalf("%s run %d: server CPU %.3f cores, client CPU %.3f cores", run.Target, run.Index, server, client)
+		}
+	}
+	if !strings.HasPrefix(pod.CgroupPath, "kubepods/pod") {
+		t.Fatalf("the Guaranteed pod's cgroup: %q", pod.CgroupPath)
 	}
 	for _, name := range []string{"native", "docker", "pod", "podhere"} {
 		if measured[name] != 2 {

@@ -52,7 +52,7 @@ func dbduelRun(t *testing.T, bin string, args ...string) result.Summary {
 
 // Each system test measures what sysbench 1.0.20 measures with the same
 // options on this machine, alternating the two tools (A B A B A B) and
-// comparing their best runs. The tolerance is wide because the machine is shared
+// comparing their median runs. The tolerance is wide because the machine is shared
 // and noisy: cpu within 25% (the bar), memory and fileio within a
 // factor 1.6 — a figure computed the wrong way (MiB instead of blocks,
 // fsyncs counted as reads) is off by far more. fileio runs without fsync:
@@ -90,16 +90,27 @@ func TestSysWorkloadsAgreeWithSysbench(t *testing.T) {
 				args = append(args, "--file-dir", dir, "--keep") // sysbench's next run needs the files
 				ours = append(ours, c.ours(dbduelRun(t, bin, args...)))
 			}
-			// Best of five against best of five: on a shared machine (CI
-			// runs packages side by side) a neighbour only ever takes CPU
-			// away, so each tool's least disturbed run is its own speed.
-			ratio := slices.Max(ours) / slices.Max(theirs)
-			t.Logf("%s: dbduel %v, sysbench %v: ratio of the best runs %.3f", c.name, ours, theirs, ratio)
+			// Median of five against median of five: on a shared machine
+			// (CI runs packages side by side) a run is disturbed both ways,
+			// by a neighbour's CPU and, for fileio, by the page cache's
+			// writeback of the previous run's dirty pages (one CI: dbduel
+			// 665..1802 MiB/s, sysbench 680..1060, so the best runs were
+			// 1.70 apart while the medians were 0.90); the median stands
+			// two disturbed runs on either side.
+			ratio := median(ours) / median(theirs)
+			t.Logf("%s: dbduel %v, sysbench %v: ratio of the medians %.3f", c.name, ours, theirs, ratio)
 			if ratio > c.tolerate || ratio < 1/c.tolerate || math.IsNaN(ratio) {
 				t.Fatalf("%s: dbduel/sysbench = %.3f, outside 1/%.2f..%.2f", c.name, ratio, c.tolerate, c.tolerate)
 			}
 		})
 	}
+}
+
+// median is the middle of an odd number of rates.
+func median(xs []float64) float64 {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
 }
 
 // The agent runs in a container with the SPEC's CPU limit: the limit is

@@ -401,6 +401,13 @@ up() {
 	start kubelet "$bin/kubelet" --config="$data/kubelet.yaml" --kubeconfig="$pki/kubelet.conf" \
 		--root-dir="$data/kubelet" --hostname-override="$node" --node-ip="$node_ip"
 	start kube-proxy "$bin/kube-proxy" --config="$data/kube-proxy.yaml"
+	# Pod to pod (and to a Service's pod) crosses the bridge through the
+	# FORWARD chain (bridge-nf-call-iptables), whose policy Docker sets to
+	# DROP: accept the pod network's own traffic, in a KUBE-* chain of the
+	# cluster's that `down` removes with kube-proxy's.
+	iptables -N KUBE-DBDUEL-PODS
+	iptables -A KUBE-DBDUEL-PODS -s "$pod_cidr" -d "$pod_cidr" -j ACCEPT
+	iptables -I FORWARD -j KUBE-DBDUEL-PODS
 	wait_for "the node Ready" 180 kubectl wait --for=condition=Ready "node/$node" --timeout=5s
 	wait_for "the default service account" 120 kubectl get serviceaccount default
 	# A pod must run: the sandbox image, the bridge network and the

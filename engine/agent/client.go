@@ -38,6 +38,36 @@ type Client struct {
 	args     []string
 	Version  string
 	Facts    map[string]string
+	// read is what the agent read of the server's counters at a run's
+	// start or end, handed to the engine's reading then (nil: no run is
+	// at either point, OpCount and ServerTime ask the agent).
+	readMu sync.Mutex
+	read   *counterReading
+}
+
+// counterReading is the server's count and statement timer as the agent
+// read them at a run's start or end.
+type counterReading struct {
+	count  *driver.OpCount
+	timer  *driver.ServerTime
+	failed string
+}
+
+// reading hands r to the engine's counter reads for the length of call.
+func (c *Client) reading(r *counterReading, call func()) {
+	c.readMu.Lock()
+	c.read = r
+	c.readMu.Unlock()
+	call()
+	c.readMu.Lock()
+	c.read = nil
+	c.readMu.Unlock()
+}
+
+func (c *Client) current() *counterReading {
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
+	return c.read
 }
 
 var _ engine.Remote = (*Client)(nil)
@@ -231,15 +261,20 @@ func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, 
 	}
 	req.Run = &runSpec{Threads: cfg.Threads, Time: cfg.Time, Events: cfg.Events, ReportInterval: cfg.ReportInterval,
 		Percentile: cfg.Percentile, Seed: cfg.Seed, Rate: cfg.Rate, Warmup: cfg.Warmup}
-	if cfg.AtReady != nil {
-		cfg.AtReady()
+	// The run starts when the agent's workers are connected: its "ready"
+	// carries the server's counters as the agent read them then.
+	atReady := func(r reply) {
+		if cfg.AtReady != nil {
+			c.reading(&counterReading{count: r.OpCount, timer: r.Time, failed: r.Error}, cfg.AtReady)
+		}
+		if cfg.Telemetry != nil {
+			cfg.Telemetry() // the windows start with the run
+		}
+		if cfg.Noise != nil {
+			cfg.Noise(nil)
+		}
 	}
-	if cfg.Telemetry != nil {
-		cfg.Telemetry() // the windows start with the run
-	}
-	if cfg.Noise != nil {
-		cfg.Noise(nil)
-	}
+	var end reply
 	var run *result.Run
 	var sides []result.Interval // host-side additions, by interval
 	var quiet time.Duration
@@ -248,6 +283,8 @@ func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, 
 	}
 	err = c.doWithin(ctx, req, quiet, func(r reply) error {
 		switch {
+		case r.Type == "ready":
+			atReady(r)
 		case r.Interval != nil:
 			iv := *r.Interval
 			if cfg.Telemetry != nil {
@@ -269,12 +306,12 @@ func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, 
 				emit(iv, h)
 			}
 		case r.Run != nil:
-			run = r.Run
+			run, end = r.Run, r
 		}
 		return nil
 	})
 	if cfg.AtEnd != nil {
-		cfg.AtEnd()
+		c.reading(&counterReading{count: end.OpCount, timer: end.Time, failed: end.Error}, cfg.AtEnd)
 	}
 	if run == nil {
 		if err == nil {
@@ -306,6 +343,12 @@ func (c *Client) OpCount(ctx context.Context) (driver.OpCount, error) {
 	if c.endpoint == nil {
 		return system.New(c.dir).OpCount(ctx)
 	}
+	if r := c.current(); r != nil {
+		if r.count == nil {
+			return driver.OpCount{}, fmt.Errorf("the agent could not read the server's count: %s", r.failed)
+		}
+		return *r.count, nil
+	}
 	var n *driver.OpCount
 	err := c.do(ctx, request{Op: "opcount", Endpoint: c.endpoint, Threads: 0}, func(r reply) error {
 		n = r.OpCount
@@ -325,6 +368,12 @@ func (c *Client) OpCount(ctx context.Context) (driver.OpCount, error) {
 func (c *Client) ServerTime(ctx context.Context) (driver.ServerTime, error) {
 	if c.endpoint == nil {
 		return driver.ServerTime{}, errors.New("the machine has no statement timer")
+	}
+	if r := c.current(); r != nil {
+		if r.timer == nil {
+			return driver.ServerTime{}, errors.New("the agent read no statement timer")
+		}
+		return *r.timer, nil
 	}
 	var t *driver.ServerTime
 	err := c.do(ctx, request{Op: "servertime", Endpoint: c.endpoint}, func(r reply) error {

@@ -57,12 +57,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 		}
 	}()
 	w := &replyWriter{enc: json.NewEncoder(out)}
+	counters := &counterDBs{open: open}
+	defer counters.close()
 	for r := range reqs {
 		opCtx, cancel := context.WithCancel(ctx)
 		mu.Lock()
 		cancelOp = cancel
 		mu.Unlock()
-		err := serveOne(opCtx, r, dir, open, w, version, facts)
+		err := serveOne(opCtx, r, dir, open, counters, w, version, facts)
 		cancel()
 		if ctx.Err() != nil {
 			// The agent's own process was told to stop (its container
@@ -103,7 +105,7 @@ func (w *replyWriter) send(r reply) {
 	}
 }
 
-func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyWriter, version string, facts func() map[string]string) error {
+func serveOne(ctx context.Context, r request, dir string, open Opener, counters *counterDBs, w *replyWriter, version string, facts func() map[string]string) error {
 	if r.Op == "hello" {
 		w.send(reply{Type: "hello", Version: version, Facts: facts()})
 		return nil
@@ -116,6 +118,13 @@ func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyW
 		w.send(reply{Type: "cgroup", Cgroup: &u})
 		return nil
 	}
+	if (r.Op == "opcount" || r.Op == "servertime") && r.Endpoint != nil {
+		db, err := counters.get(ctx, *r.Endpoint)
+		if err != nil {
+			return err
+		}
+		return readCounter(ctx, r.Op, db, w)
+	}
 	var db driver.DB = system.New(dir)
 	if r.Endpoint != nil {
 		if open == nil {
@@ -127,25 +136,8 @@ func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyW
 		}
 		defer db.Close()
 	}
-	if r.Op == "servertime" {
-		st, ok := db.(driver.ServerTimer)
-		if !ok {
-			return errors.New("this server does not time its statements")
-		}
-		t, err := st.ServerTime(ctx)
-		if err != nil {
-			return err
-		}
-		w.send(reply{Type: "servertime", Time: &t})
-		return nil
-	}
-	if r.Op == "opcount" {
-		n, err := db.OpCount(ctx)
-		if err != nil {
-			return err
-		}
-		w.send(reply{Type: "opcount", OpCount: &n})
-		return nil
+	if r.Op == "opcount" || r.Op == "servertime" {
+		return readCounter(ctx, r.Op, db, w)
 	}
 	wl, err := rebuild(r.Workload, r.Args)
 	if err != nil {
@@ -171,11 +163,29 @@ func serveOne(ctx context.Context, r request, dir string, open Opener, w *replyW
 		s := r.Run
 		cfg := engine.Config{Point: engine.Point{Workload: wl, Threads: s.Threads, Rate: s.Rate},
 			Load: engine.Load{Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval, Percentile: s.Percentile, Seed: s.Seed, Warmup: s.Warmup}}
+		end := reply{Type: "run"}
+		cfg.AtReady = func() { w.send(reply{Type: "ready"}) }
+		if r.Endpoint != nil {
+			// The server's counters are read here, where the workers are
+			// connected and done: the host reading them around the whole
+			// request would count the pool's own opening statements.
+			cdb, err := counters.get(ctx, *r.Endpoint)
+			if err != nil {
+				return err
+			}
+			cfg.AtReady = func() {
+				ready := reply{Type: "ready"}
+				ready.Time, ready.OpCount, ready.Error = readCounters(ctx, cdb, true)
+				w.send(ready)
+			}
+			cfg.AtEnd = func() { end.Time, end.OpCount, end.Error = readCounters(context.WithoutCancel(ctx), cdb, false) }
+		}
 		run, runErr := engine.Measure(ctx, cfg, "", db, func(iv result.Interval, h *hdrhistogram.Histogram) {
 			enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 			w.send(reply{Type: "interval", Interval: &iv, Hist: string(enc)})
 		})
-		w.send(reply{Type: "run", Run: &run})
+		end.Run = &run
+		w.send(end)
 		return runErr
 	default:
 		return fmt.Errorf("unknown request %q", r.Op)
@@ -212,4 +222,87 @@ func readPodCgroup(args []string) (cgroupstat.Usage, error) {
 	}
 	u.Path = rel
 	return u, nil
+}
+
+// readCounter answers opcount (the server's count of operations) or
+// servertime (its statement timer) from db.
+func readCounter(ctx context.Context, op string, db driver.DB, w *replyWriter) error {
+	if op == "servertime" {
+		st, ok := db.(driver.ServerTimer)
+		if !ok {
+			return errors.New("this server does not time its statements")
+		}
+		t, err := st.ServerTime(ctx)
+		if err != nil {
+			return err
+		}
+		w.send(reply{Type: "servertime", Time: &t})
+		return nil
+	}
+	n, err := db.OpCount(ctx)
+	if err != nil {
+		return err
+	}
+	w.send(reply{Type: "opcount", OpCount: &n})
+	return nil
+}
+
+// counterDBs keeps open, per server, the pool the server's counters are
+// read through: a pool opened for each reading would put its own opening
+// statements between a run's two readings, and the server's count would
+// exceed dbduel's by them.
+type counterDBs struct {
+	open Opener
+	dbs  map[string]driver.DB
+}
+
+func (c *counterDBs) get(ctx context.Context, ep driver.Endpoint) (driver.DB, error) {
+	if c.open == nil {
+		return nil, errors.New("this agent reaches no server")
+	}
+	key := ep.URL()
+	if db, ok := c.dbs[key]; ok {
+		return db, nil
+	}
+	db, err := c.open(ctx, ep, 2)
+	if err != nil {
+		return nil, err
+	}
+	if c.dbs == nil {
+		c.dbs = map[string]driver.DB{}
+	}
+	c.dbs[key] = db
+	return db, nil
+}
+
+func (c *counterDBs) close() {
+	for _, db := range c.dbs {
+		db.Close()
+	}
+}
+
+// readCounters reads the server's statement timer (when it has one) and
+// its operation count: the timer first at a run's start, last at its end,
+// as the host's conductor does (the timer's statements stay outside the
+// count). What fails is said in the reply's error; the run goes on.
+func readCounters(ctx context.Context, db driver.DB, timerFirst bool) (st *driver.ServerTime, n *driver.OpCount, failed string) {
+	readTimer := func() {
+		if timer, ok := db.(driver.ServerTimer); ok {
+			if t, err := timer.ServerTime(ctx); err == nil {
+				st = &t
+			}
+		}
+	}
+	if timerFirst {
+		readTimer()
+	}
+	if c, err := db.OpCount(ctx); err != nil {
+		failed = err.Error()
+	} else {
+		n = &c
+	}
+	if !timerFirst {
+		readTimer()
+	}
+	return st, n, failed
 }

@@ -12,16 +12,20 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/engine/result"
@@ -64,8 +68,14 @@ type Server struct {
 	cgPath, agentCg string
 }
 
+// quietClientGo sends client-go's own log (klog: a stream's closing, a
+// watch's retry) nowhere: dbduel says what went wrong in its errors, and
+// klog would write over the terminal's screen.
+var quietClientGo sync.Once
+
 // New returns an unstarted k8s: target for SPEC (without "k8s:").
 func New(name, spec, runID string) (*Server, error) {
+	quietClientGo.Do(func() { klog.SetLogger(logr.Discard()) })
 	o, err := ParseSpec(spec)
 	if err != nil {
 		return nil, err
@@ -332,8 +342,13 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	if err != nil {
 		return t, fmt.Errorf("k8s: read pod %s: %w", s.podName, err)
 	}
+	v, datadir, err := driver.ServerInfo(ctx, s.ep)
+	if err != nil {
+		return t, err
+	}
+	t.ServerVersion = v
 	d := &t.Described
-	d.Engine, d.Image, d.Host = "kubernetes", s.o.Image, pod.Spec.NodeName
+	d.Engine, d.Image, d.Host = "kubernetes", s.o.Image, s.nodeHost(ctx, pod.Spec.NodeName)
 	d.KubeContext, d.Namespace, d.Pod, d.Node = s.kctx, s.ns, pod.Name, pod.Spec.NodeName
 	d.QOSClass = string(pod.Status.QOSClass)
 	if pod.Spec.RuntimeClassName != nil {
@@ -350,12 +365,52 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	d.NetworkMode, d.NetworkPath = "pod", s.networkPath()
 	d.Address = s.ep.Host
 	d.ClientPlacement = s.o.Client
+	if s.cgPath == "" && s.sampler != nil {
+		_, _ = s.Sample(ctx) // finds the cgroup; Sample's error says it again in the run
+	}
 	d.CgroupPath = s.cgPath
-	d.Datadir = &result.Datadir{Kind: "emptydir", Path: s.protocol().Image.Datadir}
+	d.Datadir = &result.Datadir{Kind: "emptydir", Path: datadir}
 	if s.o.Storage == "pvc" {
 		d.Datadir.Kind, d.StorageClass = "pvc", s.o.StorageClass
 	}
 	return t, nil
+}
+
+// nodeHost is the machine a node is: "local" when its address is one of
+// this machine's (a node of a cluster on this host), else its address.
+func (s *Server) nodeHost(ctx context.Context, name string) string {
+	node, err := s.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return name // a user without nodes/get: the node's name is what is known
+	}
+	var addr string
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP || (addr == "" && a.Type == corev1.NodeExternalIP) {
+			addr = a.Address
+		}
+	}
+	if addr == "" {
+		return name
+	}
+	if isLocalAddress(addr) {
+		return "local"
+	}
+	return addr
+}
+
+// isLocalAddress says addr is an address of one of this machine's interfaces.
+func isLocalAddress(addr string) bool {
+	ip := net.ParseIP(addr)
+	ifAddrs, err := net.InterfaceAddrs()
+	if ip == nil || err != nil {
+		return false
+	}
+	for _, a := range ifAddrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // networkPath names the path the client's packets take to the server.

@@ -40,6 +40,11 @@ func (s *Server) waitPod(ctx context.Context, name, container string, ready bool
 			return nil, fmt.Errorf("k8s: read pod %s: %w", name, err)
 		}
 		done, why := podState(pod, container, ready)
+		if msg, ok := unschedulable(pod); ok && why == "" && time.Since(start) > unschedulableFor {
+			// Nothing of the run's will free the node: its pods all start
+			// before the plan does.
+			why = "it cannot be scheduled: " + msg + " (lower its cpus= or memory=, or give node= a node with room)"
+		}
 		switch {
 		case done:
 			return pod, nil
@@ -58,6 +63,20 @@ func (s *Server) waitPod(ctx context.Context, name, container string, ready bool
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
+}
+
+// unschedulableFor is how long a pod the scheduler finds no room for is
+// waited on before the start gives up.
+var unschedulableFor = 20 * time.Second
+
+// unschedulable is the scheduler's word on a pod it cannot place.
+func unschedulable(pod *corev1.Pod) (string, bool) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.Message, true
+		}
+	}
+	return "", false
 }
 
 // podState says whether pod's container is there yet (running, and ready

@@ -120,12 +120,18 @@ func (s *Server) makeMariaDBDirs(account *syscall.Credential) (runDir string, er
 }
 
 // initDatadir runs the flavour's initialisation (one retry: a bootstrap
-// can fail transiently on a loaded host).
+// can fail transiently on a loaded host). Its temporary tables go in the
+// server's own tmp/ (TMPDIR, which mysqld takes as its tmpdir), not the
+// shared /tmp: a CI bootstrap there lost one to another process's
+// clean-up ("Could not remove temporary table '/tmp/#sql-temptable-…'").
 func (s *Server) initDatadir(ctx context.Context, account *syscall.Credential) error {
 	init := InitCommand(s.flavour, s.binary, s.defaultsFile, s.datadir, runAsUser(account))
+	tmpDir := filepath.Join(filepath.Dir(s.datadir), "tmp")
 	var initErr error
 	for attempt := 0; attempt < 2; attempt++ {
-		out, err := exec.CommandContext(ctx, init[0], init[1:]...).CombinedOutput()
+		cmd := exec.CommandContext(ctx, init[0], init[1:]...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmpDir)
+		out, err := cmd.CombinedOutput()
 		if err == nil {
 			return nil
 		}
