@@ -185,3 +185,47 @@ func TestKubeUnknownContext(t *testing.T) {
 		t.Errorf("an unknown context: exit %d, %q", code, stderr)
 	}
 }
+
+// network=host: the server pod on the node's network, listening on its
+// loopback; reached from an agent pod on the node's network beside it, and
+// from here (the test node is this machine). Counts exact, the path read
+// back as host.
+func TestKubeHostNetwork(t *testing.T) {
+	cs := kubeClient(t)
+	runID := newRunID()
+	out := filepath.Join(t.TempDir(), "r.json")
+	image := testImage(t)
+	_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
+		"--target", "hostbeside=k8s:"+image+",network=host,cpus=0.5,memory=512m",
+		"--target", "hosthere=k8s:"+image+",network=host,client=here,cpus=0.5,memory=512m",
+		"--runs", "1", "--time", "3", "--threads", "2", "--table-size", "1000", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range r.Targets {
+		d := tg.Described
+		if d.Engine != "kubernetes" || d.NetworkMode != "host" || d.NetworkPath != "host" || d.Address != "127.0.0.1" || d.Host != "local" {
+			t.Errorf("%s not read back as on the node's network: %+v", tg.Name, d)
+		}
+	}
+	measured := 0
+	for _, run := range r.Runs {
+		if run.Warmup {
+			continue
+		}
+		measured++
+		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
+			t.Errorf("%s: the server's count is not dbduel's: %+v", run.Target, run.Honesty)
+		}
+	}
+	if measured != 2 {
+		t.Errorf("%d measured runs, want 2", measured)
+	}
+	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
+		t.Fatalf("left in the cluster: %v", left)
+	}
+}

@@ -162,6 +162,16 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	s.noted = true
+	if s.o.Network == "host" {
+		// The node's network: a port that is free here, which is the
+		// node's network when the node is this machine; on another node a
+		// taken port fails the server's start, by name.
+		port, err := provision.FreePort()
+		if err != nil {
+			return err
+		}
+		s.serverPort = port
+	}
 	st, err := s.createConfig(ctx)
 	if err != nil {
 		return err
@@ -213,7 +223,8 @@ func (s *Server) startPod(ctx context.Context, cmd []string) error {
 // cnf=), and returns the image's set-up.
 func (s *Server) createConfig(ctx context.Context) (driver.ImageStart, error) {
 	p := s.protocol()
-	in := driver.ImageSetup{ConfigDir: configDir, Port: s.serverPort, Password: provision.NewPassword()}
+	in := driver.ImageSetup{ConfigDir: configDir, Port: s.serverPort, Password: provision.NewPassword(),
+		HostNetwork: s.o.Network == "host"}
 	files := map[string]string{}
 	if s.o.Cnf != "" {
 		data, err := os.ReadFile(s.o.Cnf)
@@ -249,6 +260,15 @@ func (s *Server) createConfig(ctx context.Context) (driver.ImageStart, error) {
 // address and the NodePort.
 func (s *Server) setEndpoint(ctx context.Context) error {
 	s.ep.Host, s.ep.Port = s.pod.Status.PodIP, s.serverPort
+	if s.o.Network == "host" {
+		// On the node's loopback: reached from beside it (an agent pod on
+		// the node's network too), or here when the node is this machine.
+		if s.o.Client == "here" && !isLocalAddress(s.pod.Status.HostIP) {
+			return fmt.Errorf("k8s: network=host: the server listens on node %s's loopback, which client=here on this machine cannot reach: use client=beside", s.pod.Spec.NodeName)
+		}
+		s.ep.Host = "127.0.0.1"
+		return nil
+	}
 	if s.o.Via == "service" || s.o.Via == "nodeport" {
 		svc, err := s.cs.CoreV1().Services(s.ns).Get(ctx, s.podName, metav1.GetOptions{})
 		if err != nil {
@@ -362,7 +382,7 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	c := pod.Spec.Containers[0]
 	d.CPUs = float64(c.Resources.Limits.Cpu().MilliValue()) / 1000
 	d.MemoryLimitBytes = c.Resources.Limits.Memory().Value()
-	d.NetworkMode, d.NetworkPath = "pod", s.networkPath()
+	d.NetworkMode, d.NetworkPath = s.o.Network, s.networkPath()
 	d.Address = s.ep.Host
 	d.ClientPlacement = s.o.Client
 	if s.cgPath == "" && s.sampler != nil {
@@ -416,6 +436,8 @@ func isLocalAddress(addr string) bool {
 // networkPath names the path the client's packets take to the server.
 func (s *Server) networkPath() string {
 	switch {
+	case s.o.Network == "host":
+		return "host"
 	case s.o.Via == "service":
 		return "cluster-ip"
 	case s.o.Via == "nodeport":

@@ -91,6 +91,11 @@ func (s *Server) serverPod(cmd []string) *corev1.Pod {
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(s.serverPort))}},
 			PeriodSeconds: 1, FailureThreshold: 1},
 	}
+	if o.Network == "host" {
+		// The server listens on the node's loopback alone; the kubelet
+		// probes from the node's network, so it can ask there.
+		c.ReadinessProbe.TCPSocket.Host = "127.0.0.1"
+	}
 	m := s.meta(s.podName)
 	m.Labels["dbduel.role"] = serverName
 	pod := &corev1.Pod{ObjectMeta: m, Spec: corev1.PodSpec{
@@ -103,6 +108,7 @@ func (s *Server) serverPod(cmd []string) *corev1.Pod {
 			{Name: "data", VolumeSource: s.dataVolume()},
 		},
 	}}
+	s.onNodeNetwork(&pod.Spec)
 	return pod
 }
 
@@ -147,7 +153,7 @@ func (s *Server) agentPod(node string) *corev1.Pod {
 	req := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(agentCPUMilli, resource.DecimalSI)}
 	m := s.meta(s.agentName)
 	m.Labels["dbduel.role"] = agentName
-	return &corev1.Pod{ObjectMeta: m, Spec: corev1.PodSpec{
+	pod := &corev1.Pod{ObjectMeta: m, Spec: corev1.PodSpec{
 		Containers: []corev1.Container{{
 			Name: agentName, Image: s.o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
 			Command: []string{"/bin/sh", "-c", wait},
@@ -168,6 +174,17 @@ func (s *Server) agentPod(node string) *corev1.Pod {
 			{Name: "cgroup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: ptr(corev1.HostPathDirectory)}}},
 		},
 	}}
+	s.onNodeNetwork(&pod.Spec)
+	return pod
+}
+
+// onNodeNetwork puts a network=host target's pods (the server and its
+// agent, which reaches it on the node's loopback) on the node's network.
+func (s *Server) onNodeNetwork(spec *corev1.PodSpec) {
+	if s.o.Network == "host" {
+		spec.HostNetwork = true
+		spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

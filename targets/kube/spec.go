@@ -35,7 +35,10 @@ type Options struct {
 	// Via is the path a client=here takes: pod (the pod IP), service (the
 	// Service's ClusterIP, through kube-proxy) or nodeport (the node's
 	// address and the Service's NodePort).
-	Via      string
+	Via string
+	// Network is the server pod's network: pod (its own, the default) or
+	// host (hostNetwork: the node's, the server on its loopback).
+	Network  string
 	Protocol string // mysql|postgres|mongodb ("": from the image's name)
 	Args     []string
 	Env      []string
@@ -49,7 +52,7 @@ const (
 )
 
 var allowedKeys = map[string]bool{"context": true, "namespace": true, "node": true, "memory": true, "cpus": true,
-	"storage": true, "cnf": true, "client": true, "via": true, "protocol": true, "args": true, "env": true}
+	"storage": true, "cnf": true, "client": true, "via": true, "network": true, "protocol": true, "args": true, "env": true}
 
 // dnsLabel is a Kubernetes namespace or node name's shape (RFC 1123).
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
@@ -69,7 +72,7 @@ func ParseSpec(spec string) (Options, error) {
 	if err := specs.CheckKeys("k8s:", kvs, allowedKeys, map[string]bool{"args": true, "env": true}); err != nil {
 		return Options{}, err
 	}
-	o := Options{Image: head, Storage: "emptydir", Client: "beside", Via: "pod",
+	o := Options{Image: head, Storage: "emptydir", Client: "beside", Via: "pod", Network: "pod",
 		CPUs: defaultCPUs, MemoryBytes: defaultMemoryBytes}
 	for _, kv := range kvs {
 		if err := o.set(kv.Key, kv.Value); err != nil {
@@ -79,6 +82,8 @@ func ParseSpec(spec string) (Options, error) {
 	switch {
 	case o.Client == "beside" && o.Via != "pod":
 		return bad("via=%s is the path of a client=here; a client beside the server reaches its pod IP", o.Via)
+	case o.Network == "host" && o.Via != "pod":
+		return bad("network=host puts the server on its node's loopback: no Service reaches it, so via=%s cannot", o.Via)
 	}
 	if o.Protocol == "" {
 		if o.Protocol = protocolOfImage(o.Image); o.Protocol == "" {
@@ -135,6 +140,11 @@ func (o *Options) set(key, v string) error {
 			return fmt.Errorf("via=%q: want pod (the pod IP), service (the ClusterIP, through kube-proxy) or nodeport", v)
 		}
 		o.Via = v
+	case "network":
+		if v != "pod" && v != "host" {
+			return fmt.Errorf("network=%q: want pod (the pod's own network, the default) or host (hostNetwork: the node's)", v)
+		}
+		o.Network = v
 	case "protocol":
 		if p, err := driver.Lookup(v); err != nil || p.Image.Setup == nil {
 			return fmt.Errorf("protocol=%q: want mysql, postgres or mongodb", v)

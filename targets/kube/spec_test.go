@@ -30,7 +30,10 @@ func TestParseSpecDefaults(t *testing.T) {
 		len(o.Env) != 1 || len(o.Args) != 1 {
 		t.Fatalf("keys: %+v", o)
 	}
-	if o, _ := ParseSpec("mongo:7"); o.Protocol != "mongodb" {
+	if o, _ := ParseSpec("mariadb,network=host"); o.Network != "host" || o.Via != "pod" {
+		t.Fatalf("network=host: %+v", o)
+	}
+	if o, _ := ParseSpec("mongo:7"); o.Protocol != "mongodb" || o.Network != "pod" {
 		t.Fatalf("mongo: %+v", o)
 	}
 }
@@ -47,6 +50,8 @@ func TestParseSpecRefusals(t *testing.T) {
 		"mariadb,cpus=0":           "cpus=",
 		"mariadb,client=netns":     "client=",
 		"mariadb,protocol=redis":   "protocol=",
+		"mariadb,network=bridge":   "network=",
+		"mariadb,network=host,client=here,via=service": "network=host puts the server on its node's loopback",
 	} {
 		_, err := ParseSpec(spec)
 		var ue *specs.UsageError
@@ -100,6 +105,31 @@ func TestServerPodIsGuaranteed(t *testing.T) {
 	}
 	if _, limited := agent.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]; limited {
 		t.Fatal("the agent pod has a CPU limit: it would be throttled, not Burstable")
+	}
+}
+
+// network=host: the server and its agent on the node's network, the
+// server on the node's loopback, probed there.
+func TestHostNetworkPods(t *testing.T) {
+	s, err := New("pod", "dbduel-test/mariadb:10.11.14,network=host", "run1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ns, s.serverPort = "default", 40123
+	pod := s.serverPod(nil)
+	probe := pod.Spec.Containers[0].ReadinessProbe.TCPSocket
+	if !pod.Spec.HostNetwork || pod.Spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet || probe.Host != "127.0.0.1" || probe.Port.IntValue() != 40123 {
+		t.Fatalf("server pod: hostNetwork %v, dns %s, probe %+v", pod.Spec.HostNetwork, pod.Spec.DNSPolicy, probe)
+	}
+	if agent := s.agentPod("node-1"); !agent.Spec.HostNetwork {
+		t.Fatal("the agent pod is not on the node's network: it cannot reach the server's loopback")
+	}
+	if s.networkPath() != "host" {
+		t.Fatalf("network path %q", s.networkPath())
+	}
+	s, _ = New("pod", "dbduel-test/mariadb:10.11.14", "run1")
+	if s.serverPod(nil).Spec.HostNetwork || s.agentPod("n").Spec.HostNetwork || s.networkPath() != "pod-ip" {
+		t.Fatal("the default target is on the node's network")
 	}
 }
 
