@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -104,8 +103,10 @@ func (s *Server) copyBinary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: f, Stdout: &out, Stderr: &out}); err != nil {
+	// One buffer for both streams, locked: client-go copies stdout and
+	// stderr from goroutines of their own.
+	out := &provision.TailBuffer{Max: 4096}
+	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: f, Stdout: out, Stderr: out}); err != nil {
 		return fmt.Errorf("%w %s", err, driver.OneLine(out.String()))
 	}
 	return nil
