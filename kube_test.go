@@ -8,12 +8,9 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -143,37 +140,6 @@ func TestKubeNativeVsDockerVsPod(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ledger.Dir(), "kube-"+runID+"-pod.txt")); !os.IsNotExist(err) {
 		t.Fatalf("the run's cluster note is still there: %v", err)
-	}
-}
-
-// dbduel SIGKILLed with its pods running leaves them; `dbduel clean`
-// finds them through the run's note and deletes them.
-func TestKubeCleanAfterSIGKILL(t *testing.T) {
-	cs := kubeClient(t)
-	bin := buildBinary(t)
-	runID := newRunID()
-	cmd := exec.Command(bin, "run", "oltp_point_select", "--target", "pod=k8s:"+testImage(t)+",cpus=0.5,memory=512m",
-		"--time", "60", "--table-size", "500", "--no-tui")
-	cmd.Env = append(os.Environ(), runEnv(runID), agentEnv(t))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for len(kubeLeftovers(t, cs, runID)) < 5 { // the server and agent pods, service, secret, config map
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the run's objects never all appeared: %v", kubeLeftovers(t, cs, runID))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	stdout, stderr, code := dbduel(t, "clean", "--run", runID)
-	if code != 0 || !strings.Contains(stdout, "removed the Kubernetes objects of run "+runID+", target pod") {
-		t.Fatalf("clean: exit %d: %s %s", code, stdout, stderr)
-	}
-	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
-		t.Fatalf("left in the cluster after clean: %v", left)
 	}
 }
 

@@ -458,6 +458,11 @@ func (s *Server) Stop(ctx context.Context) error {
 	if err == nil {
 		ledger.ForgetKube(s.runID, s.name)
 		s.noted = false
+		return nil
+	}
+	if _, verr := s.cs.Discovery().ServerVersion(); verr != nil {
+		// The note stays: clean finds the objects through it.
+		return fmt.Errorf("the Kubernetes objects of target %s are left behind: %s; `dbduel clean --run %s` deletes them once it answers", s.name, s.apiUnreachable(verr), s.runID)
 	}
 	return err
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The Kubernetes fault table: faults done to a k8s: target's pod, its
+// cluster and dbduel, for a client here and beside the pod. The cells run
+// on the test cluster (TestKubeFaults, behind the k8s build tag);
+// docs/faults.md's Kubernetes table is rendered from this one, which the
+// default tests check (TestKubeFaultsDoc).
+
+// kubePlacements are the columns: where the benchmark client runs.
+var kubePlacements = []string{"client=here", "client=beside"}
+
+// kubeFault is one row: how the test makes it, what dbduel must do, and
+// the SPEC keys the cell adds to `k8s:IMAGE,cpus=0.5`.
+type kubeFault struct {
+	name, how string
+	keys      string
+	want      outcome
+}
+
+var kubeFaults = []kubeFault{
+	{name: "pod deleted", how: "`kubectl delete pod` of the server pod (its default grace period)", keys: ",memory=512m",
+		want: ends("deleted (by someone else", 10*time.Second)},
+	{name: "OOM-killed", how: "a memory hog `kubectl exec`ed into the server container with `memory=384m`, the server made the OOM killer's first choice", keys: ",memory=384m",
+		want: ends("was OOM-killed", 30*time.Second)},
+	{name: "API server unreachable", how: "the kubeconfig's server through a proxy the test closes, opened again for `dbduel clean`", keys: ",memory=512m",
+		want: ends("API server unreachable", 10*time.Second)},
+	{name: "dbduel SIGKILLed", how: "`kill -KILL` of dbduel mid-run, then `dbduel clean`", keys: ",memory=512m",
+		want: cleaned()},
+}
+
+// kubeNotTested are faults of the issue's list without a cell, and why.
+const kubeNotTested = "Not made by the tests: the kubelet stopped. The test cluster's one kubelet runs the pods and " +
+	"carries attach and exec; stopping it mid-test would stop the cluster the other tests share. What dbduel does is " +
+	"written, not tested: a run that fails names `node N is NotReady` once the node controller says so, or, before, " +
+	"`the kubelet of node N does not answer` (asked through the API server's node proxy)."
+
+func kubeFaultsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| fault (how the test makes it) |")
+	for _, p := range kubePlacements {
+		b.WriteString(" " + p + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(kubePlacements)) + "\n")
+	for _, f := range kubeFaults {
+		fmt.Fprintf(&b, "| **%s** (%s) |", f.name, f.how)
+		for range kubePlacements {
+			w := f.want
+			if w.exit == 0 {
+				fmt.Fprintf(&b, " %s |", w.rule)
+			} else {
+				fmt.Fprintf(&b, " ends, exit %d, within %s: «%s» |", w.exit, w.bound, w.names)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n" + kubeNotTested + "\n")
+	b.WriteString("\nEach cell is `go test -tags k8s -run 'TestKubeFaults/<fault>/<placement>' .` (spaces as `_`) on the test cluster.\n")
+	return b.String()
+}
+
+// TestKubeFaultsDoc keeps docs/faults.md's Kubernetes table the one
+// TestKubeFaults runs: DBDUEL_UPDATE_DOCS=1 rewrites it.
+func TestKubeFaultsDoc(t *testing.T) {
+	const begin, end = "<!-- kubernetes faults: rendered by TestKubeFaultsDoc -->\n", "<!-- end of the kubernetes faults -->\n"
+	data, err := os.ReadFile("docs/faults.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/faults.md lacks the markers %q and %q", begin, end)
+	}
+	want := kubeFaultsMarkdown()
+	if doc[i+len(begin):j] == want {
+		return
+	}
+	if os.Getenv("DBDUEL_UPDATE_DOCS") == "1" {
+		os.WriteFile("docs/faults.md", []byte(doc[:i+len(begin)]+want+doc[j:]), 0o644)
+		return
+	}
+	t.Fatalf("docs/faults.md's Kubernetes table is not the one TestKubeFaults runs; DBDUEL_UPDATE_DOCS=1 go test -run TestKubeFaultsDoc rewrites it. Want:\n%s", want)
+}
