@@ -34,6 +34,9 @@ type Sample struct {
 	// ClientCPUNS is the cumulative CPU of a benchmark client the target
 	// runs itself (dbduel's agent in the server's network namespace; 0: none).
 	ClientCPUNS uint64
+	// ClientAt is when ClientCPUNS was read, when not At: an engine's
+	// stats API may hand back its last collection, older than the server's.
+	ClientAt time.Time
 	// NetRxBytes and NetTxBytes are the cumulative bytes the server's
 	// network interfaces received and sent, loopback aside (as the
 	// engine's stats API counts them), when NetMeasured: a container with
@@ -106,4 +109,12 @@ type Diagnoser interface {
 // container whose engine stops answering): Health says so.
 type HealthChecker interface {
 	Health(ctx context.Context) error
+}
+
+// ClientTime is when the sample's client CPU was read.
+func (s Sample) ClientTime() time.Time {
+	if s.ClientAt.IsZero() {
+		return s.At
+	}
+	return s.ClientAt
 }

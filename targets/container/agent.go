@@ -311,7 +311,7 @@ func (n *NetnsClient) Sample(ctx context.Context) (targets.Sample, error) {
 		return s, err
 	}
 	if c, err := n.agent.Server.Sample(ctx); err == nil {
-		s.ClientCPUNS = c.CPUNS
+		s.ClientCPUNS, s.ClientAt = c.CPUNS, c.At
 	}
 	return s, nil
 }

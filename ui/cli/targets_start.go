@@ -191,6 +191,9 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 		return nil
 	}
 	idle := idleCores(ctx, t, prev)
+	// The client's reading keeps its own time: a stale one (the same
+	// collection handed back again) spans no time and waits for the next.
+	prevClientNS, prevClientAt := prev.ClientCPUNS, prev.ClientTime()
 	return func() map[string]any {
 		cur, err := t.Sample(ctx)
 		if err != nil {
@@ -207,8 +210,9 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
 			m[result.TelProxyCPUCores] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
 		}
-		if cur.ClientCPUNS > 0 && dt > 0 && cur.ClientCPUNS >= prev.ClientCPUNS {
-			m[result.TelClientCPUCores] = math.Round(float64(cur.ClientCPUNS-prev.ClientCPUNS)/1e9/dt*1000) / 1000
+		if cdt := cur.ClientTime().Sub(prevClientAt).Seconds(); cur.ClientCPUNS > 0 && cdt > 0 && cur.ClientCPUNS >= prevClientNS {
+			m[result.TelClientCPUCores] = math.Round(float64(cur.ClientCPUNS-prevClientNS)/1e9/cdt*1000) / 1000
+			prevClientNS, prevClientAt = cur.ClientCPUNS, cur.ClientTime()
 		}
 		if cur.NetMeasured && prev.NetMeasured && dt > 0 && cur.NetRxBytes >= prev.NetRxBytes && cur.NetTxBytes >= prev.NetTxBytes {
 			m[result.TelNetRxBytesPerS] = math.Round(float64(cur.NetRxBytes-prev.NetRxBytes) / dt)

@@ -66,3 +66,29 @@ func TestTelemetryNetworkBytes(t *testing.T) {
 		t.Fatalf("telemetry %v", m)
 	}
 }
+
+// A client reading handed back again (an engine's stats API returns its
+// last collection) spans no time: that window has no client figure, and
+// the next spans both, at the readings' own times, not the server's.
+func TestTelemetryStaleClientReading(t *testing.T) {
+	defer func(d time.Duration) { idleSample = d }(idleSample)
+	idleSample = 0
+	t0 := time.Unix(1000, 0)
+	tg := &sampled{Fake: &targets.Fake{TargetName: "c"}, samples: []targets.Sample{
+		{At: t0, ClientCPUNS: 1e9, ClientAt: t0},
+		{At: t0.Add(time.Second / 2), ClientCPUNS: 1e9, ClientAt: t0}, // the idle reading before the run
+		{At: t0.Add(time.Second), ClientCPUNS: 1e9, ClientAt: t0},     // stale
+		{At: t0.Add(2 * time.Second), ClientCPUNS: 2e9, ClientAt: t0.Add(2 * time.Second)},
+		{At: t0.Add(3 * time.Second), ClientCPUNS: 2.6e9}, // read with the server's
+	}}
+	read := telemetry(context.Background(), tg)
+	if m := read(); m["client_cpu_cores"] != nil {
+		t.Fatalf("a stale client reading gave a figure: %v", m)
+	}
+	if m := read(); m["client_cpu_cores"] != 0.5 { // 1 s of CPU over 2 s
+		t.Fatalf("telemetry %v", m)
+	}
+	if m := read(); m["client_cpu_cores"] != 0.6 {
+		t.Fatalf("telemetry %v", m)
+	}
+}
