@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -190,6 +191,9 @@ func oomKillServer(t *testing.T, cs kubernetes.Interface, runID string) time.Tim
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		p, err := cs.CoreV1().Pods("default").Get(context.Background(), pod.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return time.Now() // dbduel saw the kill first, ended and deleted the pod
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
