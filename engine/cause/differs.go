@@ -106,7 +106,8 @@ func variable(r *result.Result, target, name string) string {
 // published port through a userland proxy (docker-proxy, rootless
 // Podman's rootlessport), a published port by the kernel's
 // NAT alone (Podman's netavark/CNI, Docker without its proxy), or the
-// container's own loopback (the client in its network namespace).
+// container's own loopback (the client in its network namespace), or a
+// pod's address, Service or NodePort.
 func pathOf(d result.Described) string {
 	switch {
 	case d.ClientPlacement == "netns":
@@ -121,6 +122,12 @@ func pathOf(d result.Described) string {
 		return "published port (NAT, no proxy)"
 	case d.NetworkPath == "remote-published":
 		return "the engine host's published port"
+	case d.Engine == "kubernetes" && d.NetworkPath == "pod-ip":
+		return "the pod IP (the node's bridge)"
+	case d.Engine == "kubernetes" && d.NetworkPath == "cluster-ip":
+		return "the Service's ClusterIP (kube-proxy's NAT)"
+	case d.Engine == "kubernetes" && d.NetworkPath == "node-port":
+		return "the node's NodePort (kube-proxy's NAT)"
 	}
 	return "direct" // the host network, or a server outside any container
 }

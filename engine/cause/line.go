@@ -112,7 +112,7 @@ func For(r *result.Result, target string, point int) string {
 		groups = append(groups, c)
 	}
 	if len(groups) == 0 {
-		return "not in the telemetry: no docker-proxy, no CPU throttling, the server's CPU per transaction within 10%, the same configuration"
+		return "not in the telemetry: no docker-proxy or CPU throttling on one side only, the server's CPU per transaction within 10%, the same configuration and network path"
 	}
 	return strings.Join(groups, "; ")
 }

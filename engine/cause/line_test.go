@@ -293,8 +293,9 @@ func TestCpusetOfEveryCPUIsNoDifference(t *testing.T) {
 }
 
 // The cause names each network path it differs by: Podman's published
-// port (no proxy), the container's own loopback, a remote engine's port
-// (docker-proxy is named with its cost, measured alongside).
+// port (no proxy), the container's own loopback, a remote engine's port,
+// a pod's address, Service and NodePort (docker-proxy is named with its
+// cost, measured alongside); a pod on the node's network is direct.
 func TestCauseNamesTheNetworkPath(t *testing.T) {
 	for _, c := range []struct {
 		d    result.Described
@@ -304,6 +305,9 @@ func TestCauseNamesTheNetworkPath(t *testing.T) {
 		{result.Described{NetworkPath: "rootlessport", NetworkMode: "bridge", Engine: "podman", Rootless: true}, "network path direct → rootless Podman's rootlessport (a userland proxy)"},
 		{result.Described{NetworkPath: "remote-published", NetworkMode: "bridge", Engine: "docker", Host: "10.254.77.2"}, "network path direct → the engine host's published port"},
 		{result.Described{NetworkPath: "bridge-direct", NetworkMode: "bridge", Engine: "docker", ClientPlacement: "netns"}, "network path direct → the container's own loopback"},
+		{result.Described{NetworkPath: "pod-ip", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "here"}, "network path direct → the pod IP (the node's bridge)"},
+		{result.Described{NetworkPath: "cluster-ip", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "here"}, "network path direct → the Service's ClusterIP (kube-proxy's NAT)"},
+		{result.Described{NetworkPath: "node-port", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "here"}, "network path direct → the node's NodePort (kube-proxy's NAT)"},
 	} {
 		r := threeTargets()
 		r.Targets[1].Described = c.d
@@ -379,5 +383,24 @@ func TestWithinNoiseIsTheEquivalenceTest(t *testing.T) {
 	c.CIHighPct, c.Family = -0.2, &result.Family{Size: 4, Method: "holm", Alpha: 0.05, PAdjusted: 0.12}
 	if status, _ := standing(r, c); status == "" {
 		t.Fatal("a gap explained that the verdict did not declare")
+	}
+}
+
+// A gap with nothing one-sided, nothing alongside and nothing different
+// says so in one sentence, and names the absences it checked.
+func TestCauseOfAGapNothingExplains(t *testing.T) {
+	r := threeTargets()
+	r.Targets[1].Described = r.Targets[0].Described
+	for i := range r.Runs {
+		if run := &r.Runs[i]; run.Target == "bridge" {
+			// The server's CPU per transaction as native's: 500 µs.
+			run.Intervals[0].Telemetry = map[string]any{"server_cpu_cores": run.Summary.TPS * 500e-6}
+		}
+	}
+	stats.Analyze(r)
+	Annotate(r)
+	want := "not in the telemetry: no docker-proxy or CPU throttling on one side only, the server's CPU per transaction within 10%, the same configuration and network path"
+	if got := For(r, "bridge", 0); got != want {
+		t.Fatalf("cause %q", got)
 	}
 }
