@@ -195,3 +195,52 @@ func TestKubeHostNetwork(t *testing.T) {
 		t.Fatalf("left in the cluster: %v", left)
 	}
 }
+
+// explain --k8s: Kubernetes's rungs on the test cluster, from Docker's
+// host-volume rung through a container of the pods' size to a pod on the
+// node's network, on its pod IP, behind its ClusterIP and NodePort, and
+// with the client beside it. Every rung valid (its evidence shows the
+// engine, path and size it claims), a paired step with its CI, nothing left.
+func TestKubeExplainRungs(t *testing.T) {
+	cs := kubeClient(t)
+	runID := newRunID()
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "explain", "oltp_point_select",
+		"--native", "local:mariadbd", "--image", testImage(t), "--k8s", "--rungs", "pod-clusterip,pod-nodeport,pod-beside",
+		"--server-time=false", "--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil || r.Explain == nil {
+		t.Fatalf("result: %v", err)
+	}
+	var names []string
+	paths := map[string]string{}
+	for _, rg := range r.Explain.Rungs {
+		names = append(names, rg.Name)
+		paths[rg.Name], _ = rg.Evidence["network_path"].(string)
+		if !rg.Valid {
+			t.Errorf("%s: invalid: %s (evidence %v)", rg.Name, rg.Invalid, rg.Evidence)
+		}
+		if rg.Name != "native" && (rg.N != 2 || !rg.HasCI || rg.CILowPct > rg.DeltaPct || rg.CIHighPct < rg.DeltaPct) {
+			t.Errorf("%s: delta %.1f%% CI [%.1f, %.1f] n=%d", rg.Name, rg.DeltaPct, rg.CILowPct, rg.CIHighPct, rg.N)
+		}
+	}
+	if got := strings.Join(names, " "); got != "native host-bind host-volume quota-pod-size pod-hostnet pod-ip pod-clusterip pod-nodeport pod-beside" {
+		t.Fatalf("rungs %s", got)
+	}
+	want := map[string]string{"pod-hostnet": "host", "pod-ip": "pod-ip", "pod-clusterip": "cluster-ip", "pod-nodeport": "node-port", "pod-beside": "pod-ip"}
+	for name, path := range want {
+		if paths[name] != path {
+			t.Errorf("%s: network path %q, want %q", name, paths[name], path)
+		}
+	}
+	t.Logf("waterfall:\n%s", stdout)
+	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
+		t.Fatalf("left in the cluster: %v", left)
+	}
+	if n := leftovers(t, runID); n != 0 {
+		t.Fatalf("%d things of run %s left", n, runID)
+	}
+}

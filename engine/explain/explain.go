@@ -23,7 +23,7 @@ type Rung struct {
 	Change     string
 	ComparedTo string
 	Keys       string // SPEC keys after the image ("" for native)
-	Engine     string // the SPEC's prefix: "" (docker) or podman
+	Engine     string // the SPEC's prefix: "" (docker), podman or k8s
 	Expect     Expect
 }
 
@@ -47,7 +47,7 @@ type Expect struct {
 	CPUs          float64
 	Cpuset        string
 	MemoryLimited bool
-	Engine        string // podman ("" : not checked)
+	Engine        string // podman or kubernetes ("" : not checked)
 	Rootless      bool
 }
 
@@ -112,6 +112,35 @@ func PodmanRungs(user string) []Rung {
 			Keys: "network=bridge,datadir=volume", Expect: Expect{NetworkPath: "bridge-direct", Datadir: "volume", Engine: "podman"}},
 		{Name: RootlessRung, Change: "rootless Podman: a user namespace, the published port through rootlessport (userland) and slirp4netns", ComparedTo: "podman-published", Engine: "podman",
 			Keys: "network=bridge,datadir=volume,rootless=" + user, Expect: Expect{NetworkPath: "rootlessport", Datadir: "volume", Engine: "podman", Rootless: true}},
+	}
+}
+
+// KubeRungs are Kubernetes's rungs (--k8s), for a cluster whose node is
+// this machine or whose pod IPs this machine reaches: a container with the
+// pods' CPU quota and memory limit, then Guaranteed pods of that size (the
+// datadir an emptyDir) on the node's network, on their own (the pod IP),
+// behind their Service's ClusterIP and NodePort (kube-proxy's NAT), and
+// with the client in an agent pod beside the server instead of here. One
+// size for all, small enough by default (0.3 CPUs: five pods and their
+// agents' 100m each fill two cores) that the whole ladder fits one node.
+func KubeRungs(cpus float64, memory string) []Rung {
+	size := fmt.Sprintf("cpus=%g,memory=%s", cpus, memory)
+	pod := func(path string) Expect {
+		return Expect{NetworkPath: path, Datadir: "emptydir", Engine: "kubernetes", CPUs: cpus, MemoryLimited: true}
+	}
+	return []Rung{
+		{Name: "quota-pod-size", Change: fmt.Sprintf("the pods' size on the container: a CPU quota of %g and a %s memory limit", cpus, memory), ComparedTo: "host-volume",
+			Keys: "network=host,datadir=volume," + size, Expect: Expect{NetworkPath: "direct", Datadir: "volume", CPUs: cpus, MemoryLimited: true}},
+		{Name: "pod-hostnet", Change: "a Guaranteed pod on the node's network (hostNetwork: true) instead of the container, its datadir an emptyDir", ComparedTo: "quota-pod-size", Engine: "k8s",
+			Keys: "network=host,client=here," + size, Expect: pod("host")},
+		{Name: "pod-ip", Change: "the pod's own network: the client reaches the pod IP over the node's bridge", ComparedTo: "pod-hostnet", Engine: "k8s",
+			Keys: "client=here," + size, Expect: pod("pod-ip")},
+		{Name: "pod-clusterip", Change: "through the Service's ClusterIP: kube-proxy's iptables NAT", ComparedTo: "pod-ip", Engine: "k8s",
+			Keys: "client=here,via=service," + size, Expect: pod("cluster-ip")},
+		{Name: "pod-nodeport", Change: "through the node's address and the Service's NodePort: kube-proxy's NAT", ComparedTo: "pod-ip", Engine: "k8s",
+			Keys: "client=here,via=nodeport," + size, Expect: pod("node-port")},
+		{Name: "pod-beside", Change: "the client in dbduel's agent pod beside the server on its node instead of here (to the pod IP)", ComparedTo: "pod-ip", Engine: "k8s",
+			Keys: "client=beside," + size, Expect: pod("pod-ip")},
 	}
 }
 

@@ -244,3 +244,42 @@ func TestPodmanRungContradictions(t *testing.T) {
 		t.Fatalf("summary %q", summary(ev))
 	}
 }
+
+// Kubernetes's rungs chain from Docker's host-volume rung through a
+// container of the pods' size, one change each, as k8s: SPECs of one size;
+// selecting the ClusterIP rung keeps its chain.
+func TestKubeRungs(t *testing.T) {
+	ladder := append(Ladder(1), KubeRungs(0.3, "512m")...)
+	rungs, err := Select(ladder, []string{"pod-clusterip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, specs []string
+	for _, r := range rungs {
+		names = append(names, r.Name)
+		specs = append(specs, r.Spec("local:mariadbd", "img:1"))
+	}
+	if got := strings.Join(names, " "); got != "native host-bind host-volume quota-pod-size pod-hostnet pod-ip pod-clusterip" {
+		t.Fatalf("rungs %s", got)
+	}
+	want := []string{"local:mariadbd", "docker:img:1,network=host,datadir=bind", "docker:img:1,network=host,datadir=volume",
+		"docker:img:1,network=host,datadir=volume,cpus=0.3,memory=512m", "k8s:img:1,network=host,client=here,cpus=0.3,memory=512m",
+		"k8s:img:1,client=here,cpus=0.3,memory=512m", "k8s:img:1,client=here,via=service,cpus=0.3,memory=512m"}
+	if strings.Join(specs, " ") != strings.Join(want, " ") {
+		t.Fatalf("specs %q", specs)
+	}
+	// A pod whose path or size reads back otherwise is not its rung.
+	clusterIP := rungs[len(rungs)-1]
+	ev := map[string]any{"network_path": "cluster-ip", "datadir_kind": "emptydir", "engine": "kubernetes", "cpus": 0.3, "memory_limit_bytes": int64(512 << 20)}
+	if c := contradiction(clusterIP.Expect, ev); c != "" {
+		t.Fatalf("valid pod-clusterip: %s", c)
+	}
+	ev["network_path"] = "pod-ip"
+	if c := contradiction(clusterIP.Expect, ev); c != `network path is "pod-ip", the rung needs "cluster-ip"` {
+		t.Fatalf("pod IP as ClusterIP: %q", c)
+	}
+	ev["network_path"], ev["cpus"] = "cluster-ip", 1.0
+	if c := contradiction(clusterIP.Expect, ev); c != "CPU quota is 1, the rung needs 0.3" {
+		t.Fatalf("a pod of another size: %q", c)
+	}
+}

@@ -72,7 +72,7 @@ func attributionHeader(as []result.Attribution) string {
 // summary is the evidence in one short line.
 func summary(ev map[string]any) string {
 	var parts []string
-	if e := cause.Str(ev["engine"]); e == "podman" {
+	if e := cause.Str(ev["engine"]); e == "podman" || e == "kubernetes" {
 		if r, _ := ev["rootless"].(bool); r {
 			e = "rootless podman"
 		}
@@ -86,7 +86,10 @@ func summary(ev map[string]any) string {
 		parts = append(parts, s)
 	}
 	if k := cause.Str(ev["datadir_kind"]); k != "" {
-		parts = append(parts, k+"/"+cause.Str(ev["datadir_fstype"]))
+		if fs := cause.Str(ev["datadir_fstype"]); fs != "" {
+			k += "/" + fs // a pod's emptyDir has no filesystem read back
+		}
+		parts = append(parts, k)
 	}
 	if s := cause.Str(ev["seccomp_mode"]); s != "" {
 		parts = append(parts, "seccomp "+s)
@@ -108,7 +111,8 @@ func summary(ev map[string]any) string {
 		parts = append(parts, fmt.Sprintf("proxy %.0f µs CPU/txn", v))
 	}
 	if v, ok := ev["client_cpu_us_per_txn"].(float64); ok && v > 0 {
-		parts = append(parts, fmt.Sprintf("client in netns %.0f µs CPU/txn", v))
+		// dbduel's agent: in the container's namespace, or a pod beside it.
+		parts = append(parts, fmt.Sprintf("agent client %.0f µs CPU/txn", v))
 	}
 	if v, ok := ev[result.TelCPUThrottledPct].(float64); ok && v > 0 {
 		parts = append(parts, fmt.Sprintf("throttled %.0f%%", v))

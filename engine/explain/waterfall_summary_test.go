@@ -17,3 +17,16 @@ func TestStatementSplitNeverNegative(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+// A pod's evidence names Kubernetes, its path, its emptyDir (no filesystem
+// read back: no dangling "/") and the agent client's CPU.
+func TestSummaryOfAPod(t *testing.T) {
+	got := summary(map[string]any{"engine": "kubernetes", "network_path": "cluster-ip", "datadir_kind": "emptydir",
+		"server_cpu_us_per_txn": 30.0, "client_cpu_us_per_txn": 14.0})
+	if got != "kubernetes, cluster-ip, emptydir, server 30 µs CPU/txn, agent client 14 µs CPU/txn" {
+		t.Fatalf("%q", got)
+	}
+	if got := summary(map[string]any{"datadir_kind": "volume", "datadir_fstype": "ext4"}); got != "volume/ext4" {
+		t.Fatalf("%q", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
 	"github.com/dbduel/dbduel/engine/explain"
@@ -19,7 +20,9 @@ type explainOptions struct {
 	runOptions
 	native, image, rungs, rootlessUser string
 	cpus                               int
-	serverTime, podman                 bool
+	serverTime, podman, k8s            bool
+	k8sCPUs                            float64
+	k8sMemory                          string
 	ladder                             []explain.Rung
 }
 
@@ -37,7 +40,10 @@ a bind-mounted datadir (the container itself); a named volume; the overlay
 filesystem; bridge with a port published on 127.0.0.1 (docker-proxy); no
 seccomp filter; a cpuset; a CPU quota of as many CPUs. With --podman, Podman's
 rungs too: its host network, its published port (NAT, no proxy) and, with
---rootless-user, rootless Podman's (rootlessport). It ends with each
+--rootless-user, rootless Podman's (rootlessport). With --k8s, Kubernetes's:
+a container of the pods' size, then Guaranteed pods on the node's network,
+on the pod IP, behind the Service's ClusterIP and NodePort, and with the
+client in an agent pod beside the server. It ends with each
 rung's Δ% and CI, the evidence read back for it (network path, proxy and
 server CPU per transaction, datadir, seccomp, throttling) and the
 attribution of the total gap to layers.`,
@@ -60,6 +66,9 @@ attribution of the total gap to layers.`,
 	cmd.Flags().IntVar(&o.cpus, "explain-cpus", 1, "CPUs of the cpuset and CPU-quota rungs")
 	cmd.Flags().BoolVar(&o.podman, "podman", false, "add Podman's rungs: host network, published port (and rootless with --rootless-user)")
 	cmd.Flags().StringVar(&o.rootlessUser, "rootless-user", "", "the unprivileged user (with /etc/subuid and /etc/subgid ranges) of the podman-rootless rung; implies --podman")
+	cmd.Flags().BoolVar(&o.k8s, "k8s", false, "add Kubernetes's rungs (the kubeconfig's current context): hostNetwork, pod IP, ClusterIP, NodePort, the client beside")
+	cmd.Flags().Float64Var(&o.k8sCPUs, "k8s-cpus", 0.3, "CPUs of every Kubernetes rung's pod (requests = limits), and of the container they are compared with")
+	cmd.Flags().StringVar(&o.k8sMemory, "k8s-memory", "512m", "memory of every Kubernetes rung's pod, and of the container they are compared with")
 	cmd.Flags().BoolVar(&o.serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
 	return cmd
 }
@@ -78,7 +87,13 @@ func (o *explainOptions) ladderTargets(stderr io.Writer) error {
 	if o.cpus < 1 {
 		return usageErr("--explain-cpus must be at least 1")
 	}
-	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser)
+	if o.k8sCPUs <= 0 {
+		return usageErr("--k8s-cpus must be above 0")
+	}
+	if _, err := units.RAMInBytes(o.k8sMemory); err != nil {
+		return usageErr("--k8s-memory %q: %v", o.k8sMemory, err)
+	}
+	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser, o.k8s, explain.KubeRungs(o.k8sCPUs, o.k8sMemory))
 	if err != nil {
 		return err
 	}
@@ -113,16 +128,20 @@ func (o *explainOptions) do(ctx context.Context, st *State, rc *runConfig, ts *s
 }
 
 // explainLadder is the rungs to measure: Docker's, Podman's with --podman
-// (the rootless one with a user), or those --rungs names (with their
-// references).
-func explainLadder(cpus int, rungs string, podman bool, rootlessUser string) ([]explain.Rung, error) {
+// (the rootless one with a user), Kubernetes's with --k8s, or those
+// --rungs names (with their references).
+func explainLadder(cpus int, rungs string, podman bool, rootlessUser string, k8s bool, kube []explain.Rung) ([]explain.Rung, error) {
 	ladder := explain.Ladder(cpus)
-	all := append(slices.Clone(ladder), explain.PodmanRungs(rootlessUser)...)
+	podmans := explain.PodmanRungs(rootlessUser)
+	all := append(append(slices.Clone(ladder), podmans...), kube...)
 	if podman || rootlessUser != "" {
-		ladder = all
 		if rootlessUser == "" {
-			ladder = ladder[:len(ladder)-1] // the rootless rung needs its user
+			podmans = podmans[:len(podmans)-1] // the rootless rung needs its user
 		}
+		ladder = append(ladder, podmans...)
+	}
+	if k8s {
+		ladder = append(ladder, kube...)
 	}
 	if rungs != "" {
 		var err error
