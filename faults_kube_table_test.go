@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -69,23 +68,5 @@ func kubeFaultsMarkdown() string {
 // TestKubeFaultsDoc keeps docs/faults.md's Kubernetes table the one
 // TestKubeFaults runs: DBDUEL_UPDATE_DOCS=1 rewrites it.
 func TestKubeFaultsDoc(t *testing.T) {
-	const begin, end = "<!-- kubernetes faults: rendered by TestKubeFaultsDoc -->\n", "<!-- end of the kubernetes faults -->\n"
-	data, err := os.ReadFile("docs/faults.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(data)
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	if i < 0 || j < i {
-		t.Fatalf("docs/faults.md lacks the markers %q and %q", begin, end)
-	}
-	want := kubeFaultsMarkdown()
-	if doc[i+len(begin):j] == want {
-		return
-	}
-	if os.Getenv("DBDUEL_UPDATE_DOCS") == "1" {
-		os.WriteFile("docs/faults.md", []byte(doc[:i+len(begin)]+want+doc[j:]), 0o644)
-		return
-	}
-	t.Fatalf("docs/faults.md's Kubernetes table is not the one TestKubeFaults runs; DBDUEL_UPDATE_DOCS=1 go test -run TestKubeFaultsDoc rewrites it. Want:\n%s", want)
+	checkRendered(t, "docs/faults.md", "kubernetes faults: rendered by TestKubeFaultsDoc", "end of the kubernetes faults", kubeFaultsMarkdown(), "TestKubeFaultsDoc")
 }

@@ -520,25 +520,34 @@ func (p *engineProxy) Close() {
 // TestFaultMatrixDoc keeps docs/faults.md's table the one this file runs:
 // DBDUEL_UPDATE_DOCS=1 rewrites it.
 func TestFaultMatrixDoc(t *testing.T) {
-	const begin, end = "<!-- fault matrix: rendered by TestFaultMatrixDoc -->\n", "<!-- end of the fault matrix -->\n"
-	data, err := os.ReadFile("docs/faults.md")
+	checkRendered(t, "docs/faults.md", "fault matrix: rendered by TestFaultMatrixDoc", "end of the fault matrix", matrixMarkdown(), "TestFaultMatrixDoc")
+}
+
+// checkRendered fails unless the text of doc between the HTML comments
+// <!-- begin --> and <!-- end --> lines is want; with DBDUEL_UPDATE_DOCS=1
+// it writes want there instead. test is the test that renders it.
+func checkRendered(t *testing.T, doc, begin, end, want, test string) {
+	t.Helper()
+	begin, end = "<!-- "+begin+" -->\n", "<!-- "+end+" -->\n"
+	data, err := os.ReadFile(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := string(data)
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	text := string(data)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
 	if i < 0 || j < i {
-		t.Fatalf("docs/faults.md lacks the markers %q and %q", begin, end)
+		t.Fatalf("%s lacks the markers %q and %q", doc, begin, end)
 	}
-	want := matrixMarkdown()
-	if doc[i+len(begin):j] == want {
+	if text[i+len(begin):j] == want {
 		return
 	}
 	if os.Getenv("DBDUEL_UPDATE_DOCS") == "1" {
-		os.WriteFile("docs/faults.md", []byte(doc[:i+len(begin)]+want+doc[j:]), 0o644)
+		if err := os.WriteFile(doc, []byte(text[:i+len(begin)]+want+text[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return
 	}
-	t.Fatalf("docs/faults.md's matrix is not the one TestFaultMatrix runs; DBDUEL_UPDATE_DOCS=1 go test -run TestFaultMatrixDoc rewrites it. Want:\n%s", want)
+	t.Fatalf("%s's table is not the one the tests run; DBDUEL_UPDATE_DOCS=1 go test -run %s rewrites it. Want:\n%s", doc, test, want)
 }
 
 func matrixMarkdown() string {
