@@ -29,8 +29,8 @@ var kubeFaults = []kubeFault{
 		want: ends("deleted (by someone else", 10*time.Second)},
 	{name: "OOM-killed", how: "a memory hog `kubectl exec`ed into the server container with `memory=384m`, the server made the OOM killer's first choice", keys: ",memory=384m",
 		want: ends("was OOM-killed", 30*time.Second)},
-	{name: "API server unreachable", how: "the kubeconfig's server through a proxy the test closes, opened again for `dbduel clean`", keys: ",memory=512m",
-		want: ends("API server unreachable", 10*time.Second)},
+	{name: "API server unreachable", how: "the kubeconfig's server through a proxy the test closes, opened again for `dbduel clean`; a client here runs on until the API has failed every read for 10 s", keys: ",memory=512m",
+		want: ends("API server unreachable", 20*time.Second)},
 	{name: "dbduel SIGKILLed", how: "`kill -KILL` of dbduel mid-run, then `dbduel clean`", keys: ",memory=512m",
 		want: cleaned()},
 }

@@ -129,7 +129,14 @@ func startKubeRun(t *testing.T, env []string, spec, out string) *kubeRun {
 		r.cmd.Wait()
 		r.done <- r.cmd.ProcessState.ExitCode()
 	}()
-	t.Cleanup(func() { r.cmd.Process.Kill() })
+	// A cell that fails mid-run leaves no pods to starve the next ones:
+	// dbduel killed, then its run cleaned.
+	t.Cleanup(func() {
+		r.cmd.Process.Kill()
+		if _, errOut, code := dbduel(t, "clean", "--run", runIDOf(env)); code != 0 {
+			t.Logf("clean after the cell: exit %d: %s", code, errOut)
+		}
+	})
 	deadline := time.Now().Add(3 * time.Minute)
 	for !intervalPrinted(r.stdout.String()) {
 		select {
@@ -281,6 +288,12 @@ func (p *apiProxy) serve(l net.Listener) {
 				continue
 			}
 			p.mu.Lock()
+			if p.l != l { // closed while this one was accepted
+				p.mu.Unlock()
+				c.Close()
+				up.Close()
+				continue
+			}
 			p.conns = append(p.conns, c, up)
 			p.mu.Unlock()
 			go func() { io.Copy(up, c); up.Close() }()
@@ -318,4 +331,14 @@ func (p *apiProxy) Reopen(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// runIDOf is the run id an environment gives dbduel.
+func runIDOf(env []string) string {
+	for _, kv := range env {
+		if id, ok := strings.CutPrefix(kv, "DBDUEL_RUN_ID="); ok {
+			return id
+		}
+	}
+	return ""
 }

@@ -90,7 +90,7 @@ func TestKubeNativeVsDockerVsPod(t *testing.T) {
 	pod := byName["pod"].Described
 	if pod.Engine != "kubernetes" || pod.QOSClass != "Guaranteed" || pod.Node == "" || pod.ClientPlacement != "beside" ||
 		pod.CPUs != 1 || pod.MemoryLimitBytes != 1<<30 || pod.NetworkPath != "pod-ip" || pod.Namespace != "default" ||
-		pod.ImageID == "" || pod.Datadir == nil || pod.Datadir.Kind != "emptydir" {
+		pod.ImageID == "" || pod.Datadir == nil || pod.Datadir.Kind != "emptydir" || pod.SeccompMode != "filter" {
 		t.Fatalf("pod not read back: %+v", pod)
 	}
 	if here := byName["podhere"].Described; here.ClientPlacement != "here" || here.NetworkPath != "cluster-ip" || here.QOSClass != "Guaranteed" {
@@ -197,7 +197,7 @@ func TestKubeHostNetwork(t *testing.T) {
 }
 
 // explain --k8s: Kubernetes's rungs on the test cluster, from Docker's
-// host-volume rung through a container of the pods' size to a pod on the
+// host-bind rung through a container of the pods' size to a pod on the
 // node's network, on its pod IP, behind its ClusterIP and NodePort, and
 // with the client beside it. Every rung valid (its evidence shows the
 // engine, path and size it claims), a paired step with its CI, nothing left.
@@ -227,7 +227,7 @@ func TestKubeExplainRungs(t *testing.T) {
 			t.Errorf("%s: delta %.1f%% CI [%.1f, %.1f] n=%d", rg.Name, rg.DeltaPct, rg.CILowPct, rg.CIHighPct, rg.N)
 		}
 	}
-	if got := strings.Join(names, " "); got != "native host-bind host-volume quota-pod-size pod-hostnet pod-ip pod-clusterip pod-nodeport pod-beside" {
+	if got := strings.Join(names, " "); got != "native host-bind quota-pod-size pod-hostnet pod-ip pod-clusterip pod-nodeport pod-beside" {
 		t.Fatalf("rungs %s", got)
 	}
 	want := map[string]string{"pod-hostnet": "host", "pod-ip": "pod-ip", "pod-clusterip": "cluster-ip", "pod-nodeport": "node-port", "pod-beside": "pod-ip"}

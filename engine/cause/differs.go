@@ -43,6 +43,11 @@ func differences(r *result.Result, t, b result.Target) []string {
 	if pt, pb := pathOf(dt), pathOf(db); pt != pb && dt.NetworkPath != "docker-proxy" {
 		out = append(out, fmt.Sprintf("network path %s → %s", pb, pt))
 	}
+	// A client in the container's namespace is its path (above); here
+	// against beside is where the load was generated.
+	if ct, cb := placement(dt), placement(db); ct != cb && dt.ClientPlacement != "netns" && db.ClientPlacement != "netns" {
+		out = append(out, fmt.Sprintf("client %s → %s", cb, ct))
+	}
 	if dt.Datadir != nil && db.Datadir != nil && dt.Datadir.Kind != db.Datadir.Kind {
 		out = append(out, fmt.Sprintf("datadir %s → %s", db.Datadir.Kind, dt.Datadir.Kind))
 	}
@@ -130,6 +135,14 @@ func pathOf(d result.Described) string {
 		return "the node's NodePort (kube-proxy's NAT)"
 	}
 	return "direct" // the host network, or a server outside any container
+}
+
+// placement names where a target's benchmark client ran.
+func placement(d result.Described) string {
+	if d.ClientPlacement == "beside" {
+		return "dbduel's agent beside the server"
+	}
+	return "in dbduel's process"
 }
 
 // shared is what both sides have in common that a reader might take for

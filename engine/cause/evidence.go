@@ -31,6 +31,9 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 	if d.Rootless {
 		ev["rootless"] = true
 	}
+	if d.ClientPlacement != "" {
+		ev["client_placement"] = d.ClientPlacement
+	}
 	if d.CPUs > 0 {
 		ev["cpus"] = d.CPUs
 	}

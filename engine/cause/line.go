@@ -112,7 +112,7 @@ func For(r *result.Result, target string, point int) string {
 		groups = append(groups, c)
 	}
 	if len(groups) == 0 {
-		return "not in the telemetry: no docker-proxy or CPU throttling on one side only, the server's CPU per transaction within 10%, the same configuration and network path"
+		return "not in the telemetry: no docker-proxy or CPU throttling measured on one side only, the server's CPU per transaction within 10%, nothing read back differs (limits, configuration, network path, client, datadir, version)"
 	}
 	return strings.Join(groups, "; ")
 }

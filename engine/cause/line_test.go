@@ -308,6 +308,7 @@ func TestCauseNamesTheNetworkPath(t *testing.T) {
 		{result.Described{NetworkPath: "pod-ip", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "here"}, "network path direct → the pod IP (the node's bridge)"},
 		{result.Described{NetworkPath: "cluster-ip", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "here"}, "network path direct → the Service's ClusterIP (kube-proxy's NAT)"},
 		{result.Described{NetworkPath: "node-port", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "here"}, "network path direct → the node's NodePort (kube-proxy's NAT)"},
+		{result.Described{NetworkPath: "direct", NetworkMode: "host", Engine: "kubernetes", ClientPlacement: "beside"}, "client in dbduel's process → dbduel's agent beside the server"},
 	} {
 		r := threeTargets()
 		r.Targets[1].Described = c.d
@@ -399,7 +400,7 @@ func TestCauseOfAGapNothingExplains(t *testing.T) {
 	}
 	stats.Analyze(r)
 	Annotate(r)
-	want := "not in the telemetry: no docker-proxy or CPU throttling on one side only, the server's CPU per transaction within 10%, the same configuration and network path"
+	want := "not in the telemetry: no docker-proxy or CPU throttling measured on one side only, the server's CPU per transaction within 10%, nothing read back differs (limits, configuration, network path, client, datadir, version)"
 	if got := For(r, "bridge", 0); got != want {
 		t.Fatalf("cause %q", got)
 	}

@@ -16,6 +16,7 @@ func contradiction(e Expect, ev map[string]any) string {
 		{"seccomp", e.Seccomp, cause.Str(ev["seccomp_mode"])},
 		{"cpuset", e.Cpuset, cause.Str(ev["cpuset"])},
 		{"engine", e.Engine, cause.Str(ev["engine"])},
+		{"client placement", e.Client, cause.Str(ev["client_placement"])},
 	}
 	for _, c := range check {
 		if c.want != "" && c.got != c.want {
@@ -27,6 +28,9 @@ func contradiction(e Expect, ev map[string]any) string {
 	}
 	if _, ok := ev["memory_limit_bytes"]; e.MemoryLimited && !ok {
 		return "no memory limit was read back, the rung needs one"
+	}
+	if got, _ := ev["memory_limit_bytes"].(float64); e.MemoryBytes > 0 && int64(got) != e.MemoryBytes {
+		return fmt.Sprintf("memory limit is %.0f bytes, the rung needs %d", got, e.MemoryBytes)
 	}
 	if e.CPUs > 0 {
 		if got, _ := ev["cpus"].(float64); math.Abs(got-e.CPUs) > 1e-6 {

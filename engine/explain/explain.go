@@ -49,6 +49,8 @@ type Expect struct {
 	MemoryLimited bool
 	Engine        string // podman or kubernetes ("" : not checked)
 	Rootless      bool
+	MemoryBytes   int64  // the memory limit exactly (0: not checked)
+	Client        string // the client's placement: here, beside ("" : not checked)
 }
 
 // MemoryRung is the rung whose limit the caller sets from the native
@@ -117,30 +119,32 @@ func PodmanRungs(user string) []Rung {
 
 // KubeRungs are Kubernetes's rungs (--k8s), for a cluster whose node is
 // this machine or whose pod IPs this machine reaches: a container with the
-// pods' CPU quota and memory limit, then Guaranteed pods of that size (the
-// datadir an emptyDir) on the node's network, on their own (the pod IP),
+// pods' CPU quota and memory limit (memoryBytes, memory's bytes), its
+// datadir bind-mounted, then Guaranteed pods of that size (the datadir an
+// emptyDir, the runtime's default seccomp filter) on the node's network, on their own (the pod IP),
 // behind their Service's ClusterIP and NodePort (kube-proxy's NAT), and
 // with the client in an agent pod beside the server instead of here. One
 // size for all, small enough by default (0.3 CPUs: five pods and their
 // agents' 100m each fill two cores) that the whole ladder fits one node.
-func KubeRungs(cpus float64, memory string) []Rung {
+func KubeRungs(cpus float64, memory string, memoryBytes int64) []Rung {
 	size := fmt.Sprintf("cpus=%g,memory=%s", cpus, memory)
-	pod := func(path string) Expect {
-		return Expect{NetworkPath: path, Datadir: "emptydir", Engine: "kubernetes", CPUs: cpus, MemoryLimited: true}
+	pod := func(path, client string) Expect {
+		return Expect{NetworkPath: path, Datadir: "emptydir", Seccomp: "filter", Engine: "kubernetes", CPUs: cpus,
+			MemoryLimited: true, MemoryBytes: memoryBytes, Client: client}
 	}
 	return []Rung{
-		{Name: "quota-pod-size", Change: fmt.Sprintf("the pods' size on the container: a CPU quota of %g and a %s memory limit", cpus, memory), ComparedTo: "host-volume",
-			Keys: "network=host,datadir=volume," + size, Expect: Expect{NetworkPath: "direct", Datadir: "volume", CPUs: cpus, MemoryLimited: true}},
-		{Name: "pod-hostnet", Change: "a Guaranteed pod on the node's network (hostNetwork: true) instead of the container, its datadir an emptyDir", ComparedTo: "quota-pod-size", Engine: "k8s",
-			Keys: "network=host,client=here," + size, Expect: pod("host")},
+		{Name: "quota-pod-size", Change: fmt.Sprintf("the pods' size on the container: a CPU quota of %g and a %s memory limit", cpus, memory), ComparedTo: "host-bind",
+			Keys: "network=host,datadir=bind," + size, Expect: Expect{NetworkPath: "direct", Datadir: "bind", Seccomp: "filter", CPUs: cpus, MemoryLimited: true, MemoryBytes: memoryBytes}},
+		{Name: "pod-hostnet", Change: "a Guaranteed pod on the node's network (hostNetwork: true) instead of the container: the kubelet and its runtime; the datadir an emptyDir (a node directory, as the bind mount)", ComparedTo: "quota-pod-size", Engine: "k8s",
+			Keys: "network=host,client=here," + size, Expect: pod("host", "here")},
 		{Name: "pod-ip", Change: "the pod's own network: the client reaches the pod IP over the node's bridge", ComparedTo: "pod-hostnet", Engine: "k8s",
-			Keys: "client=here," + size, Expect: pod("pod-ip")},
+			Keys: "client=here," + size, Expect: pod("pod-ip", "here")},
 		{Name: "pod-clusterip", Change: "through the Service's ClusterIP: kube-proxy's iptables NAT", ComparedTo: "pod-ip", Engine: "k8s",
-			Keys: "client=here,via=service," + size, Expect: pod("cluster-ip")},
+			Keys: "client=here,via=service," + size, Expect: pod("cluster-ip", "here")},
 		{Name: "pod-nodeport", Change: "through the node's address and the Service's NodePort: kube-proxy's NAT", ComparedTo: "pod-ip", Engine: "k8s",
-			Keys: "client=here,via=nodeport," + size, Expect: pod("node-port")},
+			Keys: "client=here,via=nodeport," + size, Expect: pod("node-port", "here")},
 		{Name: "pod-beside", Change: "the client in dbduel's agent pod beside the server on its node instead of here (to the pod IP)", ComparedTo: "pod-ip", Engine: "k8s",
-			Keys: "client=beside," + size, Expect: pod("pod-ip")},
+			Keys: "client=beside," + size, Expect: pod("pod-ip", "beside")},
 	}
 }
 

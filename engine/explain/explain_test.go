@@ -245,11 +245,12 @@ func TestPodmanRungContradictions(t *testing.T) {
 	}
 }
 
-// Kubernetes's rungs chain from Docker's host-volume rung through a
-// container of the pods' size, one change each, as k8s: SPECs of one size;
+// Kubernetes's rungs chain from Docker's host-bind rung through a
+// container of the pods' size (its datadir a host directory, as an
+// emptyDir), one change each, as k8s: SPECs of one size;
 // selecting the ClusterIP rung keeps its chain.
 func TestKubeRungs(t *testing.T) {
-	ladder := append(Ladder(1), KubeRungs(0.3, "512m")...)
+	ladder := append(Ladder(1), KubeRungs(0.3, "512m", 512<<20)...)
 	rungs, err := Select(ladder, []string{"pod-clusterip"})
 	if err != nil {
 		t.Fatal(err)
@@ -259,18 +260,19 @@ func TestKubeRungs(t *testing.T) {
 		names = append(names, r.Name)
 		specs = append(specs, r.Spec("local:mariadbd", "img:1"))
 	}
-	if got := strings.Join(names, " "); got != "native host-bind host-volume quota-pod-size pod-hostnet pod-ip pod-clusterip" {
+	if got := strings.Join(names, " "); got != "native host-bind quota-pod-size pod-hostnet pod-ip pod-clusterip" {
 		t.Fatalf("rungs %s", got)
 	}
-	want := []string{"local:mariadbd", "docker:img:1,network=host,datadir=bind", "docker:img:1,network=host,datadir=volume",
-		"docker:img:1,network=host,datadir=volume,cpus=0.3,memory=512m", "k8s:img:1,network=host,client=here,cpus=0.3,memory=512m",
+	want := []string{"local:mariadbd", "docker:img:1,network=host,datadir=bind",
+		"docker:img:1,network=host,datadir=bind,cpus=0.3,memory=512m", "k8s:img:1,network=host,client=here,cpus=0.3,memory=512m",
 		"k8s:img:1,client=here,cpus=0.3,memory=512m", "k8s:img:1,client=here,via=service,cpus=0.3,memory=512m"}
 	if strings.Join(specs, " ") != strings.Join(want, " ") {
 		t.Fatalf("specs %q", specs)
 	}
 	// A pod whose path or size reads back otherwise is not its rung.
 	clusterIP := rungs[len(rungs)-1]
-	ev := map[string]any{"network_path": "cluster-ip", "datadir_kind": "emptydir", "engine": "kubernetes", "cpus": 0.3, "memory_limit_bytes": int64(512 << 20)}
+	ev := map[string]any{"network_path": "cluster-ip", "datadir_kind": "emptydir", "seccomp_mode": "filter", "engine": "kubernetes",
+		"cpus": 0.3, "memory_limit_bytes": float64(512 << 20), "client_placement": "here"}
 	if c := contradiction(clusterIP.Expect, ev); c != "" {
 		t.Fatalf("valid pod-clusterip: %s", c)
 	}
@@ -281,5 +283,15 @@ func TestKubeRungs(t *testing.T) {
 	ev["network_path"], ev["cpus"] = "cluster-ip", 1.0
 	if c := contradiction(clusterIP.Expect, ev); c != "CPU quota is 1, the rung needs 0.3" {
 		t.Fatalf("a pod of another size: %q", c)
+	}
+	ev["cpus"], ev["memory_limit_bytes"] = 0.3, float64(1<<30)
+	if c := contradiction(clusterIP.Expect, ev); c != "memory limit is 1073741824 bytes, the rung needs 536870912" {
+		t.Fatalf("a pod of another memory: %q", c)
+	}
+	// The client beside the pod is its own rung: a client here is not it.
+	ev["memory_limit_bytes"], ev["network_path"] = float64(512<<20), "pod-ip"
+	beside := KubeRungs(0.3, "512m", 512<<20)[5]
+	if c := contradiction(beside.Expect, ev); c != `client placement is "here", the rung needs "beside"` {
+		t.Fatalf("a client here as beside: %q", c)
 	}
 }

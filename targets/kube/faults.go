@@ -14,21 +14,31 @@ import (
 )
 
 // What dbduel can say of a pod when a run on it fails, in the order
-// Diagnose looks: the API server itself, the server pod (deleted, its
-// container OOM-killed or exited), its node (NotReady, its kubelet not
-// answering), the agent pod beside it.
+// Diagnose looks: the API server itself, the server pod (deleted, evicted,
+// its container OOM-killed or exited), the agent pod beside it, its node
+// (NotReady, its kubelet not answering).
 
-// apiUnreachable is the one line naming an API server that stopped
-// answering (a dead control plane, a closed tunnel to it).
+// apiPatience is how long the API server may fail every read before a run
+// ends for it: a control plane on a loaded machine, or throttling, can
+// drop one read; a pod deleted or a container ended ends the run at once.
+var apiPatience = 10 * time.Second
+
+// apiUnreachable is the one line naming an API server that does not
+// answer dbduel (a dead control plane, a closed tunnel to it), or refuses
+// its credentials.
 func (s *Server) apiUnreachable(err error) string {
+	if apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) {
+		return fmt.Sprintf("API server refused dbduel: the Kubernetes API of context %s at %s refused its credentials (%s)", s.kctx, s.cfg.Host, driver.OneLine(err.Error()))
+	}
 	return fmt.Sprintf("API server unreachable: the Kubernetes API of context %s at %s does not answer (%s)", s.kctx, s.cfg.Host, driver.OneLine(err.Error()))
 }
 
 // Health says whether the cluster still holds the server pod, asked every
-// second of a run: an API server that stops answering ends the run (dbduel
-// could neither watch nor delete what it made), and so does a pod deleted
-// by someone else or a server container that ended (the kubelet reports
-// it within a second or two; a client may wait longer to notice).
+// second of a run: a pod deleted or evicted, or a server container that
+// ended (the kubelet reports it within a second or two; a client may wait
+// longer to notice) ends the run; an API server that fails every read for
+// apiPatience does too (dbduel could neither watch nor delete what it
+// made).
 func (s *Server) Health(ctx context.Context) error {
 	if s.cs == nil || s.pod == nil {
 		return nil
@@ -38,21 +48,31 @@ func (s *Server) Health(ctx context.Context) error {
 	case apierrors.IsNotFound(err):
 		return errors.New(podGone)
 	case err != nil:
-		return fmt.Errorf("%s: dbduel can no longer watch or delete the pod", s.apiUnreachable(err))
+		if s.apiFailingSince.IsZero() {
+			s.apiFailingSince = time.Now()
+		}
+		if time.Since(s.apiFailingSince) < apiPatience {
+			return nil
+		}
+		return fmt.Errorf("%s for %s: dbduel can no longer watch or delete the pod", s.apiUnreachable(err), apiPatience)
 	}
+	s.apiFailingSince = time.Time{}
 	if why := podFault(pod, serverName); why != "" {
 		return errors.New(why)
 	}
 	return nil
 }
 
-const podGone = "the server pod was deleted (by someone else: dbduel deletes it only after the run)"
+const podGone = "the server pod was deleted (by someone else, a drain or an eviction: dbduel deletes it only after the run)"
 
-// podFault names what ended a running pod's container: the pod deleted,
-// the container OOM-killed or exited; "" while it runs.
+// podFault names what ended a running pod's container: the pod deleted or
+// evicted, the container OOM-killed or exited; "" while it runs.
 func podFault(pod *corev1.Pod, container string) string {
+	if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == "Evicted" {
+		return fmt.Sprintf("pod %s was evicted by its node (%s)", pod.Name, driver.OneLine(pod.Status.Message))
+	}
 	if pod.DeletionTimestamp != nil {
-		return fmt.Sprintf("pod %s is being deleted (by someone else: dbduel deletes it only after the run)", pod.Name)
+		return fmt.Sprintf("pod %s is being deleted (by someone else, a drain or an eviction: dbduel deletes it only after the run)", pod.Name)
 	}
 	for _, c := range pod.Status.ContainerStatuses {
 		t := c.State.Terminated
@@ -68,19 +88,27 @@ func podFault(pod *corev1.Pod, container string) string {
 }
 
 // Diagnose says what became of the server pod when a run failed: the API
-// server unreachable, the pod deleted, its container OOM-killed or exited,
-// its node NotReady or its kubelet not answering, the agent pod gone; ""
-// when all look fine. The client may see the connection drop before the
-// kubelet reports the container's end: a pod that looks fine is read again
-// for a few seconds.
+// server unreachable, the pod deleted or evicted, its container
+// OOM-killed or exited, the agent pod gone, its node NotReady or its
+// kubelet not answering; "" when all look fine. The client may see the
+// connection drop before the kubelet reports the container's end: the
+// pods are read again for a few seconds before the node is asked.
 func (s *Server) Diagnose(ctx context.Context) string {
 	if s.cs == nil || s.pod == nil {
 		return ""
 	}
 	deadline := time.Now().Add(6 * time.Second)
 	for {
-		if why := s.diagnoseOnce(ctx); why != "" || time.Now().After(deadline) {
+		why, err := s.podsFault(ctx)
+		switch {
+		case why != "":
 			return why
+		case ctx.Err() != nil:
+			return "" // out of time to diagnose: nothing is known
+		case err != nil:
+			return s.apiUnreachable(err)
+		case time.Now().After(deadline):
+			return s.nodeFault(ctx, s.pod.Spec.NodeName)
 		}
 		select {
 		case <-ctx.Done():
@@ -90,53 +118,62 @@ func (s *Server) Diagnose(ctx context.Context) string {
 	}
 }
 
-func (s *Server) diagnoseOnce(ctx context.Context) string {
+// podsFault reads the server pod and, for a client beside it, the agent
+// pod: what ended either ("" while both run), or the API's error.
+func (s *Server) podsFault(ctx context.Context) (string, error) {
 	pod, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, s.podName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return podGone
+		return podGone, nil
 	case err != nil:
-		return s.apiUnreachable(err)
+		return "", err
 	}
-	if why := podFault(pod, serverName); why != "" {
-		return why
-	}
-	if why := s.nodeFault(ctx, pod.Spec.NodeName); why != "" {
-		return why
-	}
-	if s.agentUID == "" {
-		return ""
+	if why := podFault(pod, serverName); why != "" || !s.ClientBeside() || s.agentUID == "" {
+		return why, nil
 	}
 	agent, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, s.agentName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return fmt.Sprintf("dbduel's agent pod %s was deleted (by someone else)", s.agentName)
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("dbduel's agent pod %s was deleted (by someone else, a drain or an eviction)", s.agentName), nil
+	case err != nil:
+		return "", err
 	}
-	if err == nil {
-		return podFault(agent, agentName)
-	}
-	return ""
+	return podFault(agent, agentName), nil
 }
 
 // nodeFault names a node that lost its kubelet: NotReady as the node
-// controller marks it (after its grace period), or, sooner, a kubelet that
-// does not answer the API server's proxy (which also carries attach and
-// exec: a client beside the server ends with it). A user who may not read
-// nodes or proxy to them gets "".
+// controller marks it (Unknown: the kubelet stopped reporting, after its
+// grace period) or as the kubelet says (False), or a kubelet that does not
+// answer the API server's node proxy (which also carries attach and exec:
+// a client beside the server ends with it). A user who may not read nodes
+// or proxy to them gets "".
 func (s *Server) nodeFault(ctx context.Context, name string) string {
 	node, err := s.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return ""
 	}
 	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
-			return fmt.Sprintf("node %s is NotReady (%s: %s): its kubelet stopped reporting", name, c.Reason, c.Message)
+		switch {
+		case c.Type != corev1.NodeReady:
+		case c.Status == corev1.ConditionUnknown:
+			return fmt.Sprintf("node %s is NotReady: its kubelet stopped reporting (%s)", name, driver.OneLine(c.Message))
+		case c.Status == corev1.ConditionFalse:
+			return fmt.Sprintf("node %s is NotReady: its kubelet says %s (%s)", name, c.Reason, driver.OneLine(c.Message))
 		}
 	}
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	err = s.cs.CoreV1().RESTClient().Get().Resource("nodes").Name(name).SubResource("proxy").Suffix("healthz").Do(hctx).Error()
-	if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
+	if err != nil && ctx.Err() == nil && !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) && !apierrors.IsNotFound(err) {
 		return fmt.Sprintf("the kubelet of node %s does not answer (%s)", name, driver.OneLine(err.Error()))
 	}
 	return ""
+}
+
+// apiAnswers says whether the API server answers a read within a few
+// seconds (nil), or why not.
+func (s *Server) apiAnswers(ctx context.Context) error {
+	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return s.cs.Discovery().RESTClient().Get().AbsPath("/version").Do(vctx).Error()
 }

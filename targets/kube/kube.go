@@ -56,7 +56,8 @@ type Server struct {
 	ep                targets.Endpoint
 	pod               *corev1.Pod // as last read, Ready
 	progress          io.Writer
-	noted             bool // the ledger knows where this target's objects are
+	noted             bool      // the ledger knows where this target's objects are
+	apiFailingSince   time.Time // Health's first failed read of a failing streak
 	// The agent pod on the server's node: the binary copied in, how its
 	// client is made, the sampler reading the pods' cgroups there and the
 	// paths it found them at.
@@ -383,6 +384,12 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	d.CPUs = float64(c.Resources.Limits.Cpu().MilliValue()) / 1000
 	d.MemoryLimitBytes = c.Resources.Limits.Memory().Value()
 	d.NetworkMode, d.NetworkPath = s.o.Network, s.networkPath()
+	// The server container's profile is RuntimeDefault (serverPod): the
+	// runtime applies its filter, or the container does not start.
+	d.SeccompMode = "filter"
+	if sc := pod.Spec.Containers[0].SecurityContext; sc == nil || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		d.SeccompMode = ""
+	}
 	d.Address = s.ep.Host
 	d.ClientPlacement = s.o.Client
 	if s.cgPath == "" && s.sampler != nil {
@@ -454,17 +461,18 @@ func (s *Server) Stop(ctx context.Context) error {
 	if s.cs == nil || !s.noted {
 		return nil
 	}
-	err := deleteRun(ctx, s.cs, s.ns, s.runID, labelValue(s.name))
-	if err == nil {
-		ledger.ForgetKube(s.runID, s.name)
-		s.noted = false
-		return nil
+	// An API server that does not answer is asked once, briefly, not
+	// through every delete and wait: the note stays, and clean finds the
+	// objects through it.
+	if err := s.apiAnswers(ctx); err != nil {
+		return fmt.Errorf("the Kubernetes objects of target %s are left behind: %s; `dbduel clean --run %s` deletes them once it answers", s.name, s.apiUnreachable(err), s.runID)
 	}
-	if _, verr := s.cs.Discovery().ServerVersion(); verr != nil {
-		// The note stays: clean finds the objects through it.
-		return fmt.Errorf("the Kubernetes objects of target %s are left behind: %s; `dbduel clean --run %s` deletes them once it answers", s.name, s.apiUnreachable(verr), s.runID)
+	if err := deleteRun(ctx, s.cs, s.ns, s.runID, labelValue(s.name)); err != nil {
+		return err
 	}
-	return err
+	ledger.ForgetKube(s.runID, s.name)
+	s.noted = false
+	return nil
 }
 
 // deletePod deletes one pod at once and waits until it is gone.

@@ -90,6 +90,11 @@ func (s *Server) serverPod(cmd []string) *corev1.Pod {
 		// first-start servers listen on no TCP port.
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(s.serverPort))}},
 			PeriodSeconds: 1, FailureThreshold: 1},
+		// The runtime's default seccomp filter, as Docker gives every
+		// container: a pod without a profile runs unconfined unless its
+		// kubelet sets seccompDefault, which dbduel cannot read, and the
+		// comparison with Docker would then carry the filter too.
+		SecurityContext: &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 	}
 	if o.Network == "host" {
 		// The server listens on the node's loopback alone; the kubelet

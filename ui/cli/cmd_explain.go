@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -87,13 +88,16 @@ func (o *explainOptions) ladderTargets(stderr io.Writer) error {
 	if o.cpus < 1 {
 		return usageErr("--explain-cpus must be at least 1")
 	}
-	if o.k8sCPUs <= 0 {
-		return usageErr("--k8s-cpus must be above 0")
+	// Whole millicores from 0.01 (Docker's least quota): a pod reads back
+	// in millicores, and a rung whose size reads back otherwise is invalid.
+	if milli := o.k8sCPUs * 1000; !(o.k8sCPUs >= 0.01) || math.Abs(milli-math.Round(milli)) > 1e-6 {
+		return usageErr("--k8s-cpus %g: want CPUs of at least 0.01 in whole millicores (e.g. 0.25)", o.k8sCPUs)
 	}
-	if _, err := units.RAMInBytes(o.k8sMemory); err != nil {
-		return usageErr("--k8s-memory %q: %v", o.k8sMemory, err)
+	memBytes, err := units.RAMInBytes(o.k8sMemory)
+	if err != nil || memBytes < 64<<20 {
+		return usageErr("--k8s-memory %q: want a size of at least 64m (e.g. 512m)", o.k8sMemory)
 	}
-	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser, o.k8s, explain.KubeRungs(o.k8sCPUs, o.k8sMemory))
+	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser, o.k8s, explain.KubeRungs(o.k8sCPUs, o.k8sMemory, memBytes))
 	if err != nil {
 		return err
 	}

@@ -210,8 +210,12 @@ func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
 		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
 			m[result.TelProxyCPUCores] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
 		}
-		if cdt := cur.ClientTime().Sub(prevClientAt).Seconds(); cur.ClientCPUNS > 0 && cdt > 0 && cur.ClientCPUNS >= prevClientNS {
-			m[result.TelClientCPUCores] = math.Round(float64(cur.ClientCPUNS-prevClientNS)/1e9/cdt*1000) / 1000
+		if cdt := cur.ClientTime().Sub(prevClientAt).Seconds(); cur.ClientCPUNS > 0 && cdt > 0 {
+			// A newer reading that went back is a new client (its
+			// container made again): it starts the next window, no figure.
+			if cur.ClientCPUNS >= prevClientNS {
+				m[result.TelClientCPUCores] = math.Round(float64(cur.ClientCPUNS-prevClientNS)/1e9/cdt*1000) / 1000
+			}
 			prevClientNS, prevClientAt = cur.ClientCPUNS, cur.ClientTime()
 		}
 		if cur.NetMeasured && prev.NetMeasured && dt > 0 && cur.NetRxBytes >= prev.NetRxBytes && cur.NetTxBytes >= prev.NetTxBytes {

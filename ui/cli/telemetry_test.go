@@ -80,6 +80,8 @@ func TestTelemetryStaleClientReading(t *testing.T) {
 		{At: t0.Add(time.Second), ClientCPUNS: 1e9, ClientAt: t0},     // stale
 		{At: t0.Add(2 * time.Second), ClientCPUNS: 2e9, ClientAt: t0.Add(2 * time.Second)},
 		{At: t0.Add(3 * time.Second), ClientCPUNS: 2.6e9}, // read with the server's
+		{At: t0.Add(4 * time.Second), ClientCPUNS: 0.1e9}, // a new client: its counter starts again
+		{At: t0.Add(5 * time.Second), ClientCPUNS: 0.4e9},
 	}}
 	read := telemetry(context.Background(), tg)
 	if m := read(); m["client_cpu_cores"] != nil {
@@ -90,5 +92,11 @@ func TestTelemetryStaleClientReading(t *testing.T) {
 	}
 	if m := read(); m["client_cpu_cores"] != 0.6 {
 		t.Fatalf("telemetry %v", m)
+	}
+	if m := read(); m["client_cpu_cores"] != nil {
+		t.Fatalf("a client whose counter went back gave a figure: %v", m)
+	}
+	if m := read(); m["client_cpu_cores"] != 0.3 {
+		t.Fatalf("the new client's first window: %v", m)
 	}
 }
