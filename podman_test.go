@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/internal/integration"
@@ -268,7 +269,13 @@ func TestRootlessPodman(t *testing.T) {
 	if o, e, code := dbduelWith(t, env, "clean", "--run", killed); code != 0 {
 		t.Fatalf("clean: exit %d: %s %s", code, o, e)
 	}
-	if left := rootlessLeftovers(t, user, killed); len(left) > 0 {
+	// What clean ended may still be exiting (a process tearing down its
+	// namespaces shows as running for a moment): left is what stays.
+	left := rootlessLeftovers(t, user, killed)
+	for deadline := time.Now().Add(5 * time.Second); len(left) > 0 && time.Now().Before(deadline); left = rootlessLeftovers(t, user, killed) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(left) > 0 {
 		t.Fatalf("after dbduel clean, run %s left: %v", killed, left)
 	}
 }

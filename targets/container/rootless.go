@@ -242,11 +242,36 @@ func endPauses(procRoot string, uid int) {
 	delete(ourPauses.byUID, uid)
 	ourPauses.Unlock()
 	live := pausePIDs(procRoot, uid)
+	var killed []int
 	for pid := range pids {
 		if live[pid] {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, pid)
 		}
 	}
+	// A killed process runs on for a moment, tearing down its namespaces:
+	// a clean that returned before it is dead would leave it behind.
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if !anyRunning(procRoot, killed) {
+			return
+		}
+	}
+}
+
+// anyRunning says whether any of pids is still a process that has not
+// exited (a zombie has: it waits only for its parent to reap it).
+func anyRunning(procRoot string, pids []int) bool {
+	for _, pid := range pids {
+		stat, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+		if err != nil {
+			continue
+		}
+		// The state follows the command's closing parenthesis.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
 }
 
 // userIdle says whether the rootless user has no running container left

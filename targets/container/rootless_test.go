@@ -174,3 +174,23 @@ func TestRootlessServiceDirectoryIsRoots(t *testing.T) {
 		t.Fatal("the pause file was written through a link")
 	}
 }
+
+// A killed process that has not exited yet is still running; a zombie and
+// a process gone are not.
+func TestAnyRunning(t *testing.T) {
+	root := t.TempDir()
+	for pid, stat := range map[string]string{"10": "10 (podman pause) R 1 10", "11": "11 (podman) pause) Z 1 11"} {
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !anyRunning(root, []int{11, 12, 10}) {
+		t.Fatal("a running process read as gone")
+	}
+	if anyRunning(root, []int{11, 12}) {
+		t.Fatal("a zombie or a missing process read as running")
+	}
+}
