@@ -66,25 +66,19 @@ func (s *Server) Health(ctx context.Context) error {
 const podGone = "the server pod was deleted (by someone else, a drain or an eviction: dbduel deletes it only after the run)"
 
 // podFault names what ended a running pod's container: the pod deleted or
-// evicted, the container OOM-killed or exited; "" while it runs.
+// evicted, the container OOM-killed or exited (as podState names them);
+// "" while it runs.
 func podFault(pod *corev1.Pod, container string) string {
-	if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == "Evicted" {
-		return fmt.Sprintf("pod %s was evicted by its node (%s)", pod.Name, driver.OneLine(pod.Status.Message))
+	// A deletion first: the container it stops exits too, and that is
+	// not the cause.
+	why := "it is being deleted (by someone else, a drain or an eviction: dbduel deletes it only after the run)"
+	if pod.DeletionTimestamp == nil {
+		_, why = podState(pod, container, false)
 	}
-	if pod.DeletionTimestamp != nil {
-		return fmt.Sprintf("pod %s is being deleted (by someone else, a drain or an eviction: dbduel deletes it only after the run)", pod.Name)
+	if why == "" {
+		return ""
 	}
-	for _, c := range pod.Status.ContainerStatuses {
-		t := c.State.Terminated
-		if c.Name != container || t == nil {
-			continue
-		}
-		if t.Reason == "OOMKilled" {
-			return fmt.Sprintf("the container %s of pod %s was OOM-killed (exit code %d): its memory limit is too small for the server", container, pod.Name, t.ExitCode)
-		}
-		return fmt.Sprintf("the container %s of pod %s exited with code %d (%s)", container, pod.Name, t.ExitCode, t.Reason)
-	}
-	return ""
+	return "pod " + pod.Name + ": " + why
 }
 
 // Diagnose says what became of the server pod when a run failed: the API

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	_ "github.com/dbduel/dbduel/engine/driver/mongo"
 	_ "github.com/dbduel/dbduel/engine/driver/mysql"
@@ -150,5 +151,28 @@ func TestPodStateSaysWhy(t *testing.T) {
 	pod.Status.ContainerStatuses[0].Ready = true
 	if done, _ := podState(pod, "server", true); !done {
 		t.Fatal("ready pod not done")
+	}
+}
+
+// A running pod's fault names its end as the start's wait does, a
+// deletion before the exit it causes, and an eviction by name.
+func TestPodFault(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "server", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	if why := podFault(pod, "server"); why != "" {
+		t.Fatalf("a running pod: %q", why)
+	}
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}
+	if why := podFault(pod, "server"); why != "pod p: its container server was OOM-killed (exit code 137): its memory limit is too small for the server" {
+		t.Fatalf("OOM-killed: %q", why)
+	}
+	pod.DeletionTimestamp = &metav1.Time{}
+	if why := podFault(pod, "server"); !strings.HasPrefix(why, "pod p: it is being deleted (by someone else") {
+		t.Fatalf("deleted: %q", why)
+	}
+	pod.DeletionTimestamp = nil
+	pod.Status.Phase, pod.Status.Reason, pod.Status.Message = corev1.PodFailed, "Evicted", "The node was low on resource: ephemeral-storage."
+	if why := podFault(pod, "server"); !strings.HasPrefix(why, "pod p: it was evicted by its node (The node was low") {
+		t.Fatalf("evicted: %q", why)
 	}
 }

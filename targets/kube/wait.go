@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/dbduel/dbduel/engine/driver"
 	"github.com/dbduel/dbduel/targets/ledger"
 )
 
@@ -82,8 +83,11 @@ func unschedulable(pod *corev1.Pod) (string, bool) {
 // podState says whether pod's container is there yet (running, and ready
 // when asked), or why it never will be ("" while it may).
 func podState(pod *corev1.Pod, container string, ready bool) (done bool, why string) {
-	switch pod.Status.Phase {
-	case corev1.PodFailed, corev1.PodSucceeded:
+	switch {
+	case pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == "Evicted":
+		// The cause of its containers' end, whatever they say of it.
+		return false, "it was evicted by its node (" + driver.OneLine(pod.Status.Message) + ")"
+	case pod.Status.Phase == corev1.PodFailed, pod.Status.Phase == corev1.PodSucceeded:
 		why = fmt.Sprintf("it ended (%s)", pod.Status.Phase)
 		if pod.Status.Reason != "" || pod.Status.Message != "" {
 			why = fmt.Sprintf("the node refused it: %s %s", pod.Status.Reason, pod.Status.Message)
@@ -99,11 +103,10 @@ func podState(pod *corev1.Pod, container string, ready bool) (done bool, why str
 			}
 		}
 		if t := c.State.Terminated; t != nil {
-			note := ""
 			if t.Reason == "OOMKilled" {
-				note = ": its memory limit is too small for the server"
+				return false, fmt.Sprintf("its container %s was OOM-killed (exit code %d): its memory limit is too small for the server", container, t.ExitCode)
 			}
-			return false, fmt.Sprintf("its container exited (code %d, %s)%s", t.ExitCode, t.Reason, note)
+			return false, fmt.Sprintf("its container %s exited with code %d (%s)", container, t.ExitCode, t.Reason)
 		}
 		if c.State.Running != nil && why == "" {
 			return !ready || c.Ready, ""
