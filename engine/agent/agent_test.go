@@ -20,13 +20,16 @@ import (
 
 // pair connects a Client to Serve through pipes, as a container's attached
 // stdin and stdout would.
-func pair(t *testing.T, dir string) *Client {
+func pair(t *testing.T, dir string) *Client { return pairOpening(t, dir, nil) }
+
+// pairOpening is pair with an agent that reaches servers through open.
+func pairOpening(t *testing.T, dir string, open Opener) *Client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(context.Background(), inR, outW, dir, "test", func() map[string]string { return map[string]string{"fs_type": "x"} }, nil)
+		served <- Serve(context.Background(), inR, outW, dir, "test", func() map[string]string { return map[string]string{"fs_type": "x"} }, open)
 		outW.Close()
 	}()
 	c, err := NewClient(context.Background(), inW, outR, dir, 5*time.Second, nil)

@@ -25,6 +25,7 @@ import (
 // is an engine.Remote; one request runs at a time.
 type Client struct {
 	mu   sync.Mutex
+	inMu sync.Mutex // a request's stop or go is written while it runs
 	in   io.Writer
 	dec  *replyReader
 	dir  string
@@ -105,7 +106,7 @@ func (c *Client) doWithin(ctx context.Context, req request, quiet time.Duration,
 	if c.broken != nil {
 		return c.broken
 	}
-	if err := json.NewEncoder(c.in).Encode(req); err != nil {
+	if err := c.write(req); err != nil {
 		c.broken = c.gone(err)
 		return c.broken
 	}
@@ -150,7 +151,7 @@ func (c *Client) doWithin(ctx context.Context, req request, quiet time.Duration,
 			done = nil
 			if !stopped {
 				stopped = true
-				_ = json.NewEncoder(c.in).Encode(request{Op: "stop"})
+				_ = c.write(request{Op: "stop"})
 			}
 		case r, ok := <-replies:
 			if !ok {
@@ -176,6 +177,17 @@ func (c *Client) doWithin(ctx context.Context, req request, quiet time.Duration,
 		}
 	}
 }
+
+// write sends one message to the agent.
+func (c *Client) write(req request) error {
+	c.inMu.Lock()
+	defer c.inMu.Unlock()
+	return json.NewEncoder(c.in).Encode(req)
+}
+
+// release lets a barrier run past the point it waits at (its "ready" or
+// its "ended").
+func (c *Client) release() error { return c.write(request{Op: "go"}) }
 
 // gone explains a broken conversation with the agent's own last words.
 func (c *Client) gone(err error) error {
@@ -255,68 +267,34 @@ func (c *Client) Cleanup(ctx context.Context, w workload.Workload, threads int) 
 // see to each interval as it arrives: the container's telemetry and the
 // machine's noise.
 func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
-	req, err := c.workloadRequest("run", cfg.Workload, cfg.Threads)
+	req, err := c.runRequest(cfg, cfg.Threads, cfg.Events, cfg.Rate, cfg.Seed, false)
 	if err != nil {
 		return result.Run{Target: target}, err
 	}
-	req.Run = &runSpec{Threads: cfg.Threads, Time: cfg.Time, Events: cfg.Events, ReportInterval: cfg.ReportInterval,
-		Percentile: cfg.Percentile, Seed: cfg.Seed, Rate: cfg.Rate, Warmup: cfg.Warmup}
-	// The run starts when the agent's workers are connected: its "ready"
-	// carries the server's counters as the agent read them then.
-	atReady := func(r reply) {
-		if cfg.AtReady != nil {
-			c.reading(&counterReading{count: r.OpCount, timer: r.Time, failed: r.Error}, cfg.AtReady)
-		}
-		if cfg.Telemetry != nil {
-			cfg.Telemetry() // the windows start with the run
-		}
-		if cfg.Noise != nil {
-			cfg.Noise(nil)
-		}
-	}
-	var end reply
-	var run *result.Run
 	var sides []result.Interval // host-side additions, by interval
-	var quiet time.Duration
-	if cfg.StallTimeout > 0 && cfg.ReportInterval > 0 {
-		quiet = cfg.StallTimeout + cfg.ReportInterval
-	}
-	err = c.doWithin(ctx, req, quiet, func(r reply) error {
-		switch {
-		case r.Type == "ready":
-			atReady(r)
-		case r.Interval != nil:
-			iv := *r.Interval
-			if cfg.Telemetry != nil {
-				iv.Telemetry = cfg.Telemetry()
+	var end reply
+	run, err := c.runOn(ctx, req, quietOf(cfg), runHooks{
+		// The run starts when the agent's workers are connected: its
+		// "ready" carries the server's counters as the agent read them.
+		ready: func(r reply) {
+			if cfg.AtReady != nil {
+				c.reading(&counterReading{count: r.OpCount, timer: r.Time, failed: r.Error}, cfg.AtReady)
 			}
-			if cfg.Noise != nil {
-				iv.Noise = cfg.Noise(iv.Telemetry)
-			}
+			startWindows(cfg)
+		},
+		interval: func(iv result.Interval, h *hdrhistogram.Histogram) {
+			hostSide(cfg, &iv)
 			sides = append(sides, iv)
-			h := stats.NewHistogram()
-			if r.Hist != "" {
-				d, err := hdrhistogram.Decode([]byte(r.Hist))
-				if err != nil {
-					return fmt.Errorf("agent interval histogram: %w", err)
-				}
-				h = d
-			}
 			if emit != nil {
 				emit(iv, h)
 			}
-		case r.Run != nil:
-			run, end = r.Run, r
-		}
-		return nil
+		},
+		run: func(r reply) { end = r },
 	})
 	if cfg.AtEnd != nil {
 		c.reading(&counterReading{count: end.OpCount, timer: end.Time, failed: end.Error}, cfg.AtEnd)
 	}
 	if run == nil {
-		if err == nil {
-			err = errors.New("the agent ended the run without its result")
-		}
 		return result.Run{Target: target}, err
 	}
 	run.Target = target
@@ -329,6 +307,95 @@ func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, 
 		run.Complete = false
 	}
 	return *run, err
+}
+
+// runRequest is the run of cfg's workload with these threads, events,
+// rate and seed (an agent's share of a group's, or all of them).
+func (c *Client) runRequest(cfg engine.Config, threads int, events uint64, rate float64, seed uint64, barrier bool) (request, error) {
+	req, err := c.workloadRequest("run", cfg.Workload, threads)
+	if err != nil {
+		return req, err
+	}
+	req.Run = &runSpec{Threads: threads, Time: cfg.Time, Events: events, ReportInterval: cfg.ReportInterval,
+		Percentile: cfg.Percentile, Seed: seed, Rate: rate, Warmup: cfg.Warmup, Barrier: barrier}
+	return req, nil
+}
+
+// quietOf is the longest the agent may stay silent in a run of cfg
+// (--stall-timeout past an interval; 0: no bound).
+func quietOf(cfg engine.Config) time.Duration {
+	if cfg.StallTimeout > 0 && cfg.ReportInterval > 0 {
+		return cfg.StallTimeout + cfg.ReportInterval
+	}
+	return 0
+}
+
+// startWindows opens the windows of the host's cumulative readers with
+// the run.
+func startWindows(cfg engine.Config) {
+	if cfg.Telemetry != nil {
+		cfg.Telemetry()
+	}
+	if cfg.Noise != nil {
+		cfg.Noise(nil)
+	}
+}
+
+// hostSide adds to an interval what only the host sees: the target's
+// telemetry and the machine's noise.
+func hostSide(cfg engine.Config, iv *result.Interval) {
+	if cfg.Telemetry != nil {
+		iv.Telemetry = cfg.Telemetry()
+	}
+	if cfg.Noise != nil {
+		iv.Noise = cfg.Noise(iv.Telemetry)
+	}
+}
+
+// runHooks are what a run's replies are handed to, in the order they come.
+type runHooks struct {
+	ready    func(reply)
+	interval func(result.Interval, *hdrhistogram.Histogram)
+	ended    func() // a barrier run's statements are done
+	run      func(reply)
+}
+
+// runOn runs req in the agent, handing its replies to h; the run's result
+// is nil when the agent ended without one.
+func (c *Client) runOn(ctx context.Context, req request, quiet time.Duration, h runHooks) (*result.Run, error) {
+	var run *result.Run
+	err := c.doWithin(ctx, req, quiet, func(r reply) error {
+		switch {
+		case r.Type == "ready":
+			if h.ready != nil {
+				h.ready(r)
+			}
+		case r.Type == "ended":
+			if h.ended != nil {
+				h.ended()
+			}
+		case r.Interval != nil:
+			hist := stats.NewHistogram()
+			if r.Hist != "" {
+				d, err := hdrhistogram.Decode([]byte(r.Hist))
+				if err != nil {
+					return fmt.Errorf("agent interval histogram: %w", err)
+				}
+				hist = d
+			}
+			h.interval(*r.Interval, hist)
+		case r.Run != nil:
+			run = r.Run
+			if h.run != nil {
+				h.run(r)
+			}
+		}
+		return nil
+	})
+	if run == nil && err == nil {
+		err = errors.New("the agent ended the run without its result")
+	}
+	return run, err
 }
 
 // The driver.DB side: the engine opens the agent like any target; its

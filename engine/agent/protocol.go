@@ -17,7 +17,7 @@ import (
 
 // request is one operation for the agent.
 type request struct {
-	Op       string   `json:"op"` // hello, check, prepare, cleanup, run, stop, opcount, servertime, cgroup
+	Op       string   `json:"op"` // hello, check, prepare, cleanup, run, stop, go, opcount, servertime, cgroup
 	Workload string   `json:"workload,omitempty"`
 	Args     []string `json:"args,omitempty"`
 	Threads  int      `json:"threads,omitempty"`
@@ -38,11 +38,16 @@ type runSpec struct {
 	Seed           uint64        `json:"seed"`
 	Rate           float64       `json:"rate"`
 	Warmup         time.Duration `json:"warmup_ns"`
+	// Barrier makes the run wait for a "go" twice: once every thread is
+	// connected (after its "ready") and once every statement is done
+	// (after its "ended"), so that the agents of one target start and end
+	// together and the server's counters are read between (agents=N).
+	Barrier bool `json:"barrier,omitempty"`
 }
 
 // reply is one message from the agent; a request ends with done or error.
 type reply struct {
-	Type     string               `json:"type"` // hello, progress, interval, done, error
+	Type     string               `json:"type"` // hello, progress, ready, interval, ended, run, done, error
 	Version  string               `json:"version,omitempty"`
 	Facts    map[string]string    `json:"facts,omitempty"`
 	Progress *workload.Progress   `json:"progress,omitempty"`

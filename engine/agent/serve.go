@@ -30,8 +30,9 @@ type Opener func(ctx context.Context, ep driver.Endpoint, maxConns int) (driver.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string, facts func() map[string]string, open Opener) error {
 	reqs := make(chan request)
 	readErr := make(chan error, 1)
-	var mu sync.Mutex // stop requests arrive while an operation runs
+	var mu sync.Mutex // stop and go requests arrive while an operation runs
 	var cancelOp context.CancelFunc = func() {}
+	var release chan struct{} // the running operation's barrier
 	go func() {
 		dec := json.NewDecoder(bufio.NewReader(in))
 		for {
@@ -53,6 +54,15 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 				mu.Unlock()
 				continue
 			}
+			if r.Op == "go" {
+				mu.Lock()
+				select {
+				case release <- struct{}{}:
+				default: // no barrier waits: a late go is dropped
+				}
+				mu.Unlock()
+				continue
+			}
 			reqs <- r
 		}
 	}()
@@ -61,10 +71,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 	defer counters.close()
 	for r := range reqs {
 		opCtx, cancel := context.WithCancel(ctx)
+		gate := make(chan struct{}, 1)
 		mu.Lock()
-		cancelOp = cancel
+		cancelOp, release = cancel, gate
 		mu.Unlock()
-		err := serveOne(opCtx, r, dir, open, counters, w, version, facts)
+		err := serveOne(opCtx, r, servePlace{dir: dir, open: open, counters: counters, version: version, facts: facts, release: gate}, w)
 		cancel()
 		if ctx.Err() != nil {
 			// The agent's own process was told to stop (its container
@@ -105,7 +116,19 @@ func (w *replyWriter) send(r reply) {
 	}
 }
 
-func serveOne(ctx context.Context, r request, dir string, open Opener, counters *counterDBs, w *replyWriter, version string, facts func() map[string]string) error {
+// servePlace is what an operation needs of the agent's place: its files,
+// the servers it reaches, and the barrier its run waits at.
+type servePlace struct {
+	dir      string
+	open     Opener
+	counters *counterDBs
+	version  string
+	facts    func() map[string]string
+	release  <-chan struct{} // a "go" from the host
+}
+
+func serveOne(ctx context.Context, r request, p servePlace, w *replyWriter) error {
+	dir, open, counters, version, facts := p.dir, p.open, p.counters, p.version, p.facts
 	if r.Op == "hello" {
 		w.send(reply{Type: "hello", Version: version, Facts: facts()})
 		return nil
@@ -165,7 +188,18 @@ func serveOne(ctx context.Context, r request, dir string, open Opener, counters 
 			Load: engine.Load{Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval, Percentile: s.Percentile, Seed: s.Seed, Warmup: s.Warmup}}
 		end := reply{Type: "run"}
 		cfg.AtReady = func() { w.send(reply{Type: "ready"}) }
-		if r.Endpoint != nil {
+		if s.Barrier {
+			// agents=N: the host reads the server's counters while every
+			// agent waits, connected and idle, then releases them all.
+			wait := func() {
+				select {
+				case <-p.release:
+				case <-ctx.Done():
+				}
+			}
+			cfg.AtReady = func() { w.send(reply{Type: "ready"}); wait() }
+			cfg.AtEnd = func() { w.send(reply{Type: "ended"}); wait() }
+		} else if r.Endpoint != nil {
 			// The server's counters are read here, where the workers are
 			// connected and done: the host reading them around the whole
 			// request would count the pool's own opening statements.
