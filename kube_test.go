@@ -7,11 +7,15 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -186,6 +190,96 @@ func TestKubeHostNetwork(t *testing.T) {
 		measured++
 		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
 			t.Errorf("%s: the server's count is not dbduel's: %+v", run.Target, run.Honesty)
+		}
+	}
+	if measured != 2 {
+		t.Errorf("%d measured runs, want 2", measured)
+	}
+	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
+		t.Fatalf("left in the cluster: %v", left)
+	}
+}
+
+// agents=3: one target's threads shared by three agent pods beside the
+// server, started and ended together. The server's count of every run is
+// exactly the sum of the agents' statements, the merged histogram holds
+// every event, the per-thread spread covers all four threads, the client
+// CPU is the agents' together, and three agent pods ran.
+func TestKubeAgents(t *testing.T) {
+	cs := kubeClient(t)
+	runID := newRunID()
+	out := filepath.Join(t.TempDir(), "r.json")
+	image := testImage(t)
+	type outcome struct {
+		stderr string
+		code   int
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
+			"--target", "pods=k8s:"+image+",agents=3,cpus=0.5,memory=512m",
+			"--runs", "2", "--time", "3", "--threads", "4", "--table-size", "2000", "--no-tui", "-o", out)
+		done <- outcome{stderr, code}
+	}()
+	// The agent pods running at once, as the API shows them during the run.
+	agents := 0
+	var o outcome
+	for waiting := true; waiting; {
+		select {
+		case o = <-done:
+			waiting = false
+		case <-time.After(300 * time.Millisecond):
+			pods, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: ledger.Label + "=" + runID + ",dbduel.role=agent"})
+			if err == nil {
+				running := 0
+				for _, p := range pods.Items {
+					if p.Status.Phase == corev1.PodRunning {
+						running++
+					}
+				}
+				agents = max(agents, running)
+			}
+		}
+	}
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	if agents != 3 {
+		t.Errorf("%d agent pods ran at once, want 3", agents)
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Targets[0].Described; d.ClientPlacement != "beside" || d.ClientAgents != 3 || d.Engine != "kubernetes" {
+		t.Fatalf("not read back as three agents beside: %+v", d)
+	}
+	measured := 0
+	for _, run := range r.Runs {
+		if run.Warmup {
+			continue
+		}
+		measured++
+		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
+			t.Errorf("run %d: the server's count is not the agents' sum: %+v", run.Index, run.Honesty)
+		}
+		s := run.Summary
+		hist, err := hdrhistogram.Decode([]byte(run.Histogram))
+		if err != nil || uint64(hist.TotalCount()) != s.Events || float64(hist.ValueAtQuantile(95)) != s.P95US {
+			t.Errorf("run %d: merged histogram (%v) holds %d of %d events, p95 %g", run.Index, err, hist.TotalCount(), s.Events, s.P95US)
+		}
+		if f := run.Fairness; f == nil || math.Abs(f.EventsAvg*4-float64(s.Events)) > 0.5 {
+			t.Errorf("run %d: per-thread mean %+v is not the events over 4 threads (%d)", run.Index, run.Fairness, s.Events)
+		}
+		var ivEvents uint64
+		client := 0.0
+		for _, iv := range run.Intervals {
+			ivEvents += iv.Events
+			c, _ := iv.Telemetry[result.TelClientCPUCores].(float64)
+			client = max(client, c)
+		}
+		if len(run.Intervals) != 3 || ivEvents == 0 || ivEvents > s.Events || client <= 0 {
+			t.Errorf("run %d: %d intervals, %d of %d events, client CPU %.3f", run.Index, len(run.Intervals), ivEvents, s.Events, client)
 		}
 	}
 	if measured != 2 {

@@ -139,6 +139,9 @@ func pathOf(d result.Described) string {
 
 // placement names where a target's benchmark client ran.
 func placement(d result.Described) string {
+	if d.ClientPlacement == "beside" && d.ClientAgents > 1 {
+		return fmt.Sprintf("dbduel's %d agents beside the server", d.ClientAgents)
+	}
 	if d.ClientPlacement == "beside" {
 		return "dbduel's agent beside the server"
 	}

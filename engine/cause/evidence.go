@@ -33,6 +33,9 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 	}
 	if d.ClientPlacement != "" {
 		ev["client_placement"] = d.ClientPlacement
+		if d.ClientAgents > 1 {
+			ev["client_agents"] = d.ClientAgents
+		}
 	}
 	if d.CPUs > 0 {
 		ev["cpus"] = d.CPUs

@@ -189,6 +189,9 @@ type Described struct {
 	// namespace), "beside" (an agent on the server's host or node) or
 	// "inside" (the system workloads' agent, in the container it measures).
 	ClientPlacement string `json:"client_placement,omitempty"`
+	// ClientAgents is how many agents shared the client's threads
+	// (a k8s: target's agents=N; absent: one).
+	ClientAgents int `json:"client_agents,omitempty"`
 	// Kubernetes: where a k8s: target's server pod ran, as the API read
 	// it back (its kubeconfig context, namespace, pod and node), its QoS
 	// class (Guaranteed when requests equal limits), runtime class and the

@@ -40,7 +40,7 @@ func (s *Server) SetAgent(binary string, dial container.AgentDialer) {
 // in and starts the sampler: a second agent process, over exec, that
 // reads the pods' cgroups while the first runs the workload.
 func (s *Server) startAgentPod(ctx context.Context) error {
-	if _, err := s.cs.CoreV1().Pods(s.ns).Create(ctx, s.agentPod(s.pod.Spec.NodeName), metav1.CreateOptions{}); err != nil {
+	if _, err := s.cs.CoreV1().Pods(s.ns).Create(ctx, s.agentPod(s.agentName, s.pod.Spec.NodeName, true), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("k8s: create the agent pod: %w", err)
 	}
 	pod, err := s.waitPod(ctx, s.agentName, agentName, false)
@@ -48,16 +48,16 @@ func (s *Server) startAgentPod(ctx context.Context) error {
 		return fmt.Errorf("dbduel's agent pod: %w", err)
 	}
 	s.agentUID = string(pod.UID)
-	if err := s.copyBinary(ctx); err != nil {
+	if err := s.copyBinary(ctx, s.agentName); err != nil {
 		return fmt.Errorf("k8s: copy dbduel into pod %s: %w", s.agentName, err)
 	}
-	ex, err := s.executor("exec", &corev1.PodExecOptions{Container: agentName,
+	ex, err := s.executor(s.agentName, "exec", &corev1.PodExecOptions{Container: agentName,
 		Command: []string{agentBinary, "agent", "--dir", agentDataDir}, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return err
 	}
 	s.samplerConn = openStream(ctx, ex)
-	c, err := s.dial(ctx, s.samplerConn.stdin, s.samplerConn.stdout, agentDataDir, agentTimeout, s.samplerConn.lastWords(s))
+	c, err := s.dial(ctx, s.samplerConn.stdin, s.samplerConn.stdout, agentDataDir, agentTimeout, s.samplerConn.lastWords(s, s.agentName))
 	if err != nil {
 		return fmt.Errorf("dbduel's agent in pod %s: %w", s.agentName, err)
 	}
@@ -65,14 +65,14 @@ func (s *Server) startAgentPod(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("dbduel's agent in pod %s reads no cgroups", s.agentName)
 	}
-	s.sampler = r
+	s.sampler, s.samplerClient = r, c
 	return nil
 }
 
-// executor streams a subresource of the agent pod (exec or attach): over
+// executor streams a subresource of an agent pod (exec or attach): over
 // WebSocket, or SPDY where the API server or a proxy does not upgrade.
-func (s *Server) executor(sub string, opts runtime.Object) (remotecommand.Executor, error) {
-	req := s.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(s.ns).Name(s.agentName).
+func (s *Server) executor(pod, sub string, opts runtime.Object) (remotecommand.Executor, error) {
+	req := s.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(s.ns).Name(pod).
 		SubResource(sub).VersionedParams(opts, scheme.ParameterCodec)
 	spdy, err := remotecommand.NewSPDYExecutor(s.cfg, "POST", req.URL())
 	if err != nil {
@@ -87,10 +87,10 @@ func (s *Server) executor(sub string, opts runtime.Object) (remotecommand.Execut
 	})
 }
 
-// copyBinary writes dbduel into the agent pod's binary directory through
+// copyBinary writes dbduel into an agent pod's binary directory through
 // a shell in the image, under a temporary name first: the pod starts its
 // agent once the executable appears whole.
-func (s *Server) copyBinary(ctx context.Context) error {
+func (s *Server) copyBinary(ctx context.Context, pod string) error {
 	f, err := os.Open(s.binary)
 	if err != nil {
 		return fmt.Errorf("read the dbduel binary: %w", err)
@@ -98,7 +98,7 @@ func (s *Server) copyBinary(ctx context.Context) error {
 	defer f.Close()
 	part := agentBinary + ".part"
 	script := fmt.Sprintf("cat > %s && chmod 0755 %s && mv %s %s", part, part, part, agentBinary)
-	ex, err := s.executor("exec", &corev1.PodExecOptions{Container: agentName, Command: []string{"/bin/sh", "-c", script},
+	ex, err := s.executor(pod, "exec", &corev1.PodExecOptions{Container: agentName, Command: []string{"/bin/sh", "-c", script},
 		Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return err

@@ -38,31 +38,48 @@ func (b *BesideClient) Start(ctx context.Context) error {
 	if err := b.Server.Start(ctx); err != nil {
 		return err
 	}
-	ex, err := b.executor("attach", &corev1.PodAttachOptions{Container: agentName, Stdin: true, Stdout: true, Stderr: true})
-	if err == nil {
-		b.conn = openStream(ctx, ex)
-		b.client, err = b.dial(ctx, b.conn.stdin, b.conn.stdout, agentDataDir, agentTimeout, b.conn.lastWords(b.Server))
-	}
+	var err error
+	b.conn, b.client, err = b.attach(ctx, b.agentName)
 	if err != nil {
-		return fmt.Errorf("the client (client=beside): dbduel's agent in pod %s: %w", b.agentName, err)
+		return err
+	}
+	if b.o.Agents > 1 {
+		if err := b.startGroup(ctx); err != nil {
+			return err
+		}
 	}
 	b.client.Reach(b.ep, b.args)
 	return nil
 }
 
-// lastWords is what the agent said on stderr and how its pod ended.
-func (a *agentStream) lastWords(s *Server) func() string {
-	return func() string { return a.explain(s) }
+// attach talks to the agent that is pod's main process.
+func (b *BesideClient) attach(ctx context.Context, pod string) (*agentStream, container.AgentClient, error) {
+	ex, err := b.executor(pod, "attach", &corev1.PodAttachOptions{Container: agentName, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("the client (client=beside): dbduel's agent in pod %s: %w", pod, err)
+	}
+	conn := openStream(ctx, ex)
+	c, err := b.dial(ctx, conn.stdin, conn.stdout, agentDataDir, agentTimeout, conn.lastWords(b.Server, pod))
+	if err != nil {
+		conn.close()
+		return nil, nil, fmt.Errorf("the client (client=beside): dbduel's agent in pod %s: %w", pod, err)
+	}
+	return conn, c, nil
 }
 
-func (a *agentStream) explain(s *Server) string {
+// lastWords is what the agent said on stderr and how its pod ended.
+func (a *agentStream) lastWords(s *Server, pod string) func() string {
+	return func() string { return a.explain(s, pod) }
+}
+
+func (a *agentStream) explain(s *Server, podName string) string {
 	var parts []string
 	if e := strings.TrimSpace(a.stderr.String()); e != "" {
 		parts = append(parts, "agent said: "+driver.OneLine(e))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if pod, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, s.agentName, metav1.GetOptions{}); err == nil {
+	if pod, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, podName, metav1.GetOptions{}); err == nil {
 		if _, why := podState(pod, agentName, false); why != "" {
 			parts = append(parts, why)
 		}
@@ -85,6 +102,7 @@ func (b *BesideClient) Open(context.Context, int) (driver.DB, error) {
 func (b *BesideClient) Stop(ctx context.Context) error {
 	b.conn.close()
 	b.conn = nil
+	b.stopExtra()
 	return b.Server.Stop(ctx)
 }
 

@@ -113,7 +113,7 @@ func (s *Server) Diagnose(ctx context.Context) string {
 }
 
 // podsFault reads the server pod and, for a client beside it, the agent
-// pod: what ended either ("" while both run), or the API's error.
+// pods: what ended one ("" while all run), or the API's error.
 func (s *Server) podsFault(ctx context.Context) (string, error) {
 	pod, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, s.podName, metav1.GetOptions{})
 	switch {
@@ -125,14 +125,23 @@ func (s *Server) podsFault(ctx context.Context) (string, error) {
 	if why := podFault(pod, serverName); why != "" || !s.ClientBeside() || s.agentUID == "" {
 		return why, nil
 	}
-	agent, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, s.agentName, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Sprintf("dbduel's agent pod %s was deleted (by someone else, a drain or an eviction)", s.agentName), nil
-	case err != nil:
-		return "", err
+	names := []string{s.agentName}
+	for _, e := range s.extra {
+		names = append(names, e.name)
 	}
-	return podFault(agent, agentName), nil
+	for _, name := range names {
+		agent, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return fmt.Sprintf("dbduel's agent pod %s was deleted (by someone else, a drain or an eviction)", name), nil
+		case err != nil:
+			return "", err
+		}
+		if why := podFault(agent, agentName); why != "" {
+			return why, nil
+		}
+	}
+	return "", nil
 }
 
 // nodeFault names a node that lost its kubelet: NotReady as the node

@@ -66,7 +66,10 @@ type Server struct {
 	agentUID        string
 	samplerConn     *agentStream
 	sampler         cgroupReader
+	samplerClient   container.AgentClient // the sampler, also the counters' reader of agents=N
 	cgPath, agentCg string
+	// extra are the agent pods 2..N of agents=N.
+	extra []*extraAgent
 }
 
 // quietClientGo sends client-go's own log (klog: a stream's closing, a
@@ -326,6 +329,14 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 			return targets.Sample{}, fmt.Errorf("k8s: the agent pod's cgroup: %w", err)
 		}
 		s.agentCg, out.ClientCPUNS = a.Path, a.CPUNS
+		n, err := s.extraCPU(ctx)
+		if err != nil {
+			return targets.Sample{}, err
+		}
+		out.ClientCPUNS += n
+		if s.extraElsewhere() {
+			out.ClientCPUNS = 0 // some agents' CPU cannot be read from here: no figure, not a part
+		}
 	}
 	return out, nil
 }
@@ -392,6 +403,9 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	}
 	d.Address = s.ep.Host
 	d.ClientPlacement = s.o.Client
+	if s.o.Agents > 1 {
+		d.ClientAgents = s.o.Agents
+	}
 	if s.cgPath == "" && s.sampler != nil {
 		_, _ = s.Sample(ctx) // finds the cgroup; Sample's error says it again in the run
 	}
@@ -457,7 +471,7 @@ func (s *Server) networkPath() string {
 // are gone (idempotent).
 func (s *Server) Stop(ctx context.Context) error {
 	s.samplerConn.close()
-	s.samplerConn, s.sampler = nil, nil
+	s.samplerConn, s.sampler, s.samplerClient = nil, nil, nil
 	if s.cs == nil || !s.noted {
 		return nil
 	}

@@ -152,11 +152,12 @@ func (s *Server) service() *corev1.Service {
 // agentPod runs dbduel's agent on node: the server's image (it has a
 // shell), started as root, waiting for its binary (copied in over exec)
 // before it serves the engine over its attached stdin and stdout. Burstable
-// at a small request, so it fits beside a Guaranteed server.
-func (s *Server) agentPod(node string) *corev1.Pod {
+// at a small request, so it fits beside a Guaranteed server. The sampler's
+// pod (the first) also mounts the node's cgroups, read-only.
+func (s *Server) agentPod(name, node string, sampler bool) *corev1.Pod {
 	wait := fmt.Sprintf("while [ ! -x %s ]; do sleep 0.1; done; exec %s agent --dir %s", agentBinary, agentBinary, agentDataDir)
 	req := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(agentCPUMilli, resource.DecimalSI)}
-	m := s.meta(s.agentName)
+	m := s.meta(name)
 	m.Labels["dbduel.role"] = agentName
 	pod := &corev1.Pod{ObjectMeta: m, Spec: corev1.PodSpec{
 		Containers: []corev1.Container{{
@@ -179,6 +180,11 @@ func (s *Server) agentPod(node string) *corev1.Pod {
 			{Name: "cgroup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: ptr(corev1.HostPathDirectory)}}},
 		},
 	}}
+	if !sampler {
+		c := &pod.Spec.Containers[0]
+		c.VolumeMounts = c.VolumeMounts[:2]
+		pod.Spec.Volumes = pod.Spec.Volumes[:2]
+	}
 	s.onNodeNetwork(&pod.Spec)
 	return pod
 }

@@ -38,7 +38,12 @@ type Options struct {
 	Via string
 	// Network is the server pod's network: pod (its own, the default) or
 	// host (hostNetwork: the node's, the server on its loopback).
-	Network  string
+	Network string
+	// Agents is how many agent pods share a beside client's threads
+	// (agents=N), on the server's node or, with Spread "nodes", over the
+	// cluster's nodes.
+	Agents   int
+	Spread   string
 	Protocol string // mysql|postgres|mongodb ("": from the image's name)
 	Args     []string
 	Env      []string
@@ -52,7 +57,12 @@ const (
 )
 
 var allowedKeys = map[string]bool{"context": true, "namespace": true, "node": true, "memory": true, "cpus": true,
-	"storage": true, "cnf": true, "client": true, "via": true, "network": true, "protocol": true, "args": true, "env": true}
+	"storage": true, "cnf": true, "client": true, "via": true, "network": true, "protocol": true, "args": true, "env": true,
+	"agents": true, "spread": true}
+
+// maxAgents bounds agents=N: each is a pod and a stream through the API
+// server.
+const maxAgents = 32
 
 // dnsLabel is a Kubernetes namespace or node name's shape (RFC 1123).
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
@@ -72,7 +82,7 @@ func ParseSpec(spec string) (Options, error) {
 	if err := specs.CheckKeys("k8s:", kvs, allowedKeys, map[string]bool{"args": true, "env": true}); err != nil {
 		return Options{}, err
 	}
-	o := Options{Image: head, Storage: "emptydir", Client: "beside", Via: "pod", Network: "pod",
+	o := Options{Image: head, Storage: "emptydir", Client: "beside", Via: "pod", Network: "pod", Agents: 1, Spread: "node",
 		CPUs: defaultCPUs, MemoryBytes: defaultMemoryBytes}
 	for _, kv := range kvs {
 		if err := o.set(kv.Key, kv.Value); err != nil {
@@ -84,6 +94,12 @@ func ParseSpec(spec string) (Options, error) {
 		return bad("via=%s is the path of a client=here; a client beside the server reaches its pod IP", o.Via)
 	case o.Network == "host" && o.Via != "pod":
 		return bad("network=host puts the server on its node's loopback: no Service reaches it, so via=%s cannot", o.Via)
+	case o.Agents > 1 && o.Client != "beside":
+		return bad("agents=%d are agent pods of a client=beside; a client=here is dbduel's own process", o.Agents)
+	case o.Spread == "nodes" && o.Agents < 2:
+		return bad("spread=nodes spreads agents=N (N at least 2) over the nodes")
+	case o.Spread == "nodes" && o.Network == "host":
+		return bad("network=host puts the server on its node's loopback: agents on other nodes cannot reach it (spread=nodes)")
 	}
 	if o.Protocol == "" {
 		if o.Protocol = protocolOfImage(o.Image); o.Protocol == "" {
@@ -145,6 +161,17 @@ func (o *Options) set(key, v string) error {
 			return fmt.Errorf("network=%q: want pod (the pod's own network, the default) or host (hostNetwork: the node's)", v)
 		}
 		o.Network = v
+	case "agents":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxAgents {
+			return fmt.Errorf("agents=%q: want a number of agent pods from 1 to %d", v, maxAgents)
+		}
+		o.Agents = n
+	case "spread":
+		if v != "node" && v != "nodes" {
+			return fmt.Errorf("spread=%q: want node (every agent on the server's node, the default) or nodes (over the cluster's nodes)", v)
+		}
+		o.Spread = v
 	case "protocol":
 		if p, err := driver.Lookup(v); err != nil || p.Image.Setup == nil {
 			return fmt.Errorf("protocol=%q: want mysql, postgres or mongodb", v)

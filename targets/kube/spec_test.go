@@ -53,6 +53,12 @@ func TestParseSpecRefusals(t *testing.T) {
 		"mariadb,protocol=redis":   "protocol=",
 		"mariadb,network=bridge":   "network=",
 		"mariadb,network=host,client=here,via=service": "network=host puts the server on its node's loopback",
+		"mariadb,agents=0":                           "agents=",
+		"mariadb,agents=33":                          "agents=",
+		"mariadb,agents=2,client=here":               "agents=2 are agent pods of a client=beside",
+		"mariadb,spread=nodes":                       "spread=nodes spreads agents=N",
+		"mariadb,spread=all,agents=2":                "spread=",
+		"mariadb,agents=2,spread=nodes,network=host": "agents on other nodes cannot reach it",
 	} {
 		_, err := ParseSpec(spec)
 		var ue *specs.UsageError
@@ -100,9 +106,17 @@ func TestServerPodIsGuaranteed(t *testing.T) {
 	if svc := s.service(); svc.Spec.Selector["dbduel.role"] != "server" || svc.Spec.Type != corev1.ServiceTypeClusterIP {
 		t.Fatalf("service %+v", svc.Spec)
 	}
-	agent := s.agentPod("node-1")
+	agent := s.agentPod(s.agentName, "node-1", true)
 	if agent.Spec.NodeName != "node-1" || !agent.Spec.Containers[0].StdinOnce || agent.Labels["dbduel.role"] != "agent" {
 		t.Fatalf("agent pod %+v", agent.Spec)
+	}
+	if !mountsCgroups(agent) {
+		t.Fatal("the sampler's agent pod does not mount the node's cgroups")
+	}
+	// agents=N: pods 2..N run load only; they have no business with the
+	// node's cgroups.
+	if extra := s.agentPod("x-client2", "node-2", false); mountsCgroups(extra) || extra.Name != "x-client2" || extra.Spec.NodeName != "node-2" {
+		t.Fatalf("extra agent pod %s on %s mounts cgroups: %v", extra.Name, extra.Spec.NodeName, mountsCgroups(extra))
 	}
 	if _, limited := agent.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]; limited {
 		t.Fatal("the agent pod has a CPU limit: it would be throttled, not Burstable")
@@ -122,14 +136,14 @@ func TestHostNetworkPods(t *testing.T) {
 	if !pod.Spec.HostNetwork || pod.Spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet || probe.Host != "127.0.0.1" || probe.Port.IntValue() != 40123 {
 		t.Fatalf("server pod: hostNetwork %v, dns %s, probe %+v", pod.Spec.HostNetwork, pod.Spec.DNSPolicy, probe)
 	}
-	if agent := s.agentPod("node-1"); !agent.Spec.HostNetwork {
+	if agent := s.agentPod(s.agentName, "node-1", true); !agent.Spec.HostNetwork {
 		t.Fatal("the agent pod is not on the node's network: it cannot reach the server's loopback")
 	}
 	if s.networkPath() != "host" {
 		t.Fatalf("network path %q", s.networkPath())
 	}
 	s, _ = New("pod", "dbduel-test/mariadb:10.11.14", "run1")
-	if s.serverPod(nil).Spec.HostNetwork || s.agentPod("n").Spec.HostNetwork || s.networkPath() != "pod-ip" {
+	if s.serverPod(nil).Spec.HostNetwork || s.agentPod(s.agentName, "n", true).Spec.HostNetwork || s.networkPath() != "pod-ip" {
 		t.Fatal("the default target is on the node's network")
 	}
 }
@@ -174,5 +188,40 @@ func TestPodFault(t *testing.T) {
 	pod.Status.Phase, pod.Status.Reason, pod.Status.Message = corev1.PodFailed, "Evicted", "The node was low on resource: ephemeral-storage."
 	if why := podFault(pod, "server"); !strings.HasPrefix(why, "pod p: it was evicted by its node (The node was low") {
 		t.Fatalf("evicted: %q", why)
+	}
+}
+
+func mountsCgroups(p *corev1.Pod) bool {
+	for _, v := range p.Spec.Volumes {
+		if v.HostPath != nil {
+			return true
+		}
+	}
+	for _, m := range p.Spec.Containers[0].VolumeMounts {
+		if m.MountPath == cgroupMount {
+			return true
+		}
+	}
+	return false
+}
+
+// spread=nodes takes the nodes that take pods: Ready, schedulable, and
+// without a NoSchedule or NoExecute taint.
+func TestTakesPods(t *testing.T) {
+	ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue}
+	for _, c := range []struct {
+		n    corev1.Node
+		want bool
+	}{
+		{corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{ready}}}, true},
+		{corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}}}, false},
+		{corev1.Node{Spec: corev1.NodeSpec{Unschedulable: true}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{ready}}}, false},
+		{corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{ready}}}, false},
+		{corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}}}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{ready}}}, true},
+		{corev1.Node{}, false},
+	} {
+		if got := takesPods(&c.n); got != c.want {
+			t.Errorf("%+v: takesPods %v, want %v", c.n.Spec, got, c.want)
+		}
 	}
 }
