@@ -204,7 +204,10 @@ func TestKubeHostNetwork(t *testing.T) {
 // server, started and ended together. The server's count of every run is
 // exactly the sum of the agents' statements, the merged histogram holds
 // every event, the per-thread spread covers all four threads, the client
-// CPU is the agents' together, and three agent pods ran.
+// CPU is the agents' together, and three agent pods ran. Beside it,
+// client=netns: the agent a second container of the server's pod, the
+// pod still Guaranteed, the server's CPU read from its own container's
+// cgroup and the client's from the agent's.
 func TestKubeAgents(t *testing.T) {
 	cs := kubeClient(t)
 	runID := newRunID()
@@ -218,6 +221,7 @@ func TestKubeAgents(t *testing.T) {
 	go func() {
 		_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
 			"--target", "pods=k8s:"+image+",agents=3,cpus=0.5,memory=512m",
+			"--target", "podns=k8s:"+image+",client=netns,client-cpus=0.25,cpus=0.5,memory=512m",
 			"--runs", "2", "--time", "3", "--threads", "4", "--table-size", "2000", "--no-tui", "-o", out)
 		done <- outcome{stderr, code}
 	}()
@@ -229,7 +233,7 @@ func TestKubeAgents(t *testing.T) {
 		case o = <-done:
 			waiting = false
 		case <-time.After(300 * time.Millisecond):
-			pods, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: ledger.Label + "=" + runID + ",dbduel.role=agent"})
+			pods, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: ledger.Label + "=" + runID + ",dbduel.target=pods,dbduel.role=agent"})
 			if err == nil {
 				running := 0
 				for _, p := range pods.Items {
@@ -254,12 +258,21 @@ func TestKubeAgents(t *testing.T) {
 	if d := r.Targets[0].Described; d.ClientPlacement != "beside" || d.ClientAgents != 3 || d.Engine != "kubernetes" {
 		t.Fatalf("not read back as three agents beside: %+v", d)
 	}
+	ns := r.Targets[1].Described
+	if ns.ClientPlacement != "netns" || ns.NetworkPath != "pod-loopback" || ns.QOSClass != "Guaranteed" || ns.CPUs != 0.5 ||
+		strings.Count(ns.CgroupPath, "/") != 2 || !strings.HasPrefix(ns.CgroupPath, "kubepods/pod") {
+		t.Fatalf("client=netns not read back (the server's own container's cgroup, the pod Guaranteed): %+v", ns)
+	}
 	measured := 0
 	for _, run := range r.Runs {
 		if run.Warmup {
 			continue
 		}
 		measured++
+		if run.Target == "podns" {
+			checkNetnsRun(t, run)
+			continue
+		}
 		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
 			t.Errorf("run %d: the server's count is not the agents' sum: %+v", run.Index, run.Honesty)
 		}
@@ -282,11 +295,31 @@ func TestKubeAgents(t *testing.T) {
 			t.Errorf("run %d: %d intervals, %d of %d events, client CPU %.3f", run.Index, len(run.Intervals), ivEvents, s.Events, client)
 		}
 	}
-	if measured != 2 {
-		t.Errorf("%d measured runs, want 2", measured)
+	if measured != 4 {
+		t.Errorf("%d measured runs, want 4", measured)
 	}
 	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
 		t.Fatalf("left in the cluster: %v", left)
+	}
+}
+
+// checkNetnsRun: a client=netns run counted exactly, with the server's and
+// the client's CPU each from its own container.
+func checkNetnsRun(t *testing.T, run result.Run) {
+	t.Helper()
+	if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
+		t.Errorf("podns run %d: the server's count is not dbduel's: %+v", run.Index, run.Honesty)
+	}
+	server, client := 0.0, 0.0
+	for _, iv := range run.Intervals {
+		v, _ := iv.Telemetry[result.TelServerCPUCores].(float64)
+		server = max(server, v)
+		c, _ := iv.Telemetry[result.TelClientCPUCores].(float64)
+		client = max(client, c)
+	}
+	// Each container is held to its own quota (0.5 and 0.25 CPUs).
+	if server <= 0 || client <= 0 || server > 0.6 || client > 0.35 {
+		t.Errorf("podns run %d: server CPU %.3f cores (quota 0.5), client %.3f (quota 0.25)", run.Index, server, client)
 	}
 }
 

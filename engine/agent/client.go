@@ -457,11 +457,16 @@ func (c *Client) ServerTime(ctx context.Context) (driver.ServerTime, error) {
 }
 
 // Cgroup reads a pod's cgroup on the agent's node, below root (where the
-// agent's pod mounts the node's /sys/fs/cgroup): found by the pod's uid,
-// or at rel, the path an earlier reading found.
-func (c *Client) Cgroup(ctx context.Context, root, uid, rel string) (cgroupstat.Usage, error) {
+// agent's pod mounts the node's /sys/fs/cgroup), or one of its
+// containers' (container: the runtime's id; "": the pod's): found by the
+// pod's uid, or at rel, the path an earlier reading found.
+func (c *Client) Cgroup(ctx context.Context, root, uid, rel, container string) (cgroupstat.Usage, error) {
 	var u *cgroupstat.Usage
-	err := c.doWithin(ctx, request{Op: "cgroup", Args: []string{root, uid, rel}}, 10*time.Second, func(r reply) error {
+	args := []string{root, uid, rel}
+	if container != "" {
+		args = append(args, container)
+	}
+	err := c.doWithin(ctx, request{Op: "cgroup", Args: args}, 10*time.Second, func(r reply) error {
 		u = r.Cgroup
 		return nil
 	})

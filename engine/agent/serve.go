@@ -238,16 +238,24 @@ func rebuild(name string, args []string) (workload.Workload, error) {
 	return factory(name)
 }
 
-// readPodCgroup reads a pod's cgroup: args are the node's cgroup root as
-// the agent sees it, the pod's uid, and its path when already found.
+// readPodCgroup reads a pod's cgroup, or one of its containers': args are
+// the node's cgroup root as the agent sees it, the pod's uid, its path
+// when already found, and (optionally) the container's runtime id.
 func readPodCgroup(args []string) (cgroupstat.Usage, error) {
-	if len(args) != 3 {
-		return cgroupstat.Usage{}, errors.New("cgroup request: want the root, the pod's uid and its path")
+	if len(args) != 3 && len(args) != 4 {
+		return cgroupstat.Usage{}, errors.New("cgroup request: want the root, the pod's uid, its path and, for a container, its id")
 	}
 	root, uid, rel := args[0], args[1], args[2]
 	if rel == "" {
-		if rel = cgroupstat.FindPod(root, uid); rel == "" {
+		pod := cgroupstat.FindPod(root, uid)
+		if pod == "" {
 			return cgroupstat.Usage{}, fmt.Errorf("no cgroup of pod %s under %s (is the node's /sys/fs/cgroup mounted there?)", uid, root)
+		}
+		rel = pod
+		if len(args) == 4 {
+			if rel = cgroupstat.FindContainer(root, pod, args[3]); rel == "" {
+				return cgroupstat.Usage{}, fmt.Errorf("no cgroup of container %s in pod %s's %s", args[3], uid, pod)
+			}
 		}
 	}
 	u := cgroupstat.Read(cgroupstat.Under(root, rel))

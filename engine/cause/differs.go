@@ -115,6 +115,8 @@ func variable(r *result.Result, target, name string) string {
 // pod's address, Service or NodePort.
 func pathOf(d result.Described) string {
 	switch {
+	case d.ClientPlacement == "netns" && d.Engine == "kubernetes":
+		return "the pod's own loopback"
 	case d.ClientPlacement == "netns":
 		return "the container's own loopback"
 	case d.NetworkPath == "docker-proxy":

@@ -309,6 +309,7 @@ func TestCauseNamesTheNetworkPath(t *testing.T) {
 		{result.Described{NetworkPath: "cluster-ip", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "here"}, "network path direct → the Service's ClusterIP (kube-proxy's NAT)"},
 		{result.Described{NetworkPath: "node-port", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "here"}, "network path direct → the node's NodePort (kube-proxy's NAT)"},
 		{result.Described{NetworkPath: "direct", NetworkMode: "host", Engine: "kubernetes", ClientPlacement: "beside"}, "client in dbduel's process → dbduel's agent beside the server"},
+		{result.Described{NetworkPath: "pod-loopback", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "netns"}, "network path direct → the pod's own loopback"},
 		{result.Described{NetworkPath: "direct", NetworkMode: "host", Engine: "kubernetes", ClientPlacement: "beside", ClientAgents: 3}, "client in dbduel's process → dbduel's 3 agents beside the server"},
 	} {
 		r := threeTargets()

@@ -127,6 +127,27 @@ func FindPod(root, uid string) string {
 	return found
 }
 
+// FindContainer finds the cgroup of one container (its runtime's id, the
+// part after "containerd://") inside its pod's cgroup podRel, as the
+// runtimes name it: the bare id (cgroupfs) or a systemd scope. "" when
+// absent.
+func FindContainer(root, podRel, id string) string {
+	if id == "" || strings.ContainsAny(id, "/.") {
+		return ""
+	}
+	base := root
+	if !Unified(root) {
+		base = filepath.Join(root, "cpuacct")
+	}
+	for _, n := range []string{id, "cri-containerd-" + id + ".scope", "crio-" + id + ".scope", "docker-" + id + ".scope"} {
+		rel := filepath.Join(podRel, n)
+		if fi, err := os.Stat(filepath.Join(base, rel)); err == nil && fi.IsDir() {
+			return rel
+		}
+	}
+	return ""
+}
+
 func readTrim(p string) string {
 	b, err := os.ReadFile(p)
 	if err != nil {

@@ -60,3 +60,30 @@ func TestFindAndReadAPodOnV2Systemd(t *testing.T) {
 		t.Fatalf("Read: %+v, want %+v", u, want)
 	}
 }
+
+// A container inside its pod's cgroup, by its runtime id: the bare id
+// (cgroupfs, through v1's cpuacct link) or the runtime's systemd scope;
+// an id that would leave the pod's directory finds nothing.
+func TestFindContainer(t *testing.T) {
+	root := t.TempDir()
+	pod := filepath.Join("kubepods", "pod1")
+	write(t, filepath.Join(root, "cpu,cpuacct", pod, "abc123", "cpuacct.usage"), "5")
+	if err := os.Symlink("cpu,cpuacct", filepath.Join(root, "cpuacct")); err != nil {
+		t.Fatal(err)
+	}
+	if got := FindContainer(root, pod, "abc123"); got != filepath.Join(pod, "abc123") {
+		t.Errorf("cgroupfs: %q", got)
+	}
+	for _, id := range []string{"", "missing", "../pod1", "abc123/.."} {
+		if got := FindContainer(root, pod, id); got != "" {
+			t.Errorf("%q found %q", id, got)
+		}
+	}
+	v2 := t.TempDir()
+	write(t, filepath.Join(v2, "cgroup.controllers"), "cpu memory")
+	slice := "kubepods.slice/kubepods-pod1.slice"
+	write(t, filepath.Join(v2, slice, "cri-containerd-def456.scope", "cpu.stat"), "usage_usec 1\n")
+	if got := FindContainer(v2, slice, "def456"); got != filepath.Join(slice, "cri-containerd-def456.scope") {
+		t.Errorf("systemd: %q", got)
+	}
+}

@@ -25,7 +25,7 @@ const agentTimeout = 30 * time.Second
 
 // cgroupReader is an agent that reads a pod's cgroup on its node.
 type cgroupReader interface {
-	Cgroup(ctx context.Context, root, uid, rel string) (cgroupstat.Usage, error)
+	Cgroup(ctx context.Context, root, uid, rel, container string) (cgroupstat.Usage, error)
 }
 
 // SetAgent gives the target dbduel's (static) binary to copy into its

@@ -117,7 +117,7 @@ func (s *Server) extraCPU(ctx context.Context) (uint64, error) {
 		if e.node != s.pod.Spec.NodeName || e.uid == "" {
 			continue
 		}
-		u, err := s.sampler.Cgroup(ctx, cgroupMount, e.uid, e.cg)
+		u, err := s.sampler.Cgroup(ctx, cgroupMount, e.uid, e.cg, "")
 		if err != nil {
 			return 0, fmt.Errorf("k8s: agent pod %s's cgroup: %w", e.name, err)
 		}

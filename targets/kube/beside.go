@@ -38,6 +38,9 @@ func (b *BesideClient) Start(ctx context.Context) error {
 	if err := b.Server.Start(ctx); err != nil {
 		return err
 	}
+	if b.o.Client == "netns" {
+		return b.startNetns(ctx)
+	}
 	var err error
 	b.conn, b.client, err = b.attach(ctx, b.agentName)
 	if err != nil {
@@ -50,6 +53,30 @@ func (b *BesideClient) Start(ctx context.Context) error {
 	}
 	b.client.Reach(b.ep, b.args)
 	return nil
+}
+
+// startNetns starts the agent container in the server's pod (client=netns):
+// dbduel copied in, attached, pointed at the server on the pod's loopback.
+func (b *BesideClient) startNetns(ctx context.Context) error {
+	if err := b.copyBinary(ctx, b.podName); err != nil {
+		return fmt.Errorf("k8s: copy dbduel into pod %s's agent container: %w", b.podName, err)
+	}
+	var err error
+	if b.conn, b.client, err = b.attach(ctx, b.podName); err != nil {
+		return err
+	}
+	b.client.Reach(b.agentEndpoint(), b.args)
+	return nil
+}
+
+// agentEndpoint is the server as the load's agent reaches it: the pod's
+// loopback from inside the pod, else the endpoint dbduel has.
+func (b *BesideClient) agentEndpoint() driver.Endpoint {
+	ep := b.ep
+	if b.o.Client == "netns" {
+		ep.Host, ep.Port = "127.0.0.1", b.serverPort
+	}
+	return ep
 }
 
 // attach talks to the agent that is pod's main process.
@@ -109,6 +136,9 @@ func (b *BesideClient) Stop(ctx context.Context) error {
 // Restart gives a fresh server on its claim and points the agent at the
 // new pod's address.
 func (b *BesideClient) Restart(ctx context.Context) error {
+	if b.o.Client == "netns" {
+		return fmt.Errorf("target %s: client=netns's agent lives in the server's pod, which a restart replaces: use client=beside to restart the server", b.name)
+	}
 	if err := b.Server.Restart(ctx); err != nil {
 		return err
 	}

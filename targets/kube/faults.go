@@ -122,8 +122,11 @@ func (s *Server) podsFault(ctx context.Context) (string, error) {
 	case err != nil:
 		return "", err
 	}
-	if why := podFault(pod, serverName); why != "" || !s.ClientBeside() || s.agentUID == "" {
+	if why := podFault(pod, serverName); why != "" || s.o.Client == "here" || s.agentUID == "" {
 		return why, nil
+	}
+	if s.o.Client == "netns" {
+		return podFault(pod, agentName), nil // the client is the pod's second container
 	}
 	names := []string{s.agentName}
 	for _, e := range s.extra {

@@ -99,8 +99,10 @@ func (s *Server) Kind() string               { return "container" }
 func (s *Server) SpecRedacted() string       { return driver.Redact(s.spec) }
 func (s *Server) Endpoint() targets.Endpoint { return s.ep }
 
-// ClientBeside says the benchmark client is an agent pod on the server's node.
-func (s *Server) ClientBeside() bool { return s.o.Client == "beside" }
+// ClientInCluster says the benchmark client is dbduel's agent in the
+// cluster: in a pod on the server's node (beside) or in the server's pod
+// (netns).
+func (s *Server) ClientInCluster() bool { return s.o.Client != "here" }
 
 func (s *Server) protocol() *driver.Protocol {
 	p, err := driver.Lookup(s.o.Protocol)
@@ -316,15 +318,29 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 	if s.sampler == nil || s.pod == nil {
 		return targets.Sample{}, fmt.Errorf("k8s: no agent on the node reads the pod's cgroup")
 	}
-	u, err := s.sampler.Cgroup(ctx, cgroupMount, string(s.pod.UID), s.cgPath)
+	uid := string(s.pod.UID)
+	// With the client in the pod, the pod's cgroup holds both: the
+	// server's figures are its container's.
+	server := ""
+	if s.o.Client == "netns" {
+		server = containerID(s.pod, serverName)
+	}
+	u, err := s.sampler.Cgroup(ctx, cgroupMount, uid, s.cgPath, server)
 	if err != nil {
 		return targets.Sample{}, fmt.Errorf("k8s: the pod's cgroup: %w", err)
 	}
 	s.cgPath = u.Path
 	out := targets.Sample{At: time.Now(), CPUNS: u.CPUNS, MemBytes: u.MemBytes,
 		ThrottledNS: u.ThrottledNS, Periods: u.Periods, ThrottledPeriods: u.ThrottledPeriods}
-	if s.ClientBeside() {
-		a, err := s.sampler.Cgroup(ctx, cgroupMount, s.agentUID, s.agentCg)
+	switch s.o.Client {
+	case "netns":
+		a, err := s.sampler.Cgroup(ctx, cgroupMount, uid, s.agentCg, containerID(s.pod, agentName))
+		if err != nil {
+			return targets.Sample{}, fmt.Errorf("k8s: the agent container's cgroup: %w", err)
+		}
+		s.agentCg, out.ClientCPUNS = a.Path, a.CPUNS
+	case "beside":
+		a, err := s.sampler.Cgroup(ctx, cgroupMount, s.agentUID, s.agentCg, "")
 		if err != nil {
 			return targets.Sample{}, fmt.Errorf("k8s: the agent pod's cgroup: %w", err)
 		}
@@ -339,6 +355,17 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 		}
 	}
 	return out, nil
+}
+
+// containerID is a container's runtime id in pod ("" before it started).
+func containerID(pod *corev1.Pod, name string) string {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == name {
+			_, id, _ := strings.Cut(c.ContainerID, "://")
+			return id
+		}
+	}
+	return ""
 }
 
 // Restart gives a fresh server on the same data: a new pod on the claim.
@@ -457,6 +484,8 @@ func isLocalAddress(addr string) bool {
 // networkPath names the path the client's packets take to the server.
 func (s *Server) networkPath() string {
 	switch {
+	case s.o.Client == "netns":
+		return "pod-loopback"
 	case s.o.Network == "host":
 		return "host"
 	case s.o.Via == "service":

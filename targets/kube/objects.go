@@ -113,6 +113,9 @@ func (s *Server) serverPod(cmd []string) *corev1.Pod {
 			{Name: "data", VolumeSource: s.dataVolume()},
 		},
 	}}
+	if o.Client == "netns" {
+		s.addNetnsAgent(&pod.Spec)
+	}
 	s.onNodeNetwork(&pod.Spec)
 	return pod
 }
@@ -155,38 +158,58 @@ func (s *Server) service() *corev1.Service {
 // at a small request, so it fits beside a Guaranteed server. The sampler's
 // pod (the first) also mounts the node's cgroups, read-only.
 func (s *Server) agentPod(name, node string, sampler bool) *corev1.Pod {
-	wait := fmt.Sprintf("while [ ! -x %s ]; do sleep 0.1; done; exec %s agent --dir %s", agentBinary, agentBinary, agentDataDir)
 	req := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(agentCPUMilli, resource.DecimalSI)}
 	m := s.meta(name)
 	m.Labels["dbduel.role"] = agentName
+	c := agentContainer(s.o.Image, corev1.ResourceRequirements{Requests: req})
 	pod := &corev1.Pod{ObjectMeta: m, Spec: corev1.PodSpec{
-		Containers: []corev1.Container{{
-			Name: agentName, Image: s.o.Image, ImagePullPolicy: corev1.PullIfNotPresent,
-			Command: []string{"/bin/sh", "-c", wait},
-			Stdin:   true, StdinOnce: true,
-			Resources:       corev1.ResourceRequirements{Requests: req},
-			SecurityContext: &corev1.SecurityContext{RunAsUser: ptr(int64(0)), RunAsGroup: ptr(int64(0))},
-			VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: agentDir}, {Name: "work", MountPath: agentDataDir},
-				{Name: "cgroup", MountPath: cgroupMount, ReadOnly: true}},
-		}},
+		Containers:    []corev1.Container{c},
 		RestartPolicy: corev1.RestartPolicyNever, NodeName: node,
 		EnableServiceLinks:            new(bool),
 		TerminationGracePeriodSeconds: ptr(int64(2)),
-		Volumes: []corev1.Volume{
-			{Name: "bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			// The server pod's CPU, memory and throttling are in its
-			// cgroup on the node: read there, as a container's are here.
-			{Name: "cgroup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: ptr(corev1.HostPathDirectory)}}},
-		},
+		Volumes:                       agentVolumes(),
 	}}
-	if !sampler {
-		c := &pod.Spec.Containers[0]
-		c.VolumeMounts = c.VolumeMounts[:2]
-		pod.Spec.Volumes = pod.Spec.Volumes[:2]
+	if sampler {
+		// The server pod's CPU, memory and throttling are in its cgroup
+		// on the node: read there, as a container's are here.
+		pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "cgroup", MountPath: cgroupMount, ReadOnly: true})
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "cgroup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/sys/fs/cgroup", Type: ptr(corev1.HostPathDirectory)}}})
 	}
 	s.onNodeNetwork(&pod.Spec)
 	return pod
+}
+
+// agentContainer is dbduel's agent in image (it has a shell), started as
+// root, waiting for its binary (copied in over exec) before it serves the
+// engine over its attached stdin and stdout.
+func agentContainer(image string, res corev1.ResourceRequirements) corev1.Container {
+	wait := fmt.Sprintf("while [ ! -x %s ]; do sleep 0.1; done; exec %s agent --dir %s", agentBinary, agentBinary, agentDataDir)
+	return corev1.Container{
+		Name: agentName, Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
+		Command: []string{"/bin/sh", "-c", wait},
+		Stdin:   true, StdinOnce: true,
+		Resources:       res,
+		SecurityContext: &corev1.SecurityContext{RunAsUser: ptr(int64(0)), RunAsGroup: ptr(int64(0))},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "bin", MountPath: agentDir}, {Name: "work", MountPath: agentDataDir}},
+	}
+}
+
+// agentVolumes are the agent's binary and work directories.
+func agentVolumes() []corev1.Volume {
+	return []corev1.Volume{
+		{Name: "bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+}
+
+// addNetnsAgent puts a client=netns agent in the server pod: a second
+// container, requests equal to limits (client-cpus, 256Mi) so the pod stays
+// Guaranteed, under the same seccomp profile as the server.
+func (s *Server) addNetnsAgent(spec *corev1.PodSpec) {
+	c := agentContainer(s.o.Image, resources(s.o.ClientCPUs, clientMemoryBytes))
+	c.SecurityContext.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	spec.Containers = append(spec.Containers, c)
+	spec.Volumes = append(spec.Volumes, agentVolumes()...)
 }
 
 // onNodeNetwork puts a network=host target's pods (the server and its

@@ -30,8 +30,12 @@ type Options struct {
 	StorageBytes int64
 	Cnf          string
 	// Client is where the benchmark client runs: beside (the default: an
-	// agent pod on the server's node) or here (dbduel's own process).
+	// agent pod on the server's node), netns (an agent container in the
+	// server's pod, over its loopback) or here (dbduel's own process).
 	Client string
+	// ClientCPUs is a client=netns agent container's requests and limits
+	// (the pod stays Guaranteed).
+	ClientCPUs float64
 	// Via is the path a client=here takes: pod (the pod IP), service (the
 	// Service's ClusterIP, through kube-proxy) or nodeport (the node's
 	// address and the Service's NodePort).
@@ -54,11 +58,15 @@ type Options struct {
 const (
 	defaultCPUs        = 1.0
 	defaultMemoryBytes = 1 << 30
+	// A client=netns agent container's share, and its memory (dbduel's
+	// agent needs little).
+	defaultClientCPUs       = 0.5
+	clientMemoryBytes int64 = 256 << 20
 )
 
 var allowedKeys = map[string]bool{"context": true, "namespace": true, "node": true, "memory": true, "cpus": true,
 	"storage": true, "cnf": true, "client": true, "via": true, "network": true, "protocol": true, "args": true, "env": true,
-	"agents": true, "spread": true}
+	"agents": true, "spread": true, "client-cpus": true}
 
 // maxAgents bounds agents=N: each is a pod and a stream through the API
 // server.
@@ -82,7 +90,7 @@ func ParseSpec(spec string) (Options, error) {
 	if err := specs.CheckKeys("k8s:", kvs, allowedKeys, map[string]bool{"args": true, "env": true}); err != nil {
 		return Options{}, err
 	}
-	o := Options{Image: head, Storage: "emptydir", Client: "beside", Via: "pod", Network: "pod", Agents: 1, Spread: "node",
+	o := Options{Image: head, Storage: "emptydir", Client: "beside", Via: "pod", Network: "pod", Agents: 1, Spread: "node", ClientCPUs: defaultClientCPUs,
 		CPUs: defaultCPUs, MemoryBytes: defaultMemoryBytes}
 	for _, kv := range kvs {
 		if err := o.set(kv.Key, kv.Value); err != nil {
@@ -94,6 +102,8 @@ func ParseSpec(spec string) (Options, error) {
 		return bad("via=%s is the path of a client=here; a client beside the server reaches its pod IP", o.Via)
 	case o.Network == "host" && o.Via != "pod":
 		return bad("network=host puts the server on its node's loopback: no Service reaches it, so via=%s cannot", o.Via)
+	case o.Client == "netns" && o.Via != "pod":
+		return bad("via=%s is the path of a client=here; a client=netns reaches the server on its pod's loopback", o.Via)
 	case o.Agents > 1 && o.Client != "beside":
 		return bad("agents=%d are agent pods of a client=beside; a client=here is dbduel's own process", o.Agents)
 	case o.Spread == "nodes" && o.Agents < 2:
@@ -147,10 +157,16 @@ func (o *Options) set(key, v string) error {
 		}
 		o.Cnf = abs
 	case "client":
-		if v != "beside" && v != "here" {
-			return fmt.Errorf("client=%q: want beside (the default: an agent pod on the server's node) or here (dbduel's own process)", v)
+		if v != "beside" && v != "here" && v != "netns" {
+			return fmt.Errorf("client=%q: want beside (the default: an agent pod on the server's node), netns (an agent container in the server's pod) or here (dbduel's own process)", v)
 		}
 		o.Client = v
+	case "client-cpus":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0.01 || f > 1024 {
+			return fmt.Errorf("client-cpus=%q: want the client=netns agent container's CPUs, such as 0.5", v)
+		}
+		o.ClientCPUs = f
 	case "via":
 		if v != "pod" && v != "service" && v != "nodeport" {
 			return fmt.Errorf("via=%q: want pod (the pod IP), service (the ClusterIP, through kube-proxy) or nodeport", v)

@@ -41,17 +41,19 @@ func TestParseSpecDefaults(t *testing.T) {
 
 func TestParseSpecRefusals(t *testing.T) {
 	for spec, want := range map[string]string{
-		"":                         "needs an image",
-		"img,colour=blue":          "unknown key",
-		"busybox":                  "say protocol=",
-		"mariadb,via=service":      "via=service is the path of a client=here",
-		"mariadb,storage=lots":     "storage=",
-		"mariadb,namespace=Bad_NS": "namespace=",
-		"mariadb,memory=1k":        "memory=",
-		"mariadb,cpus=0":           "cpus=",
-		"mariadb,client=netns":     "client=",
-		"mariadb,protocol=redis":   "protocol=",
-		"mariadb,network=bridge":   "network=",
+		"":                                 "needs an image",
+		"img,colour=blue":                  "unknown key",
+		"busybox":                          "say protocol=",
+		"mariadb,via=service":              "via=service is the path of a client=here",
+		"mariadb,storage=lots":             "storage=",
+		"mariadb,namespace=Bad_NS":         "namespace=",
+		"mariadb,memory=1k":                "memory=",
+		"mariadb,cpus=0":                   "cpus=",
+		"mariadb,client=inside":            "client=",
+		"mariadb,client=netns,via=service": "a client=netns reaches the server on its pod's loopback",
+		"mariadb,client-cpus=0":            "client-cpus=",
+		"mariadb,protocol=redis":           "protocol=",
+		"mariadb,network=bridge":           "network=",
 		"mariadb,network=host,client=here,via=service": "network=host puts the server on its node's loopback",
 		"mariadb,agents=0":                           "agents=",
 		"mariadb,agents=33":                          "agents=",
@@ -223,5 +225,44 @@ func TestTakesPods(t *testing.T) {
 		if got := takesPods(&c.n); got != c.want {
 			t.Errorf("%+v: takesPods %v, want %v", c.n.Spec, got, c.want)
 		}
+	}
+}
+
+// client=netns: the agent is a second container of the server's pod, with
+// requests equal to limits (the pod stays Guaranteed), the server's
+// seccomp profile and no view of the node's cgroups; it reaches the server
+// on the pod's loopback, and the path says so.
+func TestNetnsAgentInTheServerPod(t *testing.T) {
+	s, err := New("pod", "dbduel-test/mariadb:10.11.14,client=netns,client-cpus=0.25", "run1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ns = "default"
+	pod := s.serverPod(nil)
+	if len(pod.Spec.Containers) != 2 || pod.Spec.Containers[1].Name != agentName {
+		t.Fatalf("containers %d", len(pod.Spec.Containers))
+	}
+	for _, c := range pod.Spec.Containers {
+		if !c.Resources.Requests.Cpu().Equal(*c.Resources.Limits.Cpu()) || !c.Resources.Requests.Memory().Equal(*c.Resources.Limits.Memory()) || c.Resources.Limits.Cpu().IsZero() {
+			t.Fatalf("%s: requests %v, limits %v: the pod would not be Guaranteed", c.Name, c.Resources.Requests, c.Resources.Limits)
+		}
+		if sc := c.SecurityContext; sc == nil || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Fatalf("%s runs without the runtime's seccomp filter", c.Name)
+		}
+	}
+	if got := pod.Spec.Containers[1].Resources.Limits.Cpu().MilliValue(); got != 250 {
+		t.Fatalf("agent container CPU %dm, want 250m", got)
+	}
+	if mountsCgroups(pod) {
+		t.Fatal("the server's pod mounts the node's cgroups")
+	}
+	b := NewBesideClient(s, nil)
+	b.ep.Host, s.serverPort = "10.1.2.3", 3306
+	if ep := b.agentEndpoint(); ep.Host != "127.0.0.1" || ep.Port != 3306 || s.networkPath() != "pod-loopback" {
+		t.Fatalf("the agent reaches %s:%d, path %s", ep.Host, ep.Port, s.networkPath())
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: serverName, ContainerID: "containerd://abc"}, {Name: agentName, ContainerID: "containerd://def"}}
+	if containerID(pod, serverName) != "abc" || containerID(pod, agentName) != "def" || containerID(pod, "x") != "" {
+		t.Fatal("container ids not read from the pod's status")
 	}
 }

@@ -143,7 +143,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 			return nil, err
 		}
 		k.SetAgent(bin, dialAgent)
-		if !k.ClientBeside() {
+		if !k.ClientInCluster() {
 			return k, nil
 		}
 		return kube.NewBesideClient(k, tc.workloadArgs), nil
