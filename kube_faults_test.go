@@ -34,15 +34,17 @@ func TestKubeFaults(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			for _, p := range kubePlacements {
 				t.Run(p, func(t *testing.T) {
-					t.Parallel() // two cells at a time (-parallel 2) fit the node's two cores
-					runKubeFault(t, cs, f, "k8s:"+testImage(t)+",cpus=0.5,"+p+f.keys)
+					if !f.serial {
+						t.Parallel() // two cells at a time (-parallel 2) fit the node's two cores
+					}
+					runKubeFault(t, cs, f, f.outcomeAt(p), "k8s:"+testImage(t)+",cpus=0.5,"+p+f.keys)
 				})
 			}
 		})
 	}
 }
 
-func runKubeFault(t *testing.T, cs kubernetes.Interface, f kubeFault, spec string) {
+func runKubeFault(t *testing.T, cs kubernetes.Interface, f kubeFault, want outcome, spec string) {
 	runID := newRunID()
 	out := filepath.Join(t.TempDir(), "r.json")
 	env := []string{runEnv(runID), agentEnv(t)}
@@ -62,6 +64,13 @@ func runKubeFault(t *testing.T, cs kubernetes.Interface, f kubeFault, spec strin
 		at = oomKillServer(t, cs, runID)
 	case "API server unreachable":
 		proxy.Close()
+	case "kubelet stopped":
+		kubelet(t, "stop")
+		t.Cleanup(func() { kubelet(t, "start") }) // before the run's clean (cleanups run last first)
+		if want.exit == 0 {
+			runsOn(t, r, want.bound)
+			return
+		}
 	case "dbduel SIGKILLed":
 		r.cmd.Process.Kill()
 		<-r.done
@@ -71,8 +80,8 @@ func runKubeFault(t *testing.T, cs kubernetes.Interface, f kubeFault, spec strin
 		}
 		took := time.Since(at)
 		t.Logf("clean in %s", took.Round(100*time.Millisecond))
-		if took > f.want.bound {
-			t.Fatalf("clean took %s, want within %s", took, f.want.bound)
+		if took > want.bound {
+			t.Fatalf("clean took %s, want within %s", took, want.bound)
 		}
 		checkKubeClean(t, cs, runID)
 		return
@@ -80,16 +89,16 @@ func runKubeFault(t *testing.T, cs kubernetes.Interface, f kubeFault, spec strin
 	var code int
 	select {
 	case code = <-r.done:
-	case <-time.After(f.want.bound + 30*time.Second):
+	case <-time.After(want.bound + 30*time.Second):
 		t.Fatalf("still running %s after the fault:\n%s", time.Since(at).Round(time.Second), r.stderr.String())
 	}
 	took, msg := time.Since(at), r.stderr.String()
 	t.Logf("exit %d %s after the fault: %s", code, took.Round(100*time.Millisecond), stopLine(msg))
-	if code != f.want.exit || took > f.want.bound {
-		t.Fatalf("exit %d after %s, want %d within %s:\n%s", code, took.Round(100*time.Millisecond), f.want.exit, f.want.bound, msg)
+	if code != want.exit || took > want.bound {
+		t.Fatalf("exit %d after %s, want %d within %s:\n%s", code, took.Round(100*time.Millisecond), want.exit, want.bound, msg)
 	}
-	if !strings.Contains(stopLine(msg), f.want.names) {
-		t.Fatalf("the stop line does not name %q:\n%s", f.want.names, msg)
+	if !strings.Contains(stopLine(msg), want.names) {
+		t.Fatalf("the stop line does not name %q:\n%s", want.names, msg)
 	}
 	checkPartial(t, out, false)
 	if proxy != nil {
@@ -104,6 +113,30 @@ func runKubeFault(t *testing.T, cs kubernetes.Interface, f kubeFault, spec strin
 		}
 	}
 	checkKubeClean(t, cs, runID)
+}
+
+// kubelet stops or starts the test cluster's kubelet.
+func kubelet(t *testing.T, what string) {
+	t.Helper()
+	out, err := exec.Command("bash", "scripts/k8s-cluster.sh", "kubelet", what).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubelet %s: %v: %s", what, err, out)
+	}
+}
+
+// runsOn checks that the run still runs for d after the fault, printing
+// intervals.
+func runsOn(t *testing.T, r *kubeRun, d time.Duration) {
+	t.Helper()
+	before := strings.Count(r.stdout.String(), "\n")
+	select {
+	case code := <-r.done:
+		t.Fatalf("the run ended (exit %d) after the fault: %s", code, r.stderr.String())
+	case <-time.After(d):
+	}
+	if after := strings.Count(r.stdout.String(), "\n"); after <= before {
+		t.Fatalf("no interval printed in the %s after the fault:\n%s", d, r.stderr.String())
+	}
 }
 
 // kubeRun is a dbduel binary running one target in the background.

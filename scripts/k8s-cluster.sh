@@ -398,8 +398,7 @@ up() {
 		--kubeconfig="$pki/scheduler.conf" --authentication-kubeconfig="$pki/scheduler.conf" \
 		--authorization-kubeconfig="$pki/scheduler.conf" --bind-address=127.0.0.1 --leader-elect=false --profiling=false
 	wait "$importing" || fail "importing the images into the node's runtime failed"
-	start kubelet "$bin/kubelet" --config="$data/kubelet.yaml" --kubeconfig="$pki/kubelet.conf" \
-		--root-dir="$data/kubelet" --hostname-override="$node" --node-ip="$node_ip"
+	start_kubelet
 	start kube-proxy "$bin/kube-proxy" --config="$data/kube-proxy.yaml"
 	# Pod to pod (and to a Service's pod) crosses the bridge through the
 	# FORWARD chain (bridge-nf-call-iptables), whose policy Docker sets to
@@ -423,6 +422,35 @@ up() {
 	wait_for "a test pod running" 120 kubectl wait --for=condition=Ready pod/dbduel-k8s-probe --timeout=5s
 	kubectl delete pod dbduel-k8s-probe --grace-period=0 --wait=false >/dev/null
 	say "up in $((SECONDS - t0)) s: node $node Ready at $node_ip; '$0 env' prints the exports"
+}
+
+start_kubelet() {
+	start kubelet "$bin/kubelet" --config="$data/kubelet.yaml" --kubeconfig="$pki/kubelet.conf" \
+		--root-dir="$data/kubelet" --hostname-override="$node" --node-ip="$node_ip"
+}
+
+# kubelet stop|start: the node's kubelet alone, for the fault tests (the
+# pods' containers run on without it; the node goes NotReady). start
+# waits until the node is Ready again.
+kubelet_ctl() {
+	[ "$(id -u)" = 0 ] || fail "must run as root"
+	lock
+	ours kube-apiserver >/dev/null || fail "the cluster is not up"
+	case "${1:-}" in
+	stop)
+		stop kubelet
+		say "kubelet stopped"
+		;;
+	start)
+		ours kubelet >/dev/null || start_kubelet
+		# Answering through the API server's node proxy (which attach and
+		# exec take), and Ready (the node controller may have marked it not).
+		wait_for "the kubelet answering" 120 kubectl get --raw "/api/v1/nodes/$node/proxy/healthz"
+		wait_for "the node Ready" 120 kubectl wait --for=condition=Ready "node/$node" --timeout=5s
+		say "kubelet running, node Ready"
+		;;
+	*) fail "usage: $0 kubelet stop|start" ;;
+	esac
 }
 
 down() {
@@ -521,5 +549,6 @@ up) up ;;
 down) down ;;
 env) print_env ;;
 build) build ;;
-*) echo "usage: $0 up|down|env|build" >&2; exit 2 ;;
+kubelet) kubelet_ctl "${2:-}" ;;
+*) echo "usage: $0 up|down|env|build|kubelet stop|start" >&2; exit 2 ;;
 esac
