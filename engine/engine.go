@@ -103,6 +103,12 @@ type Config struct {
 	// Kept, if set, keeps the run's threads for the next run with the same
 	// count and workload (dbduel live); its owner closes them.
 	Kept *KeptThreads
+	// ThreadBase and ThreadsOf place the run's threads among a larger
+	// client's (an agent's share of a target's agents=N): thread i is
+	// thread ThreadBase+i of ThreadsOf, with that thread's seed, so the
+	// agents' threads together are the ones one client would run (0: the
+	// run's own Threads).
+	ThreadBase, ThreadsOf int
 	// AtReady and AtEnd, if set, bracket the events exactly: after every
 	// thread has connected and prepared its statements, and after the last
 	// statement (bulk_insert's final flush included). The honesty check

@@ -105,7 +105,11 @@ func (r *measurement) connectThreads(ctx context.Context) error {
 			return fmt.Errorf("connect thread %d: %w", i, err)
 		}
 		r.conns[i] = c
-		w, err := cfg.Workload.NewWorker(ctx, c, i, cfg.Threads, cfg.Seed+uint64(i)*0x9e3779b9+1)
+		n, of := cfg.ThreadBase+i, cfg.Threads
+		if cfg.ThreadsOf > 0 {
+			of = cfg.ThreadsOf
+		}
+		w, err := cfg.Workload.NewWorker(ctx, c, n, of, cfg.Seed+uint64(n)*0x9e3779b9+1)
 		if err != nil {
 			return fmt.Errorf("thread %d: %w", i, err)
 		}

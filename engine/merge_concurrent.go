@@ -60,7 +60,8 @@ func addFigures(to *result.Figures, f result.Figures) {
 }
 
 // ConcurrentRun merges the runs of loads that ran at once (threads[i] is
-// run i's thread count) with their merged intervals. Each run must carry
+// run i's thread count) with their merged intervals: the run lasts as long
+// as the longest (an --events run's agents end apart). Each run must carry
 // its histogram when it measured anything.
 func ConcurrentRun(runs []result.Run, threads []int, intervals []result.Interval, pct float64, w workload.Workload) (result.Run, error) {
 	if len(runs) == 0 || len(threads) != len(runs) {
@@ -74,7 +75,8 @@ func ConcurrentRun(runs []result.Run, threads []int, intervals []result.Interval
 		out.WarmupQueries += r.WarmupQueries
 		out.WarmupEvents += r.WarmupEvents
 		s := r.Summary
-		sum.DurationS += s.DurationS / float64(len(runs))
+		// One client's run lasts until its last thread is done.
+		sum.DurationS = math.Max(sum.DurationS, s.DurationS)
 		addFigures(&sum.Figures, s.Figures)
 		sum.Queries += s.Queries
 		sum.SumUS += s.SumUS

@@ -71,6 +71,9 @@ func TestConcurrentMergeIsTheUnion(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := run.Summary
+	if s.DurationS != 1.002 || math.Abs(s.TPS-float64(s.Events)/1.002) > 1e-9 {
+		t.Errorf("run duration %g tps %g: want the longest run's 1.002 s", s.DurationS, s.TPS)
+	}
 	if s.Events != iv.Events || s.Queries != 2*s.Events || !run.Complete || len(run.Intervals) != 1 {
 		t.Fatalf("run: %+v", s)
 	}

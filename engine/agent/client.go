@@ -146,6 +146,7 @@ func (c *Client) doWithin(ctx context.Context, req request, quiet time.Duration,
 		select {
 		case <-silence:
 			c.broken = c.gone(fmt.Errorf("%w: the agent sent nothing for %s (--stall-timeout)", engine.ErrServerStalled, quiet))
+			_ = c.write(request{Op: "stop"}) // should it be alive after all, it stops its load
 			return c.broken
 		case <-done:
 			done = nil
@@ -267,7 +268,7 @@ func (c *Client) Cleanup(ctx context.Context, w workload.Workload, threads int) 
 // see to each interval as it arrives: the container's telemetry and the
 // machine's noise.
 func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
-	req, err := c.runRequest(cfg, cfg.Threads, cfg.Events, cfg.Rate, cfg.Seed, false)
+	req, err := c.runRequest(cfg, runShare{threads: cfg.Threads, events: cfg.Events, rate: cfg.Rate})
 	if err != nil {
 		return result.Run{Target: target}, err
 	}
@@ -309,15 +310,25 @@ func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, 
 	return *run, err
 }
 
-// runRequest is the run of cfg's workload with these threads, events,
-// rate and seed (an agent's share of a group's, or all of them).
-func (c *Client) runRequest(cfg engine.Config, threads int, events uint64, rate float64, seed uint64, barrier bool) (request, error) {
-	req, err := c.workloadRequest("run", cfg.Workload, threads)
+// runShare is the part of a run one agent makes: all of it, or its share
+// of a group's (its threads, placed at base among of, and its events;
+// barrier: it waits for the group at its start and its end).
+type runShare struct {
+	threads, base, of int
+	events            uint64
+	rate              float64
+	barrier           bool
+}
+
+// runRequest is the run of cfg's workload, share of it in this agent.
+func (c *Client) runRequest(cfg engine.Config, share runShare) (request, error) {
+	req, err := c.workloadRequest("run", cfg.Workload, share.threads)
 	if err != nil {
 		return req, err
 	}
-	req.Run = &runSpec{Threads: threads, Time: cfg.Time, Events: events, ReportInterval: cfg.ReportInterval,
-		Percentile: cfg.Percentile, Seed: seed, Rate: rate, Warmup: cfg.Warmup, Barrier: barrier}
+	req.Run = &runSpec{Threads: share.threads, Time: cfg.Time, Events: share.events, ReportInterval: cfg.ReportInterval,
+		Percentile: cfg.Percentile, Seed: cfg.Seed, Rate: share.rate, Warmup: cfg.Warmup, Barrier: share.barrier,
+		ThreadBase: share.base, ThreadsOf: share.of}
 	return req, nil
 }
 

@@ -91,6 +91,8 @@ func splittable(cfg engine.Config, k int) error {
 	switch {
 	case cfg.Threads < k:
 		return fmt.Errorf("agents=%d needs at least %d threads (--threads %d)", k, k, cfg.Threads)
+	case cfg.Events > 0 && cfg.Events < uint64(k):
+		return fmt.Errorf("agents=%d needs at least %d events (--events %d): an agent with none would run without a limit", k, k, cfg.Events)
 	case cfg.Rate > 0:
 		return fmt.Errorf("agents=%d does not take --rate: the open loop's service times are not sent per interval, so they would not merge exactly", k)
 	case cfg.Kept != nil:
@@ -102,48 +104,57 @@ func splittable(cfg engine.Config, k int) error {
 	if _, ok := cfg.Workload.(workload.ServerCounted); ok {
 		return fmt.Errorf("agents=%d does not take %s: its server counts are read by the agent that runs it", k, cfg.Workload.Name())
 	}
+	if ps, ok := cfg.Workload.(workload.ProcessShared); ok && ps.SharedState() != "" {
+		return fmt.Errorf("agents=%d cannot split this run: %s", k, ps.SharedState())
+	}
 	return nil
 }
 
-// Measure runs cfg over the agents, each its share of the threads (and
-// of --events), with seeds of its own, and merges what they send.
+// Measure runs cfg over the agents, each its share of the threads (placed
+// among all of them, with their seeds: together they are the threads one
+// client would run) and of --events, and merges what they send.
 func (g *Group) Measure(ctx context.Context, cfg engine.Config, target string, emit func(result.Interval, *hdrhistogram.Histogram)) (result.Run, error) {
 	k := len(g.members)
 	if err := splittable(cfg, k); err != nil {
 		return result.Run{Target: target}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	threads := Shares(cfg.Threads, k)
 	events := shareEvents(cfg.Events, threads, cfg.Threads)
-	ivs := newIntervalJoin(k, cfg, emit)
-	ready, ended := make(chan int, k), make(chan int, k)
-	outcomes := make(chan memberOutcome, k)
+	reqs := make([]request, k)
+	base := 0
 	for i, m := range g.members {
-		// Seeds apart as the engine's threads are: no two agents draw the
-		// same rows.
-		req, err := m.runRequest(cfg, threads[i], events[i], 0, cfg.Seed+uint64(i)*0x5851f42d4c957f2d, true)
-		if err != nil {
+		var err error
+		if reqs[i], err = m.runRequest(cfg, runShare{threads: threads[i], base: base, of: cfg.Threads, events: events[i], barrier: true}); err != nil {
 			return result.Run{Target: target}, err
 		}
+		base += threads[i]
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ivs := newIntervalJoin(k, cfg, emit)
+	b := &barriers{g: g, cancel: cancel, reached: make(chan int, 2*k), outcomes: make(chan memberOutcome, k),
+		state: make([]memberState, k), runs: make([]*result.Run, k), errs: make([]error, k)}
+	for i, m := range g.members {
 		go func() {
-			run, err := m.runOn(ctx, req, quietOf(cfg), runHooks{
-				ready:    func(reply) { ready <- i },
-				ended:    func() { ended <- i },
+			run, err := m.runOn(ctx, reqs[i], quietOf(cfg), runHooks{
+				ready: func(reply) { b.reached <- i },
+				ended: func() {
+					ivs.done(i) // its intervals are all in
+					b.reached <- i
+				},
 				interval: func(iv result.Interval, h *hdrhistogram.Histogram) { ivs.add(i, iv, h) },
 			})
 			ivs.done(i)
-			outcomes <- memberOutcome{i: i, run: run, err: err}
+			b.outcomes <- memberOutcome{i: i, run: run, err: err}
 		}()
 	}
-	b := &barriers{g: g, cancel: cancel, ready: ready, ended: ended, outcomes: outcomes, runs: make([]*result.Run, k), errs: make([]error, k)}
-	b.at(b.ready, func() {
+	b.at(func() {
 		if cfg.AtReady != nil {
 			cfg.AtReady()
 		}
 		startWindows(cfg)
 	})
-	b.at(b.ended, cfg.AtEnd)
+	b.at(cfg.AtEnd)
 	b.collect()
 	return b.merged(ctx, cfg, target, threads, ivs.merged())
 }
@@ -172,44 +183,67 @@ type memberOutcome struct {
 	err error
 }
 
+// memberState is where an agent is in a group run.
+type memberState int
+
+const (
+	running  memberState = iota
+	held                 // at a barrier, waiting for its go
+	finished             // its run returned (done, failed or cut short)
+)
+
 // barriers walks the agents through a group run's two barriers.
 type barriers struct {
-	g               *Group
-	cancel          context.CancelFunc
-	ready, ended    chan int
-	outcomes        chan memberOutcome
-	runs            []*result.Run
-	errs            []error
-	finished, first int
-	failed          bool
+	g        *Group
+	cancel   context.CancelFunc
+	reached  chan int // an agent is at a barrier (its ready, its ended)
+	outcomes chan memberOutcome
+	state    []memberState
+	runs     []*result.Run
+	errs     []error
+	first    int // the first failed agent
+	failed   bool
 }
 
-// at waits until every agent still running has reached the barrier
-// reported on ch; when all of them did (none failed or was cut short),
-// it runs between (the counters' reading) and releases them. An agent's
-// failure cancels the others: a group's run stands or falls whole.
-func (b *barriers) at(ch chan int, between func()) {
-	k := len(b.g.members)
-	waiting := map[int]bool{}
-	for len(waiting)+b.finished < k {
+// at waits until no agent is running: each is held at the barrier or has
+// finished. When all are held (none failed or was cut short) it runs
+// between (the counters' reading); then it releases the held ones. An
+// agent's failure cancels the others: a group's run stands or falls whole.
+func (b *barriers) at(between func()) {
+	for b.count(running) > 0 {
 		select {
-		case i := <-ch:
-			waiting[i] = true
+		case i := <-b.reached:
+			if b.state[i] == running {
+				b.state[i] = held
+			}
 		case o := <-b.outcomes:
 			b.finish(o)
 		}
 	}
-	if !b.failed && b.finished == 0 && between != nil {
+	if !b.failed && b.count(finished) == 0 && between != nil {
 		between()
 	}
-	for i := range waiting {
-		_ = b.g.members[i].release()
+	for i, st := range b.state {
+		if st == held {
+			b.state[i] = running
+			_ = b.g.members[i].release()
+		}
 	}
 }
 
+func (b *barriers) count(st memberState) int {
+	n := 0
+	for _, s := range b.state {
+		if s == st {
+			n++
+		}
+	}
+	return n
+}
+
 func (b *barriers) finish(o memberOutcome) {
+	b.state[o.i] = finished
 	b.runs[o.i], b.errs[o.i] = o.run, o.err
-	b.finished++
 	if o.err != nil && !b.failed {
 		b.failed, b.first = true, o.i
 		b.cancel()
@@ -218,8 +252,12 @@ func (b *barriers) finish(o memberOutcome) {
 
 // collect waits for every agent's run.
 func (b *barriers) collect() {
-	for b.finished < len(b.g.members) {
-		b.finish(<-b.outcomes)
+	for b.count(finished) < len(b.state) {
+		select {
+		case <-b.reached: // a cut-short agent's late word
+		case o := <-b.outcomes:
+			b.finish(o)
+		}
 	}
 }
 
@@ -254,17 +292,26 @@ func (b *barriers) merged(ctx context.Context, cfg engine.Config, target string,
 }
 
 // intervalJoin merges the agents' n-th intervals as they arrive: an
-// interval is emitted once every agent still running has sent it, with
-// the host's telemetry read then.
+// interval is emitted once every agent still in its phase has sent it,
+// with the host's telemetry read then. Warm-up and measured intervals are
+// numbered apart (an agent may close its warm-up with one more short
+// interval than another: the tick and the warm-up's end fire together).
 type intervalJoin struct {
-	mu      sync.Mutex
-	k       int
-	cfg     engine.Config
-	emit    func(result.Interval, *hdrhistogram.Histogram)
-	sent    []int // intervals each agent has sent
-	over    []bool
-	pending []joinSlot // from index len(out) on
-	out     []result.Interval
+	mu    sync.Mutex
+	cfg   engine.Config
+	emit  func(result.Interval, *hdrhistogram.Histogram)
+	warm  *phaseJoin
+	meas  *phaseJoin
+	out   []result.Interval
+	ended []bool
+}
+
+// phaseJoin is one phase's intervals, by index.
+type phaseJoin struct {
+	sent    []int  // intervals each agent has sent in the phase
+	over    []bool // the agent sends no more in the phase
+	pending []joinSlot
+	emitted int
 }
 
 type joinSlot struct {
@@ -273,19 +320,29 @@ type joinSlot struct {
 }
 
 func newIntervalJoin(k int, cfg engine.Config, emit func(result.Interval, *hdrhistogram.Histogram)) *intervalJoin {
-	return &intervalJoin{k: k, cfg: cfg, emit: emit, sent: make([]int, k), over: make([]bool, k)}
+	phase := func() *phaseJoin { return &phaseJoin{sent: make([]int, k), over: make([]bool, k)} }
+	return &intervalJoin{cfg: cfg, emit: emit, warm: phase(), meas: phase(), ended: make([]bool, k)}
 }
 
 func (j *intervalJoin) add(agent int, iv result.Interval, h *hdrhistogram.Histogram) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	at := j.sent[agent] - len(j.out)
-	j.sent[agent]++
-	for len(j.pending) <= at {
-		j.pending = append(j.pending, joinSlot{})
+	if j.ended[agent] {
+		return
 	}
-	j.pending[at].ivs = append(j.pending[at].ivs, iv)
-	j.pending[at].hists = append(j.pending[at].hists, h)
+	p := j.meas
+	if iv.Warmup {
+		p = j.warm
+	} else {
+		j.warm.over[agent] = true // its warm-up is over
+	}
+	at := p.sent[agent] - p.emitted
+	p.sent[agent]++
+	for len(p.pending) <= at {
+		p.pending = append(p.pending, joinSlot{})
+	}
+	p.pending[at].ivs = append(p.pending[at].ivs, iv)
+	p.pending[at].hists = append(p.pending[at].hists, h)
 	j.flush()
 }
 
@@ -293,28 +350,40 @@ func (j *intervalJoin) add(agent int, iv result.Interval, h *hdrhistogram.Histog
 func (j *intervalJoin) done(agent int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.over[agent] = true
+	j.ended[agent] = true
+	j.warm.over[agent], j.meas.over[agent] = true, true
 	j.flush()
 }
 
-// flush emits the intervals every agent still running has sent.
+// flush emits the warm-up's complete intervals, then the measured ones
+// (no measured interval can complete while an agent is still warming up).
 func (j *intervalJoin) flush() {
-	for len(j.pending) > 0 {
-		n := len(j.out)
-		for a := range j.k {
-			if j.sent[a] <= n && !j.over[a] {
-				return
+	for _, p := range []*phaseJoin{j.warm, j.meas} {
+		for len(p.pending) > 0 && p.complete() {
+			slot := p.pending[0]
+			p.pending = p.pending[1:]
+			p.emitted++
+			iv, h := engine.ConcurrentInterval(slot.ivs, slot.hists, j.cfg.Percentile, j.cfg.Workload)
+			hostSide(j.cfg, &iv)
+			j.out = append(j.out, iv)
+			if j.emit != nil {
+				j.emit(iv, h)
 			}
 		}
-		slot := j.pending[0]
-		j.pending = j.pending[1:]
-		iv, h := engine.ConcurrentInterval(slot.ivs, slot.hists, j.cfg.Percentile, j.cfg.Workload)
-		hostSide(j.cfg, &iv)
-		j.out = append(j.out, iv)
-		if j.emit != nil {
-			j.emit(iv, h)
+		if len(p.pending) > 0 {
+			return // the next phase waits for this one
 		}
 	}
+}
+
+// complete says every agent still in the phase has sent its next interval.
+func (p *phaseJoin) complete() bool {
+	for a := range p.sent {
+		if p.sent[a] <= p.emitted && !p.over[a] {
+			return false
+		}
+	}
+	return true
 }
 
 func (j *intervalJoin) merged() []result.Interval {

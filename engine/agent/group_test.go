@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,8 +56,25 @@ func (probeWorkload) Prepare(context.Context, driver.DB, int, func(workload.Prog
 	return nil
 }
 func (probeWorkload) Cleanup(context.Context, driver.DB, int) ([]string, error) { return nil, nil }
-func (probeWorkload) NewWorker(_ context.Context, _ driver.Conn, thread, _ int, _ uint64) (workload.Worker, error) {
+func (probeWorkload) NewWorker(_ context.Context, _ driver.Conn, thread, threads int, _ uint64) (workload.Worker, error) {
+	probeThreads.Lock()
+	probeThreads.seen = append(probeThreads.seen, [2]int{thread, threads})
+	probeThreads.Unlock()
 	return &probeWorker{n: thread}, nil
+}
+
+// probeThreads are the (thread, threads) the workers were made with.
+var probeThreads struct {
+	sync.Mutex
+	seen [][2]int
+}
+
+func probeThreadsSeen() [][2]int {
+	probeThreads.Lock()
+	defer probeThreads.Unlock()
+	out := probeThreads.seen
+	probeThreads.seen = nil
+	return out
 }
 
 type probeWorker struct{ n int }
@@ -127,6 +145,18 @@ func TestGroupRunsBetweenBarriersAndMergesExactly(t *testing.T) {
 	if !idle {
 		t.Error("statements ran while the counter was read at the start: the agents were not held")
 	}
+	// The agents' threads are one client's: threads 0..4 of 5, once each.
+	seen := probeThreadsSeen()
+	slices.SortFunc(seen, func(a, b [2]int) int { return a[0] - b[0] })
+	if len(seen) != 5 {
+		t.Errorf("threads made: %v", seen)
+	}
+	for i, th := range seen {
+		if th != [2]int{i, 5} {
+			t.Errorf("threads made: %v, want 0..4 of 5", seen)
+			break
+		}
+	}
 	if got := after.N - before.N; got != run.Summary.Other || got == 0 {
 		t.Errorf("server counted %d statements, the merged run %d", got, run.Summary.Other)
 	}
@@ -150,6 +180,60 @@ func TestGroupRunsBetweenBarriersAndMergesExactly(t *testing.T) {
 	if math.Abs(run.Summary.TPS-float64(run.Summary.Events)/run.Summary.DurationS) > 1e-9 {
 		t.Errorf("tps %.1f is not events/duration", run.Summary.TPS)
 	}
+}
+
+// An --events run: the agents end apart (shares 4, 3, 3 of 10 events, no
+// time limit), the merged run has every event once, lasts as long as the
+// longest, and a long wait at the barrier (the counters' reading) does not
+// trip the silence bound: held agents say they wait.
+func TestGroupEventsAndAHeldBarrier(t *testing.T) {
+	g := probeGroup(t, 3)
+	cfg := engine.Config{Point: engine.Point{Workload: probeWorkload{}, Threads: 3},
+		Load: engine.Load{Events: 10, ReportInterval: 100 * time.Millisecond, Percentile: 95, StallTimeout: 200 * time.Millisecond}}
+	cfg.AtReady = func() { time.Sleep(time.Second) } // five times the silence bound
+	var before, after driver.OpCount
+	cfg.AtEnd = func() { after, _ = g.OpCount(context.Background()) }
+	before, _ = g.OpCount(context.Background())
+	run, err := g.Measure(context.Background(), cfg, "pods", nil)
+	if err != nil || !run.Complete {
+		t.Fatalf("run: %v complete=%v", err, run.Complete)
+	}
+	if run.Summary.Events != 10 || after.N-before.N != 10 {
+		t.Errorf("events %d, server %d: want 10", run.Summary.Events, after.N-before.N)
+	}
+	probeThreadsSeen()
+}
+
+// With a warm-up, the warm and measured intervals are joined apart: every
+// measured interval holds every agent's events of its span.
+func TestGroupWarmupIntervals(t *testing.T) {
+	g := probeGroup(t, 2)
+	cfg := engine.Config{Point: engine.Point{Workload: probeWorkload{}, Threads: 2},
+		Load: engine.Load{Time: 600 * time.Millisecond, Warmup: 300 * time.Millisecond, ReportInterval: 150 * time.Millisecond, Percentile: 95}}
+	var warm, measured int
+	run, err := g.Measure(context.Background(), cfg, "pods", func(iv result.Interval, h *hdrhistogram.Histogram) {
+		if iv.Warmup {
+			warm++
+		} else {
+			measured++
+		}
+	})
+	if err != nil || !run.Complete {
+		t.Fatalf("run: %v", err)
+	}
+	if measured < 3 || warm < 1 {
+		t.Errorf("%d warm, %d measured intervals", warm, measured)
+	}
+	var sum uint64
+	for _, iv := range run.Intervals {
+		if !iv.Warmup {
+			sum += iv.Events
+		}
+	}
+	if sum == 0 || sum > run.Summary.Events {
+		t.Errorf("measured intervals %d events, run %d", sum, run.Summary.Events)
+	}
+	probeThreadsSeen()
 }
 
 // A failed agent ends the group's run: the others are stopped, the error

@@ -43,11 +43,15 @@ type runSpec struct {
 	// (after its "ended"), so that the agents of one target start and end
 	// together and the server's counters are read between (agents=N).
 	Barrier bool `json:"barrier,omitempty"`
+	// ThreadBase and ThreadsOf place the run's threads among the group's
+	// (engine.Config's fields of the same names).
+	ThreadBase int `json:"thread_base,omitempty"`
+	ThreadsOf  int `json:"threads_of,omitempty"`
 }
 
 // reply is one message from the agent; a request ends with done or error.
 type reply struct {
-	Type     string               `json:"type"` // hello, progress, ready, interval, ended, run, done, error
+	Type     string               `json:"type"` // hello, progress, ready, waiting, interval, ended, run, done, error
 	Version  string               `json:"version,omitempty"`
 	Facts    map[string]string    `json:"facts,omitempty"`
 	Progress *workload.Progress   `json:"progress,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/pflag"
@@ -58,7 +59,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 				mu.Lock()
 				select {
 				case release <- struct{}{}:
-				default: // no barrier waits: a late go is dropped
+				default: // one go is pending already
 				}
 				mu.Unlock()
 				continue
@@ -185,16 +186,27 @@ func serveOne(ctx context.Context, r request, p servePlace, w *replyWriter) erro
 		}
 		s := r.Run
 		cfg := engine.Config{Point: engine.Point{Workload: wl, Threads: s.Threads, Rate: s.Rate},
-			Load: engine.Load{Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval, Percentile: s.Percentile, Seed: s.Seed, Warmup: s.Warmup}}
+			Load:       engine.Load{Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval, Percentile: s.Percentile, Seed: s.Seed, Warmup: s.Warmup},
+			ThreadBase: s.ThreadBase, ThreadsOf: s.ThreadsOf}
 		end := reply{Type: "run"}
 		cfg.AtReady = func() { w.send(reply{Type: "ready"}) }
 		if s.Barrier {
 			// agents=N: the host reads the server's counters while every
 			// agent waits, connected and idle, then releases them all.
+			// Waiting, it says so four times a second: the host's silence bound
+			// (--stall-timeout) is for a stalled agent, not a held one.
 			wait := func() {
-				select {
-				case <-p.release:
-				case <-ctx.Done():
+				beat := time.NewTicker(250 * time.Millisecond)
+				defer beat.Stop()
+				for {
+					select {
+					case <-p.release:
+						return
+					case <-ctx.Done():
+						return
+					case <-beat.C:
+						w.send(reply{Type: "waiting"})
+					}
 				}
 			}
 			cfg.AtReady = func() { w.send(reply{Type: "ready"}); wait() }

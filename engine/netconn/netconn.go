@@ -148,11 +148,14 @@ func releaseProcs() {
 // Dialer makes blocking connections and remembers them, so that an
 // interrupted run can unblock every thread at once (ShutdownAll).
 type Dialer struct {
-	fixed   Mode // ByThreads: chosen by SetThreads
-	mu      sync.Mutex
-	threads int // the run's threads (SetThreads), under mu
-	conns   map[*Conn]struct{}
-	polled  map[*polledConn]struct{}
+	// draining makes Close wait for the server to close its end first
+	// (Drain).
+	draining atomic.Bool
+	fixed    Mode // ByThreads: chosen by SetThreads
+	mu       sync.Mutex
+	threads  int // the run's threads (SetThreads), under mu
+	conns    map[*Conn]struct{}
+	polled   map[*polledConn]struct{}
 }
 
 // NewDialer returns an empty dialer making connections of the given mode
@@ -247,6 +250,16 @@ func (d *Dialer) Dial(ctx context.Context, network, addr string) (net.Conn, erro
 	return bc, nil
 }
 
+// drainTimeout bounds how long a draining Close waits for the server.
+const drainTimeout = 2 * time.Second
+
+// Drain makes the connections closed while it is on wait until the
+// server has closed its end (at most drainTimeout each): it has then read
+// and counted everything sent on them, a client's quit included. A pool
+// that drops idle connections just before the server's counters are read
+// drains them, or their quits would land in the count.
+func (d *Dialer) Drain(on bool) { d.draining.Store(on) }
+
 // ShutdownAll shuts every live connection down: blocked reads and writes
 // return at once. Used when a run is interrupted.
 func (d *Dialer) ShutdownAll() {
@@ -279,6 +292,11 @@ func (c *polledConn) Close() error {
 	c.owner.mu.Lock()
 	delete(c.owner.polled, c)
 	c.owner.mu.Unlock()
+	if c.owner.draining.Load() {
+		_ = c.CloseWrite()
+		_ = c.SetReadDeadline(time.Now().Add(drainTimeout))
+		_, _ = io.Copy(io.Discard, c.TCPConn)
+	}
 	return c.TCPConn.Close()
 }
 
@@ -404,9 +422,29 @@ func (c *Conn) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	if c.owner != nil && c.owner.draining.Load() {
+		c.drain()
+	}
 	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 	c.release()
 	return nil
+}
+
+// drain ends the write side and reads until the server closes its end,
+// for at most drainTimeout (reads time out every ioTimeout, whatever the
+// mode, so the bound holds).
+func (c *Conn) drain() {
+	_ = syscall.Shutdown(c.fd, syscall.SHUT_WR)
+	tv := syscall.NsecToTimeval(ioTimeout.Nanoseconds())
+	_ = syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	buf := make([]byte, 512)
+	for deadline := time.Now().Add(drainTimeout); time.Now().Before(deadline); {
+		n, err := syscall.Read(c.fd, buf)
+		if n > 0 || err == syscall.EINTR || err == syscall.EAGAIN {
+			continue
+		}
+		return // the server's end closed (0), or the socket failed
+	}
 }
 
 func (c *Conn) LocalAddr() net.Addr                { return c.local }

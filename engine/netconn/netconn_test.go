@@ -304,3 +304,47 @@ func TestProcsReleasedWithTheLastRawConnection(t *testing.T) {
 		t.Fatalf("GOMAXPROCS %d (want %d), GC percent %d after the last raw connection closed", got, base, gcPercent())
 	}
 }
+
+// A draining Close returns only once the server has read everything sent
+// and closed its end (a MySQL server counts a client's quit then): here a
+// server that reads 300 ms late. Without Drain, Close returns at once.
+func TestDrainWaitsForTheServer(t *testing.T) {
+	for _, mode := range []Mode{Raw, Syscall, Poller} {
+		for _, drain := range []bool{true, false} {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := make(chan time.Time, 1)
+			go func() {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				time.Sleep(300 * time.Millisecond)
+				io.ReadAll(c) // the quit, then the client's end of writing
+				read <- time.Now()
+				c.Close()
+			}()
+			d := NewDialer(mode)
+			d.Drain(drain)
+			c, err := d.Dial(context.Background(), "tcp", l.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Write([]byte("QUIT")); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			closed := time.Now()
+			serverRead := <-read
+			l.Close()
+			if drain && closed.Before(serverRead) {
+				t.Errorf("mode %d: Close returned %s before the server read the quit", mode, serverRead.Sub(closed))
+			}
+			if !drain && closed.After(serverRead) {
+				t.Errorf("mode %d: Close without Drain waited for the server", mode)
+			}
+		}
+	}
+}

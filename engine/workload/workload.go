@@ -110,6 +110,14 @@ type Portable interface {
 	Args() []string
 }
 
+// ProcessShared is a workload whose threads may share state within one
+// process (a sequence they all draw from): such a run cannot be split over
+// agents, which could not share it.
+type ProcessShared interface {
+	// SharedState says what the threads share ("" when nothing).
+	SharedState() string
+}
+
 // ErrEndOfEvents is returned by a worker whose own limit is reached
 // (memory's --memory-total-size): the thread ends, the event is not counted.
 var ErrEndOfEvents = errors.New("the workload's own event limit is reached")

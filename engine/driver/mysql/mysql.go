@@ -134,9 +134,15 @@ func (d *DB) Unblock() { d.dialer.ShutdownAll() }
 // SetThreads picks the socket path of the next run's connections by its
 // threads (netconn.RawMaxThreads); on a change the idle connections of the
 // other path are closed, so the run's threads connect anew.
+//
+// The connections are dropped draining: their quit (COM_QUIT, which the
+// server counts in Questions) is processed before the run's counter is
+// read, not inside its window.
 func (d *DB) SetThreads(n int) {
 	if d.dialer.SetThreads(n) {
+		d.dialer.Drain(true)
 		d.DB.SetMaxIdleConns(0)
+		d.dialer.Drain(false)
 		d.DB.SetMaxIdleConns(d.maxConns)
 	}
 }

@@ -104,6 +104,15 @@ func New(name string, o Options) (workload.Workload, error) {
 	return w, nil
 }
 
+// SharedState: oltp_insert without auto_inc draws every thread's ids from
+// one sequence (sysbench.rand.unique), which agents could not share.
+func (w *oltpWorkload) SharedState() string {
+	if w.name == "oltp_insert" && !w.o.AutoInc {
+		return "oltp_insert without --auto-inc draws its ids from one sequence its threads share"
+	}
+	return ""
+}
+
 // WithTableSize is the same script and options on tables of n rows (sweeps).
 func (w *oltpWorkload) WithTableSize(n int) (workload.Workload, error) {
 	o := w.o
