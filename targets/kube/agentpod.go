@@ -134,6 +134,9 @@ func openStream(ctx context.Context, ex remotecommand.Executor) *agentStream {
 		if err == nil {
 			err = io.EOF
 		}
+		// Writes to an ended stream fail at once, not block: client-go
+		// stops reading stdin without closing it.
+		inR.CloseWithError(err)
 		outW.CloseWithError(err)
 		a.done <- err
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,10 +139,14 @@ func (s *Server) extraElsewhere() bool {
 	return false
 }
 
-// stopExtra ends agents 2..N (their pods go with the target's objects).
+// stopExtra ends agents 2..N (their pods go with the target's objects),
+// all at once: each close may wait its 2 s.
 func (s *Server) stopExtra() {
+	var wg sync.WaitGroup
 	for _, e := range s.extra {
-		e.conn.close()
+		wg.Add(1)
+		go func() { defer wg.Done(); e.conn.close() }()
 	}
+	wg.Wait()
 	s.extra = nil
 }

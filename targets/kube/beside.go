@@ -58,10 +58,19 @@ func (b *BesideClient) Start(ctx context.Context) error {
 // startNetns starts the agent container in the server's pod (client=netns):
 // dbduel copied in, attached, pointed at the server on the pod's loopback.
 func (b *BesideClient) startNetns(ctx context.Context) error {
+	// The pod is Ready with its server; its agent container runs too
+	// (copy into it, and its cgroup's id, need it started).
+	pod, err := b.waitPod(ctx, b.podName, agentName, false)
+	if err != nil {
+		return fmt.Errorf("the client (client=netns): %w", err)
+	}
+	if containerID(pod, serverName) == "" || containerID(pod, agentName) == "" {
+		return fmt.Errorf("k8s: pod %s's status names no runtime id of its containers: their cgroups cannot be told apart", b.podName)
+	}
+	b.pod = pod
 	if err := b.copyBinary(ctx, b.podName); err != nil {
 		return fmt.Errorf("k8s: copy dbduel into pod %s's agent container: %w", b.podName, err)
 	}
-	var err error
 	if b.conn, b.client, err = b.attach(ctx, b.podName); err != nil {
 		return err
 	}

@@ -323,7 +323,10 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 	// server's figures are its container's.
 	server := ""
 	if s.o.Client == "netns" {
-		server = containerID(s.pod, serverName)
+		// An empty id would read the whole pod's cgroup: the client's too.
+		if server = containerID(s.pod, serverName); server == "" {
+			return targets.Sample{}, fmt.Errorf("k8s: pod %s's server container has no runtime id yet", s.podName)
+		}
 	}
 	u, err := s.sampler.Cgroup(ctx, cgroupMount, uid, s.cgPath, server)
 	if err != nil {
@@ -345,13 +348,13 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 			return targets.Sample{}, fmt.Errorf("k8s: the agent pod's cgroup: %w", err)
 		}
 		s.agentCg, out.ClientCPUNS = a.Path, a.CPUNS
+		// The client is all the agents: without any one of them (on
+		// another node, or its reading failed) no figure, not a part; the
+		// server's figures stand.
 		n, err := s.extraCPU(ctx)
-		if err != nil {
-			return targets.Sample{}, err
-		}
 		out.ClientCPUNS += n
-		if s.extraElsewhere() {
-			out.ClientCPUNS = 0 // some agents' CPU cannot be read from here: no figure, not a part
+		if err != nil || s.extraElsewhere() {
+			out.ClientCPUNS = 0
 		}
 	}
 	return out, nil

@@ -116,6 +116,9 @@ func ParseSpec(spec string) (Options, error) {
 			return bad("cannot tell the protocol of image %s from its name: say protocol=mysql, postgres or mongodb", o.Image)
 		}
 	}
+	if o.Agents > 1 && o.Protocol == "mongodb" {
+		return bad("agents=%d: a MongoDB server counts each agent pool's own commands (handshakes, heartbeats) with the workload's, so the check of its count would not hold; use one agent", o.Agents)
+	}
 	return o, nil
 }
 
