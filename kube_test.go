@@ -21,12 +21,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/dbduel/dbduel/engine/result"
+	"github.com/dbduel/dbduel/targets/kube"
 	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // kubeClient is a client of the test cluster (KUBECONFIG must name it).
 func kubeClient(t *testing.T) kubernetes.Interface {
 	t.Helper()
+	kube.QuietClientGo() // before any client-go call: in-process runs set its logger too
 	if os.Getenv("KUBECONFIG") == "" {
 		t.Fatal("KUBECONFIG is not set: eval \"$(scripts/k8s-cluster.sh env)\" after scripts/k8s-cluster.sh up")
 	}

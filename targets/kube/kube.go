@@ -77,9 +77,14 @@ type Server struct {
 // klog would write over the terminal's screen.
 var quietClientGo sync.Once
 
+// QuietClientGo sends client-go's log nowhere, once per process (before
+// any client-go call of a program that uses it from several goroutines:
+// the logger is a plain global).
+func QuietClientGo() { quietClientGo.Do(func() { klog.SetLogger(logr.Discard()) }) }
+
 // New returns an unstarted k8s: target for SPEC (without "k8s:").
 func New(name, spec, runID string) (*Server, error) {
-	quietClientGo.Do(func() { klog.SetLogger(logr.Discard()) })
+	QuietClientGo()
 	o, err := ParseSpec(spec)
 	if err != nil {
 		return nil, err
