@@ -166,3 +166,16 @@ func TestMixedHostsAndClientPlacements(t *testing.T) {
 		t.Fatalf("one place, one host: %q %q", w, st.hosts())
 	}
 }
+
+// A pod's clients are named where they ran: in the server's pod, beside
+// it on its node.
+func TestPlacementWordsOfPods(t *testing.T) {
+	ts := []result.Target{
+		{Name: "beside", Described: result.Described{Engine: "kubernetes", ClientPlacement: "beside"}},
+		{Name: "netns", Described: result.Described{Engine: "kubernetes", ClientPlacement: "netns"}},
+	}
+	w := placementWarnings(ts)
+	if len(w) != 1 || !strings.Contains(w[0], "beside's beside the server, on its node, netns's in the server's pod") {
+		t.Fatalf("warnings %q", w)
+	}
+}

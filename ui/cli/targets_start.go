@@ -297,13 +297,19 @@ func placementWarnings(ts []result.Target) []string {
 		b, p := ts[0].Described.ClientPlacement, t.Described.ClientPlacement
 		if b != "" && p != "" && b != p {
 			out = append(out, fmt.Sprintf("the clients ran in different places: %s's %s, %s's %s; the comparison includes where the load was generated",
-				ts[0].Name, placementWords(b), t.Name, placementWords(p)))
+				ts[0].Name, placementWords(b, ts[0].Described.Engine), t.Name, placementWords(p, t.Described.Engine)))
 		}
 	}
 	return out
 }
 
-func placementWords(p string) string {
+func placementWords(p, engine string) string {
+	switch {
+	case p == "netns" && engine == "kubernetes":
+		return "in the server's pod"
+	case p == "beside" && engine == "kubernetes":
+		return "beside the server, on its node"
+	}
 	switch p {
 	case "here":
 		return "in dbduel's process"
