@@ -122,13 +122,7 @@ func TestKubeNativeVsDockerVsPod(t *testing.T) {
 		if run.Target != "pod" && run.Target != "podhere" {
 			continue
 		}
-		server, client := 0.0, 0.0
-		for _, iv := range run.Intervals {
-			v, _ := iv.Telemetry[result.TelServerCPUCores].(float64)
-			server = max(server, v)
-			c, _ := iv.Telemetry[result.TelClientCPUCores].(float64)
-			client = max(client, c)
-		}
+		server, client := peakCPU(run)
 		if server <= 0 || (run.Target == "pod") != (client > 0) {
 			t.Fatalf("%s run %d: server CPU %.3f cores, client CPU %.3f cores", run.Target, run.Index, server, client)
 		}
@@ -305,6 +299,17 @@ func TestKubeAgents(t *testing.T) {
 	}
 }
 
+// peakCPU is a run's highest server and client CPU of an interval (cores).
+func peakCPU(run result.Run) (server, client float64) {
+	for _, iv := range run.Intervals {
+		v, _ := iv.Telemetry[result.TelServerCPUCores].(float64)
+		server = max(server, v)
+		c, _ := iv.Telemetry[result.TelClientCPUCores].(float64)
+		client = max(client, c)
+	}
+	return server, client
+}
+
 // checkNetnsRun: a client=netns run counted exactly, with the server's and
 // the client's CPU each from its own container.
 func checkNetnsRun(t *testing.T, run result.Run) {
@@ -312,13 +317,7 @@ func checkNetnsRun(t *testing.T, run result.Run) {
 	if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
 		t.Errorf("podns run %d: the server's count is not dbduel's: %+v", run.Index, run.Honesty)
 	}
-	server, client := 0.0, 0.0
-	for _, iv := range run.Intervals {
-		v, _ := iv.Telemetry[result.TelServerCPUCores].(float64)
-		server = max(server, v)
-		c, _ := iv.Telemetry[result.TelClientCPUCores].(float64)
-		client = max(client, c)
-	}
+	server, client := peakCPU(run)
 	// Each container is held to its own quota (0.5 and 0.25 CPUs).
 	if server <= 0 || client <= 0 || server > 0.6 || client > 0.35 {
 		t.Errorf("podns run %d: server CPU %.3f cores (quota 0.5), client %.3f (quota 0.25)", run.Index, server, client)

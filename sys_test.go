@@ -20,12 +20,7 @@ import (
 // sysbenchRate runs real sysbench and reads one figure from its report.
 func sysbenchRate(t *testing.T, dir string, re *regexp.Regexp, args ...string) float64 {
 	t.Helper()
-	cmd := exec.Command("sysbench", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("sysbench %v: %v\n%s", args, err, out)
-	}
+	out, _ := sysbench(t, dir, args...)
 	m := re.FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("sysbench %v: no %s in\n%s", args, re, out)
@@ -38,18 +33,26 @@ func sysbenchRate(t *testing.T, dir string, re *regexp.Regexp, args ...string) f
 // spent per event (user and system, from its rusage).
 func sysbenchCPUPerEvent(t *testing.T, dir string, args ...string) float64 {
 	t.Helper()
+	out, cpu := sysbench(t, dir, args...)
+	m := regexp.MustCompile(`total number of events:\s+(\d+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("sysbench %v: no event count in\n%s", args, out)
+	}
+	n, _ := strconv.ParseFloat(string(m[1]), 64)
+	return cpu.Seconds() / n
+}
+
+// sysbench runs sysbench in dir and returns its output and the CPU time
+// its process spent.
+func sysbench(t *testing.T, dir string, args ...string) ([]byte, time.Duration) {
+	t.Helper()
 	cmd := exec.Command("sysbench", args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("sysbench %v: %v\n%s", args, err, out)
 	}
-	m := regexp.MustCompile(`total number of events:\s+(\d+)`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("sysbench %v: no event count in\n%s", args, out)
-	}
-	n, _ := strconv.ParseFloat(string(m[1]), 64)
-	return processCPU(cmd).Seconds() / n
+	return out, processCPU(cmd)
 }
 
 func processCPU(cmd *exec.Cmd) time.Duration {

@@ -63,12 +63,7 @@ func (m *intervalMerger) merge(e Event, h *hdrhistogram.Histogram) {
 		p.Types = mergeTypes(p.Types, iv.Types)
 	}
 	p.TS, p.SpanS = iv.TS, span
-	p.Events += iv.Events
-	p.Reads += iv.Reads
-	p.Writes += iv.Writes
-	p.Other += iv.Other
-	p.Errors += iv.Errors
-	p.Reconnects += iv.Reconnects
+	addFigures(&p.Figures, iv.Figures)
 	p.QueueLen, p.Concurrency = iv.QueueLen, iv.Concurrency
 	m.hist.Merge(h)
 	if span > 0 {
