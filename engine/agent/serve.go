@@ -181,62 +181,71 @@ func serveOne(ctx context.Context, r request, p servePlace, w *replyWriter) erro
 		w.send(reply{Type: "removed", Removed: removed})
 		return err
 	case "run":
-		if r.Run == nil {
-			return errors.New("run request without its settings")
-		}
-		s := r.Run
-		cfg := engine.Config{Point: engine.Point{Workload: wl, Threads: s.Threads, Rate: s.Rate},
-			Load:       engine.Load{Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval, Percentile: s.Percentile, Seed: s.Seed, Warmup: s.Warmup},
-			ThreadBase: s.ThreadBase, ThreadsOf: s.ThreadsOf}
-		end := reply{Type: "run"}
-		cfg.AtReady = func() { w.send(reply{Type: "ready"}) }
-		if s.Barrier {
-			// agents=N: the host reads the server's counters while every
-			// agent waits, connected and idle, then releases them all.
-			// Waiting, it says so four times a second: the host's silence bound
-			// (--stall-timeout) is for a stalled agent, not a held one.
-			wait := func() {
-				beat := time.NewTicker(250 * time.Millisecond)
-				defer beat.Stop()
-				for {
-					select {
-					case <-p.release:
-						return
-					case <-ctx.Done():
-						return
-					case <-beat.C:
-						w.send(reply{Type: "waiting"})
-					}
-				}
-			}
-			cfg.AtReady = func() { w.send(reply{Type: "ready"}); wait() }
-			cfg.AtEnd = func() { w.send(reply{Type: "ended"}); wait() }
-		} else if r.Endpoint != nil {
-			// The server's counters are read here, where the workers are
-			// connected and done: the host reading them around the whole
-			// request would count the pool's own opening statements.
-			cdb, err := counters.get(ctx, *r.Endpoint)
-			if err != nil {
-				return err
-			}
-			cfg.AtReady = func() {
-				ready := reply{Type: "ready"}
-				ready.Time, ready.OpCount, ready.Error = readCounters(ctx, cdb, true)
-				w.send(ready)
-			}
-			cfg.AtEnd = func() { end.Time, end.OpCount, end.Error = readCounters(context.WithoutCancel(ctx), cdb, false) }
-		}
-		run, runErr := engine.Measure(ctx, cfg, "", db, func(iv result.Interval, h *hdrhistogram.Histogram) {
-			enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-			w.send(reply{Type: "interval", Interval: &iv, Hist: string(enc)})
-		})
-		end.Run = &run
-		w.send(end)
-		return runErr
+		return serveRun(ctx, r, wl, db, p, w)
 	default:
 		return fmt.Errorf("unknown request %q", r.Op)
 	}
 	return nil
+}
+
+// serveRun runs one run of wl on db, sending its intervals as they come,
+// and its result.
+func serveRun(ctx context.Context, r request, wl workload.Workload, db driver.DB, p servePlace, w *replyWriter) error {
+	if r.Run == nil {
+		return errors.New("run request without its settings")
+	}
+	s := r.Run
+	cfg := engine.Config{Point: engine.Point{Workload: wl, Threads: s.Threads, Rate: s.Rate},
+		Load:       engine.Load{Time: s.Time, Events: s.Events, ReportInterval: s.ReportInterval, Percentile: s.Percentile, Seed: s.Seed, Warmup: s.Warmup},
+		ThreadBase: s.ThreadBase, ThreadsOf: s.ThreadsOf}
+	end := reply{Type: "run"}
+	cfg.AtReady = func() { w.send(reply{Type: "ready"}) }
+	if s.Barrier {
+		// agents=N: the host reads the server's counters while every
+		// agent waits, connected and idle, then releases them all.
+		wait := func() { waitForGo(ctx, p.release, w) }
+		cfg.AtReady = func() { w.send(reply{Type: "ready"}); wait() }
+		cfg.AtEnd = func() { w.send(reply{Type: "ended"}); wait() }
+	} else if r.Endpoint != nil {
+		// The server's counters are read here, where the workers are
+		// connected and done: the host reading them around the whole
+		// request would count the pool's own opening statements.
+		cdb, err := p.counters.get(ctx, *r.Endpoint)
+		if err != nil {
+			return err
+		}
+		cfg.AtReady = func() {
+			ready := reply{Type: "ready"}
+			ready.Time, ready.OpCount, ready.Error = readCounters(ctx, cdb, true)
+			w.send(ready)
+		}
+		cfg.AtEnd = func() { end.Time, end.OpCount, end.Error = readCounters(context.WithoutCancel(ctx), cdb, false) }
+	}
+	run, runErr := engine.Measure(ctx, cfg, "", db, func(iv result.Interval, h *hdrhistogram.Histogram) {
+		enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		w.send(reply{Type: "interval", Interval: &iv, Hist: string(enc)})
+	})
+	end.Run = &run
+	w.send(end)
+	return runErr
+}
+
+// waitForGo holds a barrier run until the host's go (or the run's end),
+// saying so four times a second: the host's silence bound
+// (--stall-timeout) is for a stalled agent, not a held one.
+func waitForGo(ctx context.Context, release <-chan struct{}, w *replyWriter) {
+	beat := time.NewTicker(250 * time.Millisecond)
+	defer beat.Stop()
+	for {
+		select {
+		case <-release:
+			return
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+			w.send(reply{Type: "waiting"})
+		}
+	}
 }
 
 // rebuild makes the workload from its name and flags, as the CLI does.
