@@ -65,6 +65,11 @@ type AgentClient interface {
 // within timeout; lost explains a missing answer (the agent's last words).
 type AgentDialer func(ctx context.Context, stdin io.Writer, stdout io.Reader, dir string, timeout time.Duration, lost func() string) (AgentClient, error)
 
+// AgentGrouper makes one client of several agents that share a target's
+// threads (agents=N); counter, idle during runs, reads the server's
+// counters between them.
+type AgentGrouper func(members []AgentClient, counter AgentClient) (AgentClient, error)
+
 // agentKeys are the SPEC keys that mean something without a server.
 var agentKeys = []string{"memory", "cpus", "cpuset", "network", "datadir", "pull", "env", "seccomp"}
 

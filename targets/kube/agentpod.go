@@ -32,8 +32,8 @@ type cgroupReader interface {
 // agent pod, and how to make the engine's client of an agent: the pod on
 // the server's node reads the server's cgroup there, and for client=beside
 // runs the load.
-func (s *Server) SetAgent(binary string, dial container.AgentDialer) {
-	s.binary, s.dial = binary, dial
+func (s *Server) SetAgent(binary string, dial container.AgentDialer, group container.AgentGrouper) {
+	s.binary, s.dial, s.group = binary, dial, group
 }
 
 // startAgentPod starts the agent pod on the server's node, copies dbduel

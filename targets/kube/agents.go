@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/dbduel/dbduel/engine/agent"
+	"github.com/dbduel/dbduel/targets/container"
 )
 
 // extraAgent is one of the agent pods 2..N of agents=N: its main process
@@ -38,12 +38,10 @@ func (b *BesideClient) startGroup(ctx context.Context) error {
 		}
 		b.extra = append(b.extra, e)
 	}
-	first, ok := b.client.(*agent.Client)
-	counter, okCounter := b.samplerClient.(*agent.Client)
-	if !ok || !okCounter {
-		return fmt.Errorf("k8s: agents=%d needs dbduel's own agent clients", b.o.Agents)
+	if b.group == nil {
+		return fmt.Errorf("k8s: agents=%d: this dbduel cannot group agents", b.o.Agents)
 	}
-	members := []*agent.Client{first}
+	members := []container.AgentClient{b.client}
 	for _, e := range b.extra {
 		pod, err := b.waitPod(ctx, e.name, agentName, false)
 		if err != nil {
@@ -58,13 +56,9 @@ func (b *BesideClient) startGroup(ctx context.Context) error {
 			return err
 		}
 		e.conn = conn
-		m, ok := c.(*agent.Client)
-		if !ok {
-			return fmt.Errorf("k8s: agents=%d needs dbduel's own agent clients", b.o.Agents)
-		}
-		members = append(members, m)
+		members = append(members, c)
 	}
-	g, err := agent.NewGroup(members, counter)
+	g, err := b.group(members, b.samplerClient)
 	if err != nil {
 		return err
 	}

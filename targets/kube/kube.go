@@ -63,6 +63,7 @@ type Server struct {
 	// paths it found them at.
 	binary          string
 	dial            container.AgentDialer
+	group           container.AgentGrouper // agents=N's client of its agents
 	agentUID        string
 	samplerConn     *agentStream
 	sampler         cgroupReader

@@ -142,7 +142,7 @@ func newTarget(name, spec string, tc targetContext, stderr io.Writer) (targets.T
 		if err != nil {
 			return nil, err
 		}
-		k.SetAgent(bin, dialAgent)
+		k.SetAgent(bin, dialAgent, groupAgents)
 		if !k.ClientInCluster() {
 			return k, nil
 		}
@@ -216,6 +216,19 @@ func isServerURL(spec string) bool {
 // attached stdio.
 func dialAgent(ctx context.Context, stdin io.Writer, stdout io.Reader, dir string, timeout time.Duration, lost func() string) (container.AgentClient, error) {
 	return agent.NewClient(ctx, stdin, stdout, dir, timeout, lost)
+}
+
+// groupAgents makes one client of a k8s: target's agents=N.
+func groupAgents(members []container.AgentClient, counter container.AgentClient) (container.AgentClient, error) {
+	var cs []*agent.Client
+	for _, m := range append(members, counter) {
+		c, ok := m.(*agent.Client)
+		if !ok {
+			return nil, fmt.Errorf("agents=N groups dbduel's own agents, not %T", m)
+		}
+		cs = append(cs, c)
+	}
+	return agent.NewGroup(cs[:len(members)], cs[len(members)])
 }
 
 // namedTargetErr puts the target's name in front of a SPEC error, keeping
