@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/workload"
 )
 
@@ -67,6 +68,28 @@ type Load struct {
 	// while threads were in one (--stall-timeout: a paused container, a
 	// hung server); 0: never.
 	StallTimeout time.Duration
+}
+
+// StartWindows opens the windows of the cumulative readers (telemetry,
+// noise) with the run, not at their previous call.
+func (c Config) StartWindows() {
+	if c.Telemetry != nil {
+		c.Telemetry()
+	}
+	if c.Noise != nil {
+		c.Noise(nil)
+	}
+}
+
+// AddHostSide reads the interval's telemetry and noise into iv: what the
+// host sees of the target and the machine over the interval.
+func (c Config) AddHostSide(iv *result.Interval) {
+	if c.Telemetry != nil {
+		iv.Telemetry = c.Telemetry()
+	}
+	if c.Noise != nil {
+		iv.Noise = c.Noise(iv.Telemetry)
+	}
 }
 
 // Validate rejects settings that cannot run.

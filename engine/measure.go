@@ -148,14 +148,7 @@ func (r *measurement) startClock(ctx context.Context) {
 	if cfg.AtReady != nil {
 		cfg.AtReady() // every thread connected and prepared; no event yet
 	}
-	// The readers of cumulative counters start their first window now, with
-	// the run, not at their previous call.
-	if cfg.Telemetry != nil {
-		cfg.Telemetry()
-	}
-	if cfg.Noise != nil {
-		cfg.Noise(nil)
-	}
+	cfg.StartWindows()
 	r.start = time.Now()
 	r.measuredStart, r.lastTick = r.start, r.start
 	r.inWarmup = cfg.Warmup > 0
@@ -429,12 +422,7 @@ func (r *measurement) collect(now time.Time, warm bool) {
 			iv.ServiceP95US = float64(r.ivSvc.ValueAtQuantile(95))
 		}
 	}
-	if cfg.Telemetry != nil {
-		iv.Telemetry = cfg.Telemetry()
-	}
-	if cfg.Noise != nil {
-		iv.Noise = cfg.Noise(iv.Telemetry)
-	}
+	cfg.AddHostSide(&iv)
 	r.lastTick = now
 	r.run.Intervals = append(r.run.Intervals, iv)
 	if r.emit != nil {

@@ -63,7 +63,7 @@ func (m *intervalMerger) merge(e Event, h *hdrhistogram.Histogram) {
 		p.Types = mergeTypes(p.Types, iv.Types)
 	}
 	p.TS, p.SpanS = iv.TS, span
-	addFigures(&p.Figures, iv.Figures)
+	p.Figures.Add(iv.Figures)
 	p.QueueLen, p.Concurrency = iv.QueueLen, iv.Concurrency
 	m.hist.Merge(h)
 	if span > 0 {

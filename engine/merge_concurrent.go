@@ -31,7 +31,7 @@ func ConcurrentInterval(ivs []result.Interval, hs []*hdrhistogram.Histogram, pct
 	for i, iv := range ivs {
 		out.TS = math.Max(out.TS, iv.TS)
 		out.SpanS += iv.SpanS / float64(len(ivs))
-		addFigures(&out.Figures, iv.Figures)
+		out.Figures.Add(iv.Figures)
 		out.QueueLen += iv.QueueLen
 		out.Concurrency += iv.Concurrency
 		if i < len(hs) && hs[i] != nil {
@@ -48,15 +48,6 @@ func ConcurrentInterval(ivs []result.Interval, hs []*hdrhistogram.Histogram, pct
 		out.MaxUS = float64(h.Max())
 	}
 	return out, h
-}
-
-func addFigures(to *result.Figures, f result.Figures) {
-	to.Events += f.Events
-	to.Reads += f.Reads
-	to.Writes += f.Writes
-	to.Other += f.Other
-	to.Errors += f.Errors
-	to.Reconnects += f.Reconnects
 }
 
 // ConcurrentRun merges the runs of loads that ran at once (threads[i] is
@@ -77,7 +68,7 @@ func ConcurrentRun(runs []result.Run, threads []int, intervals []result.Interval
 		s := r.Summary
 		// One client's run lasts until its last thread is done.
 		sum.DurationS = math.Max(sum.DurationS, s.DurationS)
-		addFigures(&sum.Figures, s.Figures)
+		sum.Figures.Add(s.Figures)
 		sum.Queries += s.Queries
 		sum.SumUS += s.SumUS
 		sum.MaxUS = math.Max(sum.MaxUS, s.MaxUS)

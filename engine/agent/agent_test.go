@@ -111,6 +111,23 @@ func TestStopReachesTheAgent(t *testing.T) {
 	}
 }
 
+// A stop written right behind its run (a host cancelled while it sent
+// the run) stops that run: the agent makes each request's context as it
+// reads the request, so the stop cannot land on the one before it.
+func TestStopRightBehindTheRunStopsIt(t *testing.T) {
+	c := pair(t, t.TempDir())
+	w := build(t, "cpu")
+	for range 50 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		start := time.Now()
+		run, _ := c.Measure(ctx, engine.Config{Point: engine.Point{Workload: w, Threads: 1}, Load: engine.Load{Time: 10 * time.Minute, ReportInterval: time.Second, Percentile: 95}}, "ctr", nil)
+		if took := time.Since(start); took > time.Minute || run.Complete {
+			t.Fatalf("a run stopped as it was sent took %s, complete=%v", took, run.Complete)
+		}
+	}
+}
+
 // fileio's files are made, found and removed where the agent runs.
 func TestFileStepsThroughTheAgent(t *testing.T) {
 	dir := t.TempDir()

@@ -281,10 +281,10 @@ func (c *Client) Measure(ctx context.Context, cfg engine.Config, target string, 
 			if cfg.AtReady != nil {
 				c.reading(&counterReading{count: r.OpCount, timer: r.Time, failed: r.Error}, cfg.AtReady)
 			}
-			startWindows(cfg)
+			cfg.StartWindows()
 		},
 		interval: func(iv result.Interval, h *hdrhistogram.Histogram) {
-			hostSide(cfg, &iv)
+			cfg.AddHostSide(&iv)
 			sides = append(sides, iv)
 			if emit != nil {
 				emit(iv, h)
@@ -339,28 +339,6 @@ func quietOf(cfg engine.Config) time.Duration {
 		return cfg.StallTimeout + cfg.ReportInterval
 	}
 	return 0
-}
-
-// startWindows opens the windows of the host's cumulative readers with
-// the run.
-func startWindows(cfg engine.Config) {
-	if cfg.Telemetry != nil {
-		cfg.Telemetry()
-	}
-	if cfg.Noise != nil {
-		cfg.Noise(nil)
-	}
-}
-
-// hostSide adds to an interval what only the host sees: the target's
-// telemetry and the machine's noise.
-func hostSide(cfg engine.Config, iv *result.Interval) {
-	if cfg.Telemetry != nil {
-		iv.Telemetry = cfg.Telemetry()
-	}
-	if cfg.Noise != nil {
-		iv.Noise = cfg.Noise(iv.Telemetry)
-	}
 }
 
 // runHooks are what a run's replies are handed to, in the order they come.

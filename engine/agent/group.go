@@ -152,7 +152,7 @@ func (g *Group) Measure(ctx context.Context, cfg engine.Config, target string, e
 		if cfg.AtReady != nil {
 			cfg.AtReady()
 		}
-		startWindows(cfg)
+		cfg.StartWindows()
 	})
 	b.at(cfg.AtEnd)
 	b.collect()
@@ -364,7 +364,7 @@ func (j *intervalJoin) flush() {
 			p.pending = p.pending[1:]
 			p.emitted++
 			iv, h := engine.ConcurrentInterval(slot.ivs, slot.hists, j.cfg.Percentile, j.cfg.Workload)
-			hostSide(j.cfg, &iv)
+			j.cfg.AddHostSide(&iv)
 			j.out = append(j.out, iv)
 			if j.emit != nil {
 				j.emit(iv, h)

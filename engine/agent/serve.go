@@ -29,11 +29,15 @@ type Opener func(ctx context.Context, ep driver.Endpoint, maxConns int) (driver.
 // place the agent runs in, sent with the hello; open reaches servers of
 // requests that name one (nil: such requests are refused).
 func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string, facts func() map[string]string, open Opener) error {
-	reqs := make(chan request)
+	// Each request's context and barrier gate are made by the reader as
+	// it reads the request, before anything after it: a stop or go that
+	// follows at once (a host cancelled while sending) reaches this
+	// request, not the one before it.
+	ops := make(chan servedOp)
 	readErr := make(chan error, 1)
 	var mu sync.Mutex // stop and go requests arrive while an operation runs
 	var cancelOp context.CancelFunc = func() {}
-	var release chan struct{} // the running operation's barrier
+	var release chan struct{} // the latest operation's barrier
 	go func() {
 		dec := json.NewDecoder(bufio.NewReader(in))
 		for {
@@ -46,7 +50,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 				cancelOp() // the host is gone: stop what runs
 				mu.Unlock()
 				readErr <- err
-				close(reqs)
+				close(ops)
 				return
 			}
 			if r.Op == "stop" {
@@ -64,20 +68,20 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 				mu.Unlock()
 				continue
 			}
-			reqs <- r
+			op := servedOp{r: r, gate: make(chan struct{}, 1)}
+			op.ctx, op.cancel = context.WithCancel(ctx)
+			mu.Lock()
+			cancelOp, release = op.cancel, op.gate
+			mu.Unlock()
+			ops <- op
 		}
 	}()
 	w := &replyWriter{enc: json.NewEncoder(out)}
 	counters := &counterDBs{open: open}
 	defer counters.close()
-	for r := range reqs {
-		opCtx, cancel := context.WithCancel(ctx)
-		gate := make(chan struct{}, 1)
-		mu.Lock()
-		cancelOp, release = cancel, gate
-		mu.Unlock()
-		err := serveOne(opCtx, r, servePlace{dir: dir, open: open, counters: counters, version: version, facts: facts, release: gate}, w)
-		cancel()
+	for op := range ops {
+		err := serveOne(op.ctx, op.r, servePlace{dir: dir, open: open, counters: counters, version: version, facts: facts, release: op.gate}, w)
+		op.cancel()
 		if ctx.Err() != nil {
 			// The agent's own process was told to stop (its container
 			// stopped or restarted): the host must not read the cut
@@ -95,6 +99,15 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, dir, version string
 		}
 	}
 	return <-readErr
+}
+
+// servedOp is a request with its own context (what a stop cancels) and
+// barrier gate (what a go opens).
+type servedOp struct {
+	r      request
+	ctx    context.Context
+	cancel context.CancelFunc
+	gate   chan struct{}
 }
 
 // ErrAgentSignalled is the agent stopped by a signal to its process (a

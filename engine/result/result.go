@@ -354,6 +354,16 @@ type Figures struct {
 	PctUS      float64 `json:"pct_us"` // latency at --percentile
 }
 
+// Add adds o's counts (not its rates or latencies) to f.
+func (f *Figures) Add(o Figures) {
+	f.Events += o.Events
+	f.Reads += o.Reads
+	f.Writes += o.Writes
+	f.Other += o.Other
+	f.Errors += o.Errors
+	f.Reconnects += o.Reconnects
+}
+
 // Interval is one report interval.
 type Interval struct {
 	TS    float64 `json:"t_s"`
