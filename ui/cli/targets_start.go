@@ -89,11 +89,16 @@ func startTargets(ctx context.Context, ts []targets.Target, rc *runConfig, stder
 				t.Name(), sys["cpus_allowed"], sys["cpu_quota"], sys["memory_max"], sys["cpu_governor"], sys["cpu_mhz"],
 				sys["fs_type"], sys["mount_options"], sys["o_direct"])
 		}
-		et := engine.Target{Name: t.Name(), Open: open, Telemetry: telemetry(ctx, t)}
+		et := engine.Target{Name: t.Name(), Open: open}
 		if h, ok := t.(targets.HealthChecker); ok {
 			et.Health = h.Health
 		}
 		st.engine = append(st.engine, et)
+	}
+	// Every target's idle CPU over one shared wait, not one wait each: a
+	// plan of four targets started 3 s later than it had to.
+	for i, read := range idleTelemetry(ctx, ts) {
+		st.engine[i].Telemetry = read
 	}
 	if err := checkProtocols(ts, rc.workload); err != nil {
 		return st, err
@@ -186,11 +191,37 @@ func stopTargets(ctx context.Context, ts []targets.Target, keep bool, stderr io.
 // and the bytes per second the server's own network carried when it has one.
 // Targets that cannot be sampled (an existing server) give nil.
 func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
-	prev, err := t.Sample(ctx)
-	if err != nil {
-		return nil
+	return idleTelemetry(ctx, []targets.Target{t})[0]
+}
+
+// idleTelemetry is telemetry for each of ts, their idle CPU read over one
+// wait of idleSample (nil for a target that cannot be sampled).
+func idleTelemetry(ctx context.Context, ts []targets.Target) []func() map[string]any {
+	firsts := make([]*targets.Sample, len(ts))
+	for i, t := range ts {
+		if s, err := t.Sample(ctx); err == nil {
+			firsts[i] = &s
+		}
 	}
-	idle := idleCores(ctx, t, prev)
+	out := make([]func() map[string]any, len(ts))
+	if !slices.ContainsFunc(firsts, func(s *targets.Sample) bool { return s != nil }) {
+		return out
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(idleSample):
+	}
+	for i, t := range ts {
+		if firsts[i] != nil {
+			out[i] = sampledTelemetry(ctx, t, *firsts[i], idleCores(ctx, t, *firsts[i]))
+		}
+	}
+	return out
+}
+
+// sampledTelemetry is telemetry from its first sample prev and the idle
+// CPU read after it.
+func sampledTelemetry(ctx context.Context, t targets.Target, prev targets.Sample, idle float64) func() map[string]any {
 	// The client's reading keeps its own time: a stale one (the same
 	// collection handed back again) spans no time and waits for the next.
 	prevClientNS, prevClientAt := prev.ClientCPUNS, prev.ClientTime()
@@ -380,18 +411,17 @@ func fingerprint(ctx context.Context, described []result.Target) map[string]stri
 	return hostinfo.ReadEnvironment("/", d, Version, described)
 }
 
-// idleSample is how long a target's idle CPU is read before its first run.
+// idleSample is how long the targets' idle CPU is read before the first run.
 var idleSample = time.Second
 
 // idleCores is the server's CPU while no load runs (its background work:
-// purge, checkpoints, the agent's own polling), read over idleSample from
-// first: the cause line subtracts it to compare marginal CPU per
-// transaction (-1 when it cannot be read).
+// purge, checkpoints, the agent's own polling), read from first to now
+// (idleTelemetry waits idleSample between them): the cause line
+// subtracts it to compare marginal CPU per transaction (-1 when it cannot
+// be read).
 func idleCores(ctx context.Context, t targets.Target, first targets.Sample) float64 {
-	select {
-	case <-ctx.Done():
+	if ctx.Err() != nil {
 		return -1
-	case <-time.After(idleSample):
 	}
 	cur, err := t.Sample(ctx)
 	if err != nil || cur.CPUNS < first.CPUNS {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +99,33 @@ func TestTelemetryStaleClientReading(t *testing.T) {
 	}
 	if m := read(); m["client_cpu_cores"] != 0.3 {
 		t.Fatalf("the new client's first window: %v", m)
+	}
+}
+
+// logged is a target that notes when it is sampled.
+type logged struct {
+	*targets.Fake
+	log *[]string
+}
+
+func (l *logged) Sample(context.Context) (targets.Sample, error) {
+	*l.log = append(*l.log, l.TargetName)
+	return targets.Sample{At: time.Now(), CPUNS: uint64(len(*l.log)) * 1e6}, nil
+}
+
+// The targets' idle CPU is read over one shared wait: every target's first
+// sample comes before any target's idle reading, and the targets that
+// cannot be sampled get no telemetry.
+func TestIdleCPUIsReadOverOneWait(t *testing.T) {
+	defer func(d time.Duration) { idleSample = d }(idleSample)
+	idleSample = 10 * time.Millisecond
+	var log []string
+	ts := []targets.Target{&logged{&targets.Fake{TargetName: "a"}, &log}, &targets.Fake{TargetName: "x"}, &logged{&targets.Fake{TargetName: "b"}, &log}}
+	reads := idleTelemetry(context.Background(), ts)
+	if got := strings.Join(log, ","); got != "a,b,a,b" {
+		t.Fatalf("samples in the order %s, want a,b,a,b (both firsts, then both idle readings)", got)
+	}
+	if reads[0] == nil || reads[1] != nil || reads[2] == nil {
+		t.Fatalf("telemetry per target: %v", reads)
 	}
 }
