@@ -27,7 +27,7 @@ on_exit='rm -rf "$(dirname "$bin")"'
 
 . scripts/lib/tempserver.sh
 start_temp_server bench-prepare --max-connections=1000 --innodb-buffer-pool-size=512M --local-infile=1
-conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password=bench)
+conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password="$bench_pw")
 echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $tables×$rows rows, $threads threads, $pairs pairs"
 
 # run CMD...: prints "wall server_cpu client_cpu" in seconds.

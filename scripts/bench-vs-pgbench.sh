@@ -31,27 +31,39 @@ go build -o "$bin" .
 pairedci=$work/pairedci
 go build -o "$pairedci" ./internal/tools/pairedci
 
-# One server, run as postgres in a directory of this script's own.
-chown postgres: "$work"
+# One server, run as postgres in a directory of this script's own. It
+# listens on loopback, where any local user can connect: only the socket
+# (in that 0700 directory) trusts, TCP asks for a password, the superuser
+# has none, and dbduel's role (its random password shows in dbduel's
+# command line) owns the bench database and nothing else, so it cannot run
+# a program or write a file as the server's OS user.
+# The programs stay in the root-only $work; the server's files and socket
+# go in a directory of postgres's own under it (its account must not be
+# able to swap a program root runs).
+chmod 711 "$work"
+pg=$work/pg
+mkdir -m 700 "$pg"
+chown postgres: "$pg"
 as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups "$@"; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-as_pg "$bindir/initdb" -D "$work/data" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-as_pg "$bindir/pg_ctl" -D "$work/data" -l "$work/log" -w \
-	-o "-p $port -k $work -c listen_addresses=127.0.0.1 -c max_connections=$((threads * 2 + 20)) -c shared_buffers=512MB" start >/dev/null
-trap 'as_pg "$bindir/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1; rm -rf "$work"' EXIT
-server_pid=$(head -1 "$work/data/postmaster.pid")
-psql() { command psql -h "$work" -p "$port" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
-psql -d postgres -c 'CREATE DATABASE pgb' -c 'CREATE DATABASE sbtest'
+as_pg "$bindir/initdb" -D "$pg/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C >/dev/null
+as_pg "$bindir/pg_ctl" -D "$pg/data" -l "$pg/log" -w \
+	-o "-p $port -k $pg -c listen_addresses=127.0.0.1 -c max_connections=$((threads * 2 + 20)) -c shared_buffers=512MB" start >/dev/null
+trap 'as_pg "$bindir/pg_ctl" -D "$pg/data" -m immediate -w stop >/dev/null 2>&1; rm -rf "$work"' EXIT
+server_pid=$(head -1 "$pg/data/postmaster.pid")
+psql() { command psql -h "$pg" -p "$port" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
+bench_pw=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+psql -d postgres -c "CREATE ROLE bench LOGIN PASSWORD '$bench_pw'" -c 'CREATE DATABASE pgb OWNER bench' -c 'CREATE DATABASE sbtest OWNER bench'
 # pgbench's accounts at the size of dbduel's tables in all.
 scale=$(((tables * rows + 99999) / 100000))
-pgbench -h "$work" -p "$port" -U postgres -i -q -s "$scale" pgb >/dev/null 2>&1
-url="postgres://postgres@127.0.0.1:$port/sbtest"
+pgbench -h "$pg" -p "$port" -U bench -i -q -s "$scale" pgb >/dev/null 2>&1
+url="postgres://bench:$bench_pw@127.0.0.1:$port/sbtest"
 "$bin" prepare oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" >/dev/null 2>&1
 echo "server: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'), pgbench scale $scale vs dbduel $tables×$rows rows, $threads clients, pgbench -j $jobs, ${secs}s per run, $pairs pairs"
 
 # measure DB CMD...: "statements/s client_us_per_statement" over the steady state.
 measure() {
-	python3 - "$work" "$port" "$secs" "$@" <<'PY'
+	python3 - "$pg" "$port" "$secs" "$@" <<'PY'
 import os, subprocess, sys, time
 sock, port, secs, db, cmd = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5:]
 def commits():
@@ -74,7 +86,7 @@ n = max(q1 - q0, 1)
 print(f"{n / (t1 - t0):.1f} {(c1 - c0) * 1e6 / n:.2f}")
 PY
 }
-pb_run() { measure pgb pgbench -h 127.0.0.1 -p "$port" -U postgres -S -M prepared -c "$threads" -j "$jobs" -T "$secs" pgb; }
+pb_run() { PGPASSWORD=$bench_pw measure pgb pgbench -h 127.0.0.1 -p "$port" -U bench -S -M prepared -c "$threads" -j "$jobs" -T "$secs" pgb; }
 dd_run() { measure sbtest "$bin" run oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --report-interval 0 --format sysbench; }
 
 # One unmeasured run of each warms the server's cache.

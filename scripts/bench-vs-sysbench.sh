@@ -39,7 +39,7 @@ on_exit='rm -rf "$(dirname "$bin")"' # run by stop_temp_server
 # One server for both clients, on a free port with a temp datadir.
 . scripts/lib/tempserver.sh
 start_temp_server bench --max-connections=1000 --innodb-buffer-pool-size=512M
-conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password=bench)
+conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password="$bench_pw")
 
 sysbench oltp_read_only "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$tables" prepare >/dev/null
 echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $tables×$rows rows, threads $threads_list, ${secs}s per run, $pairs pairs, --db-ps-mode=$psmode"

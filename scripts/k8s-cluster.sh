@@ -23,6 +23,7 @@
 # on the bridge dbduel-cni0, Services 10.96.0.0/24.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/safedir.sh
 
 version=v1.34.4
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/dbduel/k8s-$version
@@ -77,17 +78,7 @@ private_dir() {
 
 # safe_cache checks every directory from / down to the cache: a build
 # cache another account could change would run its programs as root.
-safe_cache() {
-	local d=/ part
-	IFS=/ read -ra parts <<<"${cache#/}"
-	for part in "${parts[@]}"; do
-		d=${d%/}/$part
-		[ -e "$d" ] || { mkdir -m 0700 "$d"; continue; }
-		[ -L "$d" ] && fail "$d is a symlink: refusing the cache $cache"
-		[ "$(stat -c '%u' "$d")" = 0 ] && [ $(($(stat -c '0%a' "$d") & 022)) = 0 ] ||
-			fail "$d is changeable by another account: refusing the cache $cache"
-	done
-}
+safe_cache() { safe_dir "$cache" || fail "unsafe build cache"; }
 
 build() {
 	safe_cache

@@ -27,8 +27,8 @@ stop() {
 			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		fi
 	fi
-	if [ -f "$state/pg/postmaster.pid" ]; then
-		as_postgres "$(pgbin)/pg_ctl" -D "$state/pg" -m fast -w stop >/dev/null 2>&1 || true
+	if [ -f "$state/pg/data/postmaster.pid" ]; then
+		as_postgres "$(pgbin)/pg_ctl" -D "$state/pg/data" -m fast -w stop >/dev/null 2>&1 || true
 	fi
 	rm -rf "$state"
 }
@@ -42,15 +42,24 @@ start() {
 	bin=$(pgbin)
 	[ -n "$bin" ] || { echo "mongo-test-server: PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
 	mongo_test_server_bin
-	mkdir -p "$state"
+	# As root on a machine others use: the state directory is made here,
+	# not found (an existing one, a link included, is refused), and root's
+	# files stay out of the part the postgres account owns. PostgreSQL
+	# listens on no TCP port: FerretDB reaches it through the socket in
+	# that 0700 directory, so no local user can log in to its superuser.
+	if ! mkdir -m 711 "$state"; then
+		echo "mongo-test-server: $state exists (a server not stopped?): stop it or remove it first" >&2
+		exit 1
+	fi
 	trap 'stop' ERR
-	chown postgres "$state" 2>/dev/null || true
+	mkdir -m 700 "$state/pg"
+	chown postgres: "$state/pg" 2>/dev/null || true
 	pgport=$(free_port)
-	as_postgres "$bin/initdb" -D "$state/pg" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
-	as_postgres "$bin/pg_ctl" -D "$state/pg" -l "$state/pg.log" -w \
-		-o "-c listen_addresses=127.0.0.1 -c port=$pgport -c unix_socket_directories=$state -c max_connections=300 -c fsync=on" start >/dev/null
-	as_postgres "$bin/psql" -h 127.0.0.1 -p "$pgport" -U postgres -d postgres -q -c 'CREATE DATABASE ferretdb' >/dev/null
-	"$mongo_test_server" --postgresql-url "postgres://postgres@127.0.0.1:$pgport/ferretdb?pool_max_conns=250" \
+	as_postgres "$bin/initdb" -D "$state/pg/data" -U postgres --auth-local=trust --auth-host=reject --encoding=UTF8 --locale=C >/dev/null
+	as_postgres "$bin/pg_ctl" -D "$state/pg/data" -l "$state/pg/log" -w \
+		-o "-c listen_addresses= -c port=$pgport -c unix_socket_directories=$state/pg -c max_connections=300 -c fsync=on" start >/dev/null
+	as_postgres "$bin/psql" -h "$state/pg" -p "$pgport" -U postgres -d postgres -q -c 'CREATE DATABASE ferretdb' >/dev/null
+	"$mongo_test_server" --postgresql-url "postgres://postgres@/ferretdb?host=$state/pg&port=$pgport&pool_max_conns=250" \
 		--listen 127.0.0.1:0 >"$state/uri.out" 2>"$state/server.log" &
 	echo $! >"$state/server.pid"
 	for _ in $(seq 1 600); do

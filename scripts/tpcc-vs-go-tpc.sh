@@ -27,6 +27,8 @@ wh=${4:-1}
 
 command -v mariadb-install-db >/dev/null || { echo "bench: mariadb-install-db is missing (apt-get install mariadb-server)" >&2; exit 1; }
 tools=${DBDUEL_TOOLS:-$HOME/.cache/dbduel/tools}
+. scripts/lib/safedir.sh
+safe_dir "$tools" || exit 1 # root runs what it holds
 gotpc=$tools/go-tpc
 if [ ! -x "$gotpc" ]; then
 	echo "installing go-tpc v1.0.7 into $tools (about a minute)"
@@ -43,7 +45,7 @@ on_exit='rm -rf "$(dirname "$bin")"'
 # The bars' kind of server: a 1 GB buffer pool, LOCAL INFILE allowed.
 start_temp_server tpcc --max-connections=1000 --innodb-buffer-pool-size=1G --local-infile=1
 mariadb --socket="$sock" -uroot -e "CREATE DATABASE gotpc"
-gt_conn=(-H 127.0.0.1 -P "$port" -U bench -p bench -D gotpc)
+gt_conn=(-H 127.0.0.1 -P "$port" -U bench -p "$bench_pw" -D gotpc)
 
 echo "server: MariaDB $(mariadbd --version | awk '{print $3}'), $wh warehouse(s), $threads threads, ${secs}s per run, $pairs pairs"
 t0=$(date +%s.%N)

@@ -6,8 +6,9 @@ mongo_test_server_bin() {
 	local src="$here/../internal/tools/mongo-test-server" tools="${DBDUEL_TOOLS:-$HOME/.cache/dbduel/tools}" sum
 	sum=$(cat "$src"/*.go "$src/go.mod" "$src/go.sum" | sha256sum | cut -c1-12)
 	mongo_test_server="$tools/mongo-test-server-$sum"
+	. "$here/lib/safedir.sh"
+	safe_dir "$tools" || exit 1 # root runs what it holds
 	if [ ! -x "$mongo_test_server" ]; then
-		mkdir -p "$tools"
 		echo "building mongo-test-server (FerretDB embedded; about a minute the first time)" >&2
 		(cd "$src" && CGO_ENABLED=0 go build -trimpath -o "$mongo_test_server.tmp" .) >&2
 		mv "$mongo_test_server.tmp" "$mongo_test_server"
