@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/dbduel/dbduel/internal/integration"
+)
+
+// The project's own scripts run as root and start servers on loopback:
+// these tests play the other local user (nobody) against them.
+
+// asNobodyOut runs a command as nobody and returns its output and error.
+func asNobodyOut(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	integration.Require(t, "root and setpriv (util-linux)")
+	if os.Geteuid() != 0 {
+		t.Fatal("these tests run as root: the scripts' threat is a local user against root")
+	}
+	out, err := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// The bench scripts' MariaDB (scripts/lib/tempserver.sh) runs as root: a
+// local user gets no root account over TCP, and the bench user, whose
+// password shows in ps, cannot write a file as the server.
+func TestBenchServerGivesALocalUserNothing(t *testing.T) {
+	integration.Require(t, "MariaDB (apt-get install mariadb-server)")
+	t.Parallel()
+	cmd := exec.Command("bash", "-c", `. scripts/lib/tempserver.sh; start_temp_server sectest >&2; echo "$port $bench_pw"; read -r _ || true`)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close() // the script's read ends, its EXIT trap stops the server
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("tempserver: %v", err)
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != 2 {
+		t.Fatalf("tempserver said %q (%v)", line, err)
+	}
+	port, pw := f[0], f[1]
+	if len(pw) < 16 || pw == "bench" {
+		t.Fatalf("the bench password %q is guessable", pw)
+	}
+	out, err := asNobodyOut(t, "mariadb", "-h127.0.0.1", "-P"+port, "-uroot", "-e", "SELECT 1")
+	if err == nil || !strings.Contains(out, "Access denied") {
+		t.Fatalf("root over TCP with no password: %v %s", err, out)
+	}
+	planted := filepath.Join(os.TempDir(), "dbduel-outfile-"+randomHex(t))
+	defer os.Remove(planted)
+	out, err = asNobodyOut(t, "mariadb", "-h127.0.0.1", "-P"+port, "-ubench", "-p"+pw, "-e", "SELECT 'x' INTO OUTFILE '"+planted+"'")
+	if err == nil || !strings.Contains(out, "Access denied") {
+		t.Fatalf("the bench user wrote a file: %v %s", err, out)
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Fatal("the server wrote the bench user's file as root")
+	}
+	// The bench databases are the bench user's: what the scripts need works.
+	if out, err := asNobodyOut(t, "mariadb", "-h127.0.0.1", "-P"+port, "-ubench", "-p"+pw, "sbtest", "-e", "CREATE TABLE sbtest1 (id INT PRIMARY KEY)"); err != nil {
+		t.Fatalf("the bench user in its database: %v %s", err, out)
+	}
+}
+
+// scripts/mongo-test-server.sh makes its state directory: one planted by
+// another user (or a link to one) is refused and left as it was, not
+// taken over with root's chown.
+func TestMongoTestServerRefusesAPlantedStateDirectory(t *testing.T) {
+	integration.Require(t, "PostgreSQL and scripts/mongo-test-server.sh")
+	t.Parallel()
+	dir := filepath.Join(os.TempDir(), "dbduel-planted-"+randomHex(t))
+	t.Cleanup(func() { os.RemoveAll(dir); os.Remove(dir + "-link") })
+	if out, err := asNobodyOut(t, "mkdir", "-m", "777", dir); err != nil {
+		t.Fatalf("plant: %v %s", err, out)
+	}
+	if out, err := asNobodyOut(t, "ln", "-s", dir, dir+"-link"); err != nil {
+		t.Fatalf("plant the link: %v %s", err, out)
+	}
+	for _, state := range []string{dir, dir + "-link"} {
+		cmd := exec.Command("bash", "scripts/mongo-test-server.sh", "start")
+		cmd.Env = append(os.Environ(), "DBDUEL_MONGO_TEST_DIR="+state)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "exists") {
+			t.Errorf("state %s: started over a planted directory: %v %s", state, err, out)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(dir, &st); err != nil || st.Uid != 65534 {
+			t.Fatalf("the planted directory changed hands: uid %d (%v)", st.Uid, err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("the script wrote into the planted directory: %v", entries)
+		}
+	}
+}
+
+func randomHex(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
