@@ -109,6 +109,57 @@ func TestMongoTestServerRefusesAPlantedStateDirectory(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Fatalf("the script wrote into the planted directory: %v", entries)
 		}
+		// Nor does stop take it for its own (it would signal the pid a
+		// plant names and remove the directory).
+		stop := exec.Command("bash", "scripts/mongo-test-server.sh", "stop")
+		stop.Env = cmd.Env
+		if out, err := stop.CombinedOutput(); err == nil || !strings.Contains(string(out), "not touching it") {
+			t.Errorf("state %s: stop took a planted directory: %v %s", state, err, out)
+		}
+		if _, err := os.Lstat(state); err != nil {
+			t.Fatalf("stop removed the planted %s: %v", state, err)
+		}
+	}
+}
+
+// scripts/lib/safedir.sh (the tool caches root runs programs from)
+// refuses a path another user could change on the way or at its end.
+func TestSafeDirRefusesWhatAnotherUserCouldChange(t *testing.T) {
+	integration.Require(t, "root and setpriv (util-linux)")
+	t.Parallel()
+	base := filepath.Join(os.TempDir(), "dbduel-safedir-"+randomHex(t))
+	t.Cleanup(func() { os.RemoveAll(base); os.Remove(base + "-link") })
+	if err := os.Mkdir(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(os.TempDir(), "dbduel-planted-"+randomHex(t))
+	t.Cleanup(func() { os.RemoveAll(planted) })
+	if out, err := asNobodyOut(t, "mkdir", "-m", "755", planted); err != nil {
+		t.Fatalf("plant: %v %s", err, out)
+	}
+	if err := os.Symlink(base, base+"-link"); err != nil {
+		t.Fatal(err)
+	}
+	safe := func(path string) (string, error) {
+		out, err := exec.Command("bash", "-c", `. scripts/lib/safedir.sh; safe_dir "$1"`, "safedir", path).CombinedOutput()
+		return string(out), err
+	}
+	for _, c := range []struct{ path, why string }{
+		{os.TempDir(), "changeable"},                      // a world-writable directory itself
+		{filepath.Join(planted, "tools"), "changeable"},   // another user's directory on the way
+		{filepath.Join(base+"-link", "tools"), "symlink"}, // a link on the way
+		{"relative/tools", "not an absolute path"},        // checked as /relative, used as ./relative
+	} {
+		if out, err := safe(c.path); err == nil || !strings.Contains(out, c.why) {
+			t.Errorf("safe_dir %s: %v %q, want refused (%s)", c.path, err, out, c.why)
+		}
+	}
+	fresh := filepath.Join(base, "a", "tools")
+	if out, err := safe(fresh); err != nil {
+		t.Fatalf("safe_dir %s: %v %s", fresh, err, out)
+	}
+	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the cache made as %v (%v), want 0700", st.Mode(), err)
 	}
 }
 

@@ -17,12 +17,29 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 pgbin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
 as_postgres() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups "$@"; else "$@"; fi; }
 
+# own_state says $state is this script's own, as start made it: a
+# directory (not a link) of the caller's with mode 711, its pg
+# subdirectory 0700 and postgres's (when run as root). Anything else at
+# that path (another user's plant) is neither stopped nor removed.
+own_state() {
+	[ -d "$state" ] && [ ! -L "$state" ] || return 1
+	[ "$(stat -c '%u %a' "$state")" = "$(id -u) 711" ] || return 1
+	if [ -e "$state/pg" ] || [ -L "$state/pg" ]; then
+		[ ! -L "$state/pg" ] && [ "$(stat -c '%a' "$state/pg")" = 700 ] || return 1
+		if [ "$(id -u)" = 0 ]; then [ "$(stat -c '%U' "$state/pg")" = postgres ] || return 1; fi
+	fi
+}
+
 stop() {
-	[ -d "$state" ] || return 0
+	[ -e "$state" ] || [ -L "$state" ] || return 0
+	if ! own_state; then
+		echo "mongo-test-server: $state was not made by this script (its owner, mode or a link): not touching it" >&2
+		return 1
+	fi
 	if [ -f "$state/server.pid" ]; then
 		pid=$(cat "$state/server.pid")
-		# Only our own process: check its command line before the signal.
-		if tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | grep -q mongo-test-server; then
+		# Only our own process: its program is a mongo-test-server build.
+		if [[ $(readlink /proc/"$pid"/exe 2>/dev/null) == */mongo-test-server-* ]]; then
 			kill "$pid" 2>/dev/null || true
 			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		fi
@@ -34,6 +51,10 @@ stop() {
 }
 
 start() {
+	if { [ -e "$state" ] || [ -L "$state" ]; } && ! own_state; then
+		echo "mongo-test-server: $state exists and was not made by this script: refusing it" >&2
+		exit 1
+	fi
 	if [ -f "$state/uri" ]; then
 		echo "mongo-test-server: already running (stop it first)" >&2
 		cat "$state/uri"

@@ -5,10 +5,24 @@
 # root) run its programs or write through its links. Prints why and
 # returns 1 when it is not safe.
 safe_dir() {
-	local d=/ part me
+	local d=/ part me owner mode last
+	local -a parts
+	case $1 in
+	/*) ;;
+	*)
+		echo "$1 is not an absolute path: refusing it" >&2
+		return 1
+		;;
+	esac
+	if [[ $1 == *$'\n'* ]]; then
+		echo "a path with a newline: refusing it" >&2
+		return 1
+	fi
 	me=$(id -u)
 	IFS=/ read -ra parts <<<"${1#/}"
-	for part in "${parts[@]}"; do
+	last=$((${#parts[@]} - 1))
+	for i in "${!parts[@]}"; do
+		part=${parts[$i]}
 		[ -n "$part" ] || continue
 		d=${d%/}/$part
 		if [ ! -e "$d" ] && [ ! -L "$d" ]; then
@@ -19,11 +33,12 @@ safe_dir() {
 			echo "$d is a symlink: refusing $1" >&2
 			return 1
 		fi
-		local owner mode
 		owner=$(stat -c '%u' "$d") mode=$(stat -c '0%a' "$d")
-		# /tmp-like directories (sticky, world-writable, root's) are passed
-		# through: nothing in them can be replaced by another account.
-		if [ "$owner" = 0 ] && [ $((mode & 01000)) != 0 ]; then continue; fi
+		# A /tmp-like directory on the way (sticky, root's) is passed
+		# through: what root or the caller made in it cannot be replaced
+		# by another account. The directory itself never is: anyone could
+		# plant a program in it.
+		if [ "$i" != "$last" ] && [ "$owner" = 0 ] && [ $((mode & 01000)) != 0 ]; then continue; fi
 		if { [ "$owner" != 0 ] && [ "$owner" != "$me" ]; } || [ $((mode & 022)) != 0 ]; then
 			echo "$d is changeable by another account: refusing $1" >&2
 			return 1

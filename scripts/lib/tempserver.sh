@@ -10,15 +10,19 @@
 # directory), so no one reaches it over TCP before or after the bench user
 # exists. The bench user's password is random (it shows in the clients'
 # command lines) and it has the bench databases only: no FILE privilege,
-# so a local user who reads it from ps can write no file as root.
+# so a local user who reads it from ps can write no file as root; and
+# root's own statements never read what the bench user made (a view of
+# its making would run with root's rights): the scripts read those tables
+# as the bench user.
 start_temp_server() {
 	local name=$1; shift
 	dir=$(mktemp -d "/tmp/dbduel-$name.XXXXXX")
 	sock="$dir/sock"
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=socket --skip-test-db --user=root >/dev/null
+	mkdir -m 700 "$dir/nofiles" # secure_file_priv: the only place the server's file statements reach
 	mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 --socket="$sock" \
-		--user=root --skip-name-resolve "$@" >"$dir/log" 2>&1 &
+		--user=root --skip-name-resolve --secure-file-priv="$dir/nofiles" "$@" >"$dir/log" 2>&1 &
 	temp_server_pid=$!
 	trap 'stop_temp_server' EXIT
 	for _ in $(seq 1 100); do mariadb --socket="$sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
