@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dbduel/dbduel/internal/integration"
+	"github.com/dbduel/dbduel/targets/ledger"
 )
 
 // The project's own scripts run as root and start servers on loopback:
@@ -66,7 +65,7 @@ func TestBenchServerGivesALocalUserNothing(t *testing.T) {
 	if err == nil || !strings.Contains(out, "Access denied") {
 		t.Fatalf("root over TCP with no password: %v %s", err, out)
 	}
-	planted := filepath.Join(os.TempDir(), "dbduel-outfile-"+randomHex(t))
+	planted := filepath.Join(os.TempDir(), "dbduel-outfile-"+ledger.NewRunID())
 	defer os.Remove(planted)
 	out, err = asNobodyOut(t, "mariadb", "-h127.0.0.1", "-P"+port, "-ubench", "-p"+pw, "-e", "SELECT 'x' INTO OUTFILE '"+planted+"'")
 	if err == nil || !strings.Contains(out, "Access denied") {
@@ -87,7 +86,7 @@ func TestBenchServerGivesALocalUserNothing(t *testing.T) {
 func TestMongoTestServerRefusesAPlantedStateDirectory(t *testing.T) {
 	integration.Require(t, "PostgreSQL and scripts/mongo-test-server.sh")
 	t.Parallel()
-	dir := filepath.Join(os.TempDir(), "dbduel-planted-"+randomHex(t))
+	dir := filepath.Join(os.TempDir(), "dbduel-planted-"+ledger.NewRunID())
 	t.Cleanup(func() { os.RemoveAll(dir); os.Remove(dir + "-link") })
 	if out, err := asNobodyOut(t, "mkdir", "-m", "777", dir); err != nil {
 		t.Fatalf("plant: %v %s", err, out)
@@ -127,12 +126,12 @@ func TestMongoTestServerRefusesAPlantedStateDirectory(t *testing.T) {
 func TestSafeDirRefusesWhatAnotherUserCouldChange(t *testing.T) {
 	integration.Require(t, "root and setpriv (util-linux)")
 	t.Parallel()
-	base := filepath.Join(os.TempDir(), "dbduel-safedir-"+randomHex(t))
+	base := filepath.Join(os.TempDir(), "dbduel-safedir-"+ledger.NewRunID())
 	t.Cleanup(func() { os.RemoveAll(base); os.Remove(base + "-link") })
 	if err := os.Mkdir(base, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	planted := filepath.Join(os.TempDir(), "dbduel-planted-"+randomHex(t))
+	planted := filepath.Join(os.TempDir(), "dbduel-planted-"+ledger.NewRunID())
 	t.Cleanup(func() { os.RemoveAll(planted) })
 	if out, err := asNobodyOut(t, "mkdir", "-m", "755", planted); err != nil {
 		t.Fatalf("plant: %v %s", err, out)
@@ -161,13 +160,4 @@ func TestSafeDirRefusesWhatAnotherUserCouldChange(t *testing.T) {
 	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("the cache made as %v (%v), want 0700", st.Mode(), err)
 	}
-}
-
-func randomHex(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }

@@ -186,16 +186,12 @@ func stopTargets(ctx context.Context, ts []targets.Target, keep bool, stderr io.
 	}
 }
 
-// telemetry turns a target's cumulative samples into per-interval figures:
-// server CPU in cores, memory, the docker-proxy's CPU when there is one,
-// and the bytes per second the server's own network carried when it has one.
-// Targets that cannot be sampled (an existing server) give nil.
-func telemetry(ctx context.Context, t targets.Target) func() map[string]any {
-	return idleTelemetry(ctx, []targets.Target{t})[0]
-}
-
-// idleTelemetry is telemetry for each of ts, their idle CPU read over one
-// wait of idleSample (nil for a target that cannot be sampled).
+// idleTelemetry gives each of ts its telemetry: a reader that turns the
+// target's cumulative samples into per-interval figures (server CPU in
+// cores, memory, the docker-proxy's CPU when there is one, the bytes per
+// second the server's own network carried when it has one), with the idle
+// CPU read before the run, every target's over one wait of idleSample.
+// Targets that cannot be sampled (an existing server) get nil.
 func idleTelemetry(ctx context.Context, ts []targets.Target) []func() map[string]any {
 	firsts := make([]*targets.Sample, len(ts))
 	for i, t := range ts {

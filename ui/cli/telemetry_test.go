@@ -37,7 +37,7 @@ func TestTelemetryThrottlingAndIdle(t *testing.T) {
 		{At: t0.Add(2 * time.Second), CPUNS: 4e8, Periods: 100, ThrottledPeriods: 10, ThrottledNS: 5e8},
 		{At: t0.Add(3 * time.Second), CPUNS: 16e8, Periods: 110, ThrottledPeriods: 15, ThrottledNS: 17e8},
 	}}
-	read := telemetry(context.Background(), tg)
+	read := idleTelemetry(context.Background(), []targets.Target{tg})[0]
 	read() // the run's first window starts
 	m := read()
 	if m["cpu_throttled_pct"] != 50.0 || m["cpu_throttled_s"] != 1.2 || m["server_idle_cpu_cores"] != 0.2 || m["server_cpu_cores"] != 1.2 {
@@ -57,7 +57,7 @@ func TestTelemetryNetworkBytes(t *testing.T) {
 		{At: t0.Add(2 * time.Second), NetMeasured: true, NetRxBytes: 1000, NetTxBytes: 5000},
 		{At: t0.Add(4 * time.Second), NetMeasured: true, NetRxBytes: 9000, NetTxBytes: 25000},
 	}}
-	read := telemetry(context.Background(), tg)
+	read := idleTelemetry(context.Background(), []targets.Target{tg})[0]
 	if m := read(); m["server_net_rx_bytes_per_s"] != nil {
 		t.Fatalf("unmeasured window got network bytes: %v", m)
 	}
@@ -84,7 +84,7 @@ func TestTelemetryStaleClientReading(t *testing.T) {
 		{At: t0.Add(4 * time.Second), ClientCPUNS: 0.1e9}, // a new client: its counter starts again
 		{At: t0.Add(5 * time.Second), ClientCPUNS: 0.4e9},
 	}}
-	read := telemetry(context.Background(), tg)
+	read := idleTelemetry(context.Background(), []targets.Target{tg})[0]
 	if m := read(); m["client_cpu_cores"] != nil {
 		t.Fatalf("a stale client reading gave a figure: %v", m)
 	}
