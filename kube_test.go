@@ -9,6 +9,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -324,17 +325,117 @@ func checkNetnsRun(t *testing.T, run result.Run) {
 	}
 }
 
+// Two nodes: the test cluster's second node (scripts/k8s-cluster.sh node2)
+// for this test alone, so that no other test's pods land on it.
+func TestKubeTwoNodes(t *testing.T) {
+	cs := kubeClient(t)
+	node2 := func(args ...string) {
+		t.Helper()
+		out, err := exec.Command("bash", append([]string{"scripts/k8s-cluster.sh", "node2"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("k8s-cluster.sh node2 %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	node2("up", testImage(t))
+	t.Cleanup(func() { node2("down") })
+	t.Run("agents over nodes", func(t *testing.T) { kubeAgentsOverNodes(t, cs) })
+	t.Run("explain rungs", func(t *testing.T) { kubeExplainRungs(t, cs) })
+}
+
+// Agents on another node than the server's: client-node= moves the one
+// agent there, agents=2,spread=nodes puts one on each node. The API shows
+// the agent pods where they were asked to be, the servers' counts are
+// exact (the sum of the agents'), described names the nodes, and no
+// client CPU is claimed for an agent the server's node cannot read.
+func kubeAgentsOverNodes(t *testing.T, cs kubernetes.Interface) {
+	const home, other = "dbduel-k8s-node", "dbduel-k8s-node2"
+	runID := newRunID()
+	out := filepath.Join(t.TempDir(), "r.json")
+	image := testImage(t)
+	done := make(chan struct {
+		stderr string
+		code   int
+	}, 1)
+	go func() {
+		_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
+			"--target", "far=k8s:"+image+",node="+home+",client-node="+other+",cpus=0.5,memory=512m",
+			"--target", "spread=k8s:"+image+",node="+home+",agents=2,spread=nodes,cpus=0.5,memory=512m",
+			"--runs", "2", "--time", "3", "--threads", "4", "--table-size", "2000", "--no-tui", "-o", out)
+		done <- struct {
+			stderr string
+			code   int
+		}{stderr, code}
+	}()
+	// Where the API shows each target's running agent pods.
+	placed := map[string]bool{}
+	for waiting := true; waiting; {
+		select {
+		case o := <-done:
+			if o.code != 0 {
+				t.Fatalf("exit %d: %s", o.code, o.stderr)
+			}
+			waiting = false
+		case <-time.After(300 * time.Millisecond):
+			pods, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: ledger.Label + "=" + runID + ",dbduel.role=agent"})
+			if err != nil {
+				continue
+			}
+			for _, p := range pods.Items {
+				if p.Status.Phase == corev1.PodRunning {
+					placed[p.Labels["dbduel.target"]+"@"+p.Spec.NodeName] = true
+				}
+			}
+		}
+	}
+	// far's sampler stays on the server's node, its load runs on the other.
+	for _, want := range []string{"far@" + home, "far@" + other, "spread@" + home, "spread@" + other} {
+		if !placed[want] {
+			t.Errorf("no agent pod ran as %s (ran: %v)", want, placed)
+		}
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNodes := map[string]string{"far": other, "spread": home + "," + other}
+	for _, tg := range r.Targets {
+		d := tg.Described
+		if d.Node != home || d.ClientPlacement != "beside" || strings.Join(d.ClientNodes, ",") != wantNodes[tg.Name] {
+			t.Errorf("%s: node %q, client %s on %v; want the server on %s, the client on %s", tg.Name, d.Node, d.ClientPlacement, d.ClientNodes, home, wantNodes[tg.Name])
+		}
+	}
+	measured := 0
+	for _, run := range r.Runs {
+		if run.Warmup {
+			continue
+		}
+		measured++
+		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
+			t.Errorf("%s run %d: the server's count is not the agents': %+v", run.Target, run.Index, run.Honesty)
+		}
+		if server, client := peakCPU(run); server <= 0 || client != 0 {
+			t.Errorf("%s run %d: server CPU %.3f cores, client %.3f (want the server's, and none claimed for agents elsewhere)", run.Target, run.Index, server, client)
+		}
+	}
+	if measured != 4 {
+		t.Errorf("%d measured runs, want 4", measured)
+	}
+	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
+		t.Fatalf("left in the cluster: %v", left)
+	}
+}
+
 // explain --k8s: Kubernetes's rungs on the test cluster, from Docker's
 // host-bind rung through a container of the pods' size to a pod on the
-// node's network, on its pod IP, behind its ClusterIP and NodePort, and
-// with the client beside it. Every rung valid (its evidence shows the
-// engine, path and size it claims), a paired step with its CI, nothing left.
-func TestKubeExplainRungs(t *testing.T) {
-	cs := kubeClient(t)
+// node's network, on its pod IP, behind its ClusterIP and NodePort, with
+// the client beside it, and on the other node. Every rung valid (its
+// evidence shows the engine, path, size and client node it claims), a
+// paired step with its CI, nothing left.
+func kubeExplainRungs(t *testing.T, cs kubernetes.Interface) {
 	runID := newRunID()
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "explain", "oltp_point_select",
-		"--native", "local:mariadbd", "--image", testImage(t), "--k8s", "--rungs", "pod-clusterip,pod-nodeport,pod-beside",
+		"--native", "local:mariadbd", "--image", testImage(t), "--k8s", "--rungs", "pod-clusterip,pod-nodeport,pod-other-node",
 		"--server-time=false", "--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -355,10 +456,10 @@ func TestKubeExplainRungs(t *testing.T) {
 			t.Errorf("%s: delta %.1f%% CI [%.1f, %.1f] n=%d", rg.Name, rg.DeltaPct, rg.CILowPct, rg.CIHighPct, rg.N)
 		}
 	}
-	if got := strings.Join(names, " "); got != "native host-bind quota-pod-size pod-hostnet pod-ip pod-clusterip pod-nodeport pod-beside" {
+	if got := strings.Join(names, " "); got != "native host-bind quota-pod-size pod-hostnet pod-ip pod-clusterip pod-nodeport pod-beside pod-other-node" {
 		t.Fatalf("rungs %s", got)
 	}
-	want := map[string]string{"pod-hostnet": "host", "pod-ip": "pod-ip", "pod-clusterip": "cluster-ip", "pod-nodeport": "node-port", "pod-beside": "pod-ip"}
+	want := map[string]string{"pod-hostnet": "host", "pod-ip": "pod-ip", "pod-clusterip": "cluster-ip", "pod-nodeport": "node-port", "pod-beside": "pod-ip", "pod-other-node": "pod-ip"}
 	for name, path := range want {
 		if paths[name] != path {
 			t.Errorf("%s: network path %q, want %q", name, paths[name], path)

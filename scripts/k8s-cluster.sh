@@ -10,6 +10,10 @@
 #                                  mount, link, cgroup and iptables chain it
 #                                  made, put back the kernel settings
 #   scripts/k8s-cluster.sh build   only build the binaries
+#   scripts/k8s-cluster.sh node2 up|down
+#                                  a second node beside the first (for the
+#                                  tests of agents on other nodes), or
+#                                  without it again; `down` removes it too
 #
 # The components build from the k8s.io/kubernetes module at one pinned
 # release (internal/tools/k8s, a module of its own), cached by version in
@@ -20,7 +24,10 @@
 # cgroupfs driver (this machine is cgroup v1) and kube-proxy in iptables
 # mode. The node's address is 10.254.100.1 on a link of its own, so
 # nothing listens on this machine's other addresses; pods get 10.244.0.0/24
-# on the bridge dbduel-cni0, Services 10.96.0.0/24.
+# on the bridge dbduel-cni0, Services 10.96.0.0/24. The second node is
+# another containerd, kubelet and kube-proxy in a network namespace of their
+# own (10.254.100.2, pods 10.244.1.0/24 on its bridge, routed from here),
+# the kubelet's cgroups under /dbduel-k8s-node2 instead of the top.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/safedir.sh
@@ -36,9 +43,20 @@ node_ip=10.254.100.1
 node_link=dbduel-k8s0
 bridge=dbduel-cni0
 pod_cidr=10.244.0.0/24
+cluster_cidr=10.244.0.0/16
 service_cidr=10.96.0.0/24
 sock=$state/containerd/containerd.sock
 pause_image=docker.io/dbduel-test/pause:3.10
+# The second node.
+node2=dbduel-k8s-node2
+node2_ip=10.254.100.2
+node2_link=dbduel-k8s2 # this end of its veth pair; eth0 in its namespace
+node2_pod_cidr=10.244.1.0/24
+node2_state=$state/node2
+node2_data=$data/node2
+node2_sock=$node2_state/containerd/containerd.sock
+node2_netns=$node2_state/netns
+node2_cgroup=dbduel-k8s-node2
 kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 # The kernel settings the kubelet and kube-proxy may change (the kubelet
 # sets the first five unless protectKernelDefaults, which would make it
@@ -112,15 +130,19 @@ build() {
 
 # start NAME COMMAND... runs a component in the background, its output in
 # $data/logs/NAME.log, and records its pid with the start time the kernel
-# gives it, so `down` signals that process and no other.
+# gives it, so `down` signals that process and no other. With in_netns set
+# (a namespace file), in that network namespace (nsenter execs the
+# command: the same pid, and the command's program is recorded).
 start() {
-	local name=$1
+	local name=$1 exe
 	shift
+	exe=$(realpath "$1")
+	[ -n "${in_netns:-}" ] && set -- nsenter --net="$in_netns" -- "$@"
 	# Not holding the lock's descriptor: `down` must get the lock.
 	setsid "$@" >"$data/logs/$name.log" 2>&1 </dev/null 9<&- &
 	local pid=$!
 	sleep 0.2
-	echo "$pid $(starttime "$pid") $(realpath "$1")" >"$state/pids/$name"
+	echo "$pid $(starttime "$pid") $exe" >"$state/pids/$name"
 }
 
 # starttime PID prints the process's start time (nothing once it is gone).
@@ -185,19 +207,24 @@ wait_for() { # what seconds command...
 	done
 }
 
+# write_configs DATA STATE NODE IP BRIDGE POD_CIDR KUBELET_CERT [CGROUP_ROOT]
+# writes one node's runtime, CNI, kubelet and kube-proxy configurations
+# into DATA (the runtime's socket, state and runc's in STATE).
 write_configs() {
-	mkdir -p "$data/cni/net.d" "$data/cni/ipam" "$state/containerd"
-	cat >"$data/containerd.toml" <<-EOF
+	local d=$1 st=$2 nm=$3 ip=$4 br=$5 cidr=$6 cert=$7 cgroot=${8:-/}
+	local so=$st/containerd/containerd.sock
+	mkdir -p "$d/cni/net.d" "$d/cni/ipam" "$st/containerd"
+	cat >"$d/containerd.toml" <<-EOF
 		version = 2
-		root = "$data/containerd"
-		state = "$state/containerd"
+		root = "$d/containerd"
+		state = "$st/containerd"
 		disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
 		[grpc]
-		  address = "$sock"
+		  address = "$so"
 		[ttrpc]
-		  address = "$sock.ttrpc"
+		  address = "$so.ttrpc"
 		[plugins."io.containerd.internal.v1.opt"]
-		  path = "$data/containerd-opt"
+		  path = "$d/containerd-opt"
 		[plugins."io.containerd.grpc.v1.cri"]
 		  sandbox_image = "$pause_image"
 		  stream_server_address = "127.0.0.1"
@@ -216,43 +243,44 @@ write_configs() {
 		      runtime_type = "io.containerd.runc.v2"
 		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
 		        SystemdCgroup = false
-		        Root = "$state/runc"
+		        Root = "$st/runc"
 		  [plugins."io.containerd.grpc.v1.cri".cni]
 		    bin_dir = "/usr/lib/cni"
-		    conf_dir = "$data/cni/net.d"
+		    conf_dir = "$d/cni/net.d"
 		    max_conf_num = 1
 	EOF
 	# hairpinMode: a pod reaching itself through its Service's ClusterIP.
 	# No ipMasq: pods talk to the node and each other, nothing beyond.
-	cat >"$data/cni/net.d/10-dbduel-k8s.conflist" <<-EOF
+	cat >"$d/cni/net.d/10-dbduel-k8s.conflist" <<-EOF
 		{"cniVersion": "0.4.0", "name": "dbduel-k8s", "plugins": [
-		  {"type": "bridge", "bridge": "$bridge", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-		   "ipam": {"type": "host-local", "dataDir": "$data/cni/ipam", "ranges": [[{"subnet": "$pod_cidr"}]],
+		  {"type": "bridge", "bridge": "$br", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+		   "ipam": {"type": "host-local", "dataDir": "$d/cni/ipam", "ranges": [[{"subnet": "$cidr"}]],
 		            "routes": [{"dst": "0.0.0.0/0"}]}}
 		]}
 	EOF
-	cat >"$data/kubelet.yaml" <<-EOF
+	cat >"$d/kubelet.yaml" <<-EOF
 		apiVersion: kubelet.config.k8s.io/v1beta1
 		kind: KubeletConfiguration
 		cgroupDriver: cgroupfs
+		cgroupRoot: $cgroot
 		failCgroupV1: false
 		failSwapOn: false
-		containerRuntimeEndpoint: unix://$sock
-		address: $node_ip
+		containerRuntimeEndpoint: unix://$so
+		address: $ip
 		port: 10250
 		readOnlyPort: 0
 		healthzBindAddress: 127.0.0.1
 		healthzPort: 10248
-		tlsCertFile: $pki/kubelet.crt
-		tlsPrivateKeyFile: $pki/kubelet.key
+		tlsCertFile: $pki/$cert.crt
+		tlsPrivateKeyFile: $pki/$cert.key
 		authentication:
 		  anonymous: {enabled: false}
 		  webhook: {enabled: true}
 		  x509: {clientCAFile: $pki/ca.crt}
 		authorization: {mode: Webhook}
 		clusterDomain: cluster.local
-		podLogsDir: $data/pod-logs
-		volumePluginDir: $data/volume-plugins
+		podLogsDir: $d/pod-logs
+		volumePluginDir: $d/volume-plugins
 		makeIPTablesUtilChains: false
 		# The images come from Docker's store, not a registry: none may be
 		# collected. Evict only when the disk is really full.
@@ -261,34 +289,37 @@ write_configs() {
 		evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
 		serializeImagePulls: false
 	EOF
-	cat >"$data/kube-proxy.yaml" <<-EOF
+	cat >"$d/kube-proxy.yaml" <<-EOF
 		apiVersion: kubeproxy.config.k8s.io/v1alpha1
 		kind: KubeProxyConfiguration
 		mode: iptables
 		clientConnection: {kubeconfig: $pki/kube-proxy.conf}
-		hostnameOverride: $node
-		bindAddress: $node_ip
+		hostnameOverride: $nm
+		bindAddress: $ip
 		healthzBindAddress: 127.0.0.1:10256
 		metricsBindAddress: 127.0.0.1:10249
-		clusterCIDR: $pod_cidr
+		clusterCIDR: $cluster_cidr
 		# NodePorts on the node's own address only, never this machine's
 		# other addresses.
-		nodePortAddresses: ["$node_ip/32"]
+		nodePortAddresses: ["$ip/32"]
 		iptables: {localhostNodePorts: false}
 		# The machine's conntrack settings are left as they are.
 		conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 	EOF
 }
 
-# import_images puts the pause image and every dbduel-test/* image of
-# Docker's store into the runtime's k8s.io namespace.
+# import_images SOCKET [IMAGE...] puts the pause image and the images
+# (default: every dbduel-test/* image of Docker's store) into that
+# runtime's k8s.io namespace.
 import_images() {
-	local ctr=(ctr -a "$sock" -n k8s.io)
-	"$state/bin/pause-image" -binary "$state/bin/pause" -tag "$pause_image" -o "$state/pause.tar"
-	"${ctr[@]}" images import "$state/pause.tar" >/dev/null
-	rm -f "$state/pause.tar"
+	local ctr=(ctr -a "$1" -n k8s.io)
+	shift
+	"$state/bin/pause-image" -binary "$state/bin/pause" -tag "$pause_image" -o "$state/pause.tar.$$"
+	"${ctr[@]}" images import "$state/pause.tar.$$" >/dev/null
+	rm -f "$state/pause.tar.$$"
 	local img
-	for img in $(docker images --format '{{.Repository}}:{{.Tag}}' 'dbduel-test/*' | grep -v '<none>'); do
+	[ $# -gt 0 ] || set -- $(docker images --format '{{.Repository}}:{{.Tag}}' 'dbduel-test/*' | grep -v '<none>')
+	for img in "$@"; do
 		docker save "$img" | "${ctr[@]}" images import - >/dev/null || fail "importing $img"
 	done
 }
@@ -334,7 +365,8 @@ up() {
 	# Another Kubernetes here would lose its chains, cgroups and device
 	# plugins to this one's `down`: refuse to start beside it.
 	[ -z "$(kube_chains)" ] || fail "KUBE-* firewall chains exist already (another Kubernetes on this machine?): refusing to start beside them"
-	ls -d /sys/fs/cgroup/*/kubepods >/dev/null 2>&1 && fail "a kubepods cgroup exists already (another kubelet?): refusing to start beside it"
+	ls -d /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/"$node2_cgroup" >/dev/null 2>&1 &&
+		fail "a kubepods or $node2_cgroup cgroup exists already (another kubelet?): refusing to start beside it"
 	[ -e /var/lib/kubelet/device-plugins ] && fail "/var/lib/kubelet/device-plugins exists already (another kubelet's?): refusing to start beside it"
 	local t0=$SECONDS
 	build
@@ -359,11 +391,11 @@ up() {
 	ip link set "$node_link" up
 	ip link set "${node_link%0}1" up
 	"$state/bin/pki" -dir "$pki" -node "$node" -node-ip "$node_ip" -service-ip "${service_cidr%.0/24}.1"
-	write_configs
+	write_configs "$data" "$state" "$node" "$node_ip" "$bridge" "$pod_cidr" kubelet
 
 	start containerd /usr/bin/containerd --config "$data/containerd.toml"
 	wait_for "containerd" 30 test -S "$sock"
-	import_images &
+	import_images "$sock" &
 	local importing=$!
 
 	start etcd "$state/bin/etcd" -data-dir "$data/etcd" -cert "$pki/etcd.crt" -key "$pki/etcd.key" -ca "$pki/etcd-ca.crt"
@@ -396,7 +428,7 @@ up() {
 	# DROP: accept the pod network's own traffic, in a KUBE-* chain of the
 	# cluster's that `down` removes with kube-proxy's.
 	iptables -N KUBE-DBDUEL-PODS
-	iptables -A KUBE-DBDUEL-PODS -s "$pod_cidr" -d "$pod_cidr" -j ACCEPT
+	iptables -A KUBE-DBDUEL-PODS -s "$cluster_cidr" -d "$cluster_cidr" -j ACCEPT
 	iptables -I FORWARD -j KUBE-DBDUEL-PODS
 	wait_for "the node Ready" 180 kubectl wait --for=condition=Ready "node/$node" --timeout=5s
 	wait_for "the default service account" 120 kubectl get serviceaccount default
@@ -453,26 +485,14 @@ down() {
 	# cluster's to remove.
 	local started=0
 	[ -f "$state/made-dirs" ] && started=1
-	stop kubelet kube-proxy
-	# The pods: torn down through the runtime (their containers killed,
+	stop kubelet kube-proxy node2-kubelet node2-kube-proxy
+	# The pods: torn down through each runtime (their containers killed,
 	# their network deleted) while it still runs.
-	if ours containerd >/dev/null; then
-		"$state/bin/cri-clean" -socket "$sock" || true
-	fi
-	stop containerd
-	# A shim of this runtime outlives it: shims name its socket.
-	local pid
-	# Its socket is in /run/containerd/s whatever the runtime's state
-	# directory (named by a hash of the runtime's address, namespace and
-	# id), and a killed shim leaves it there.
-	local pid exe id
-	for pid in $(pgrep -u 0 -f "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
-		exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
-		[ "${exe% (deleted)}" = /usr/bin/containerd-shim-runc-v2 ] || continue
-		id=$(tr '\0' '\n' <"/proc/$pid/cmdline" | sed -n '/^-id$/{n;p;q}')
-		kill -KILL "$pid" 2>/dev/null || true
-		[ -n "$id" ] && rm -f "/run/containerd/s/$(printf '%s' "$sock/k8s.io/$id" | sha256sum | cut -d' ' -f1)"
-	done
+	ours containerd >/dev/null && { "$state/bin/cri-clean" -socket "$sock" || true; }
+	ours node2-containerd >/dev/null && { "$state/bin/cri-clean" -socket "$node2_sock" || true; }
+	stop containerd node2-containerd
+	kill_shims "$sock"
+	kill_shims "$node2_sock"
 	stop kube-scheduler kube-controller-manager kube-apiserver
 	stop etcd
 	if [ $started = 1 ]; then
@@ -486,6 +506,34 @@ down() {
 	say "down"
 }
 
+# kill_shims SOCKET ends the shims of that runtime: a shim outlives its
+# containerd, and names its socket.
+kill_shims() {
+	local sock=$1 pid exe id
+	for pid in $(pgrep -u 0 -f "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
+		exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+		[ "${exe% (deleted)}" = /usr/bin/containerd-shim-runc-v2 ] || continue
+		id=$(tr '\0' '\n' <"/proc/$pid/cmdline" | sed -n '/^-id$/{n;p;q}')
+		kill -KILL "$pid" 2>/dev/null || true
+		# Its socket is in /run/containerd/s whatever the runtime's state
+		# directory (named by a hash of the runtime's address, namespace
+		# and id), and a killed shim leaves it there.
+		[ -n "$id" ] && rm -f "/run/containerd/s/$(printf '%s' "$sock/k8s.io/$id" | sha256sum | cut -d' ' -f1)"
+	done
+	return 0
+}
+
+# remove_cgroups NAME: the processes left in each hierarchy's NAME cgroup
+# tree are killed, then the tree removed.
+remove_cgroups() {
+	local c
+	for c in /sys/fs/cgroup/*/"$1"; do
+		[ -d "$c" ] || continue
+		find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+		find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+}
+
 # undo_machine_changes removes what `up` added outside its directories.
 undo_machine_changes() {
 	# kube-proxy's chains (iptables mode: no IPVS, ipset or nftables) and
@@ -497,14 +545,11 @@ undo_machine_changes() {
 	remove_kube_chains
 	# What a killed pod could leave: the pods' cgroups (processes first;
 	# `up` refused where a kubepods cgroup existed).
-	local c d
-	for c in /sys/fs/cgroup/*/kubepods; do
-		[ -d "$c" ] || continue
-		find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
-		find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
-	done
+	remove_cgroups kubepods
+	remove_cgroups "$node2_cgroup"
 	ip link del "$bridge" 2>/dev/null || true
 	ip link del "$node_link" 2>/dev/null || true
+	ip link del "$node2_link" 2>/dev/null || true
 	if [ -f "$state/sysctls" ]; then
 		local kv
 		while read -r kv; do sysctl -q -w "$kv" >/dev/null 2>&1 || true; done <"$state/sysctls"
@@ -530,6 +575,84 @@ undo_machine_changes() {
 	done <"$state/made-dirs"
 }
 
+# node2_up [IMAGE...] adds the second node: its network namespace (a file
+# in the state directory, not /run/netns: Podman's and ip-netns'), a veth
+# pair to this machine and the routes between the two pod networks, its
+# kubelet's cgroup root, certificate and configurations, and its
+# containerd (the pause image and IMAGEs imported, default every
+# dbduel-test/* image), kubelet and kube-proxy in the namespace; it waits
+# for the node Ready.
+node2_up() {
+	[ "$(id -u)" = 0 ] || fail "must run as root"
+	lock
+	ours kube-apiserver >/dev/null || fail "the cluster is not up"
+	ours node2-kubelet >/dev/null && { say "node2 already up"; return 0; }
+	[ -e "$node2_state" ] && fail "node2's remains are in $node2_state: run '$0 node2 down' first"
+	ls -d /sys/fs/cgroup/*/"$node2_cgroup" >/dev/null 2>&1 && fail "a $node2_cgroup cgroup exists already: refusing to use it"
+	local t0=$SECONDS
+	mkdir -m 0700 "$node2_state"
+	mkdir -p -m 0700 "$node2_data"
+	touch "$node2_netns"
+	unshare --net="$node2_netns" true
+	# Made from inside, its other end put in this script's namespace.
+	nsenter --net="$node2_netns" ip link add eth0 type veth peer name "$node2_link" netns $$
+	nsenter --net="$node2_netns" sh -euc "
+		ip link set lo up
+		ip addr add $node2_ip/32 dev eth0
+		ip link set eth0 up
+		ip route add $node_ip/32 dev eth0
+		ip route add default via $node_ip dev eth0
+		sysctl -qw net.ipv4.ip_forward=1
+		sysctl -qw net.bridge.bridge-nf-call-iptables=1"
+	ip link set "$node2_link" up
+	ip route add "$node2_ip/32" dev "$node2_link"
+	ip route add "$node2_pod_cidr" via "$node2_ip" dev "$node2_link"
+	# The kubelet's cgroup root, in every hierarchy (a cpuset's CPUs and
+	# memory nodes are its parent's).
+	local c
+	for c in /sys/fs/cgroup/*/; do
+		[ -L "${c%/}" ] && continue
+		mkdir "$c$node2_cgroup"
+		if [ -f "${c}cpuset.cpus" ]; then
+			cat "${c}cpuset.cpus" >"$c$node2_cgroup/cpuset.cpus"
+			cat "${c}cpuset.mems" >"$c$node2_cgroup/cpuset.mems"
+		fi
+	done
+	"$state/bin/pki" -add-node -dir "$pki" -node "$node2" -node-ip "$node2_ip" -api-ip "$node_ip"
+	write_configs "$node2_data" "$node2_state" "$node2" "$node2_ip" dbduel-cni1 "$node2_pod_cidr" "kubelet-$node2" "/$node2_cgroup"
+	in_netns=$node2_netns start node2-containerd /usr/bin/containerd --config "$node2_data/containerd.toml"
+	wait_for "node2's containerd" 30 test -S "$node2_sock"
+	import_images "$node2_sock" "$@"
+	in_netns=$node2_netns start node2-kubelet "$bin/kubelet" --config="$node2_data/kubelet.yaml" \
+		--kubeconfig="$pki/kubelet-$node2.conf" --root-dir="$node2_data/kubelet" --hostname-override="$node2" --node-ip="$node2_ip"
+	in_netns=$node2_netns start node2-kube-proxy "$bin/kube-proxy" --config="$node2_data/kube-proxy.yaml"
+	wait_for "node2 Ready" 180 kubectl wait --for=condition=Ready "node/$node2" --timeout=5s
+	say "node2 up in $((SECONDS - t0)) s: $node2 Ready at $node2_ip"
+}
+
+# node2_down takes the second node away: its pods, processes, cgroups,
+# namespace, link, files and Node object.
+node2_down() {
+	[ "$(id -u)" = 0 ] || fail "must run as root"
+	lock
+	[ -d "$node2_state" ] || { say "node2 not up"; return 0; }
+	stop node2-kubelet node2-kube-proxy
+	ours node2-containerd >/dev/null && { "$state/bin/cri-clean" -socket "$node2_sock" || true; }
+	stop node2-containerd
+	kill_shims "$node2_sock"
+	remove_cgroups "$node2_cgroup"
+	ours kube-apiserver >/dev/null && { kubectl delete node "$node2" --ignore-not-found --wait=false >/dev/null || true; }
+	local d
+	for d in $(awk -v s="$node2_state" -v v="$node2_data" 'index($2, s"/") == 1 || index($2, v"/") == 1 {print $2}' /proc/mounts | sort -r); do
+		umount -l "$d" || true
+	done
+	ip link del "$node2_link" 2>/dev/null || true
+	find /var/log/containers -maxdepth 1 -type l -lname "$node2_data/*" -delete 2>/dev/null || true
+	rm -rf --one-file-system "$node2_data" "$node2_state"
+	rm -f "$pki/kubelet-$node2".*
+	say "node2 down"
+}
+
 print_env() {
 	echo "export KUBECONFIG=$pki/admin.conf"
 	echo "export PATH=$bin:\$PATH"
@@ -541,5 +664,12 @@ down) down ;;
 env) print_env ;;
 build) build ;;
 kubelet) kubelet_ctl "${2:-}" ;;
-*) echo "usage: $0 up|down|env|build|kubelet stop|start" >&2; exit 2 ;;
+node2)
+	case "${2:-}" in
+	up) shift 2; node2_up "$@" ;;
+	down) node2_down ;;
+	*) echo "usage: $0 node2 up [IMAGE...]|down" >&2; exit 2 ;;
+	esac
+	;;
+*) echo "usage: $0 up|down|env|build|kubelet stop|start|node2 up [IMAGE...]|down" >&2; exit 2 ;;
 esac

@@ -141,8 +141,14 @@ func pathOf(d result.Described) string {
 
 // placement names where a target's benchmark client ran.
 func placement(d result.Described) string {
+	if d.ClientPlacement == "beside" && d.ClientAgents > 1 && len(d.ClientNodes) > 1 {
+		return fmt.Sprintf("dbduel's %d agents over nodes %s", d.ClientAgents, strings.Join(d.ClientNodes, ", "))
+	}
 	if d.ClientPlacement == "beside" && d.ClientAgents > 1 {
 		return fmt.Sprintf("dbduel's %d agents beside the server", d.ClientAgents)
+	}
+	if d.ClientPlacement == "beside" && len(d.ClientNodes) == 1 && d.ClientNodes[0] != d.Node {
+		return "dbduel's agent on another node (" + d.ClientNodes[0] + ")"
 	}
 	if d.ClientPlacement == "beside" {
 		return "dbduel's agent beside the server"

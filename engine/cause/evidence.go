@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/engine/stats"
@@ -35,6 +36,9 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 		ev["client_placement"] = d.ClientPlacement
 		if d.ClientAgents > 1 {
 			ev["client_agents"] = d.ClientAgents
+		}
+		if len(d.ClientNodes) > 0 {
+			ev["client_nodes"], ev["node"] = strings.Join(d.ClientNodes, ","), d.Node
 		}
 	}
 	if d.CPUs > 0 {

@@ -311,6 +311,9 @@ func TestCauseNamesTheNetworkPath(t *testing.T) {
 		{result.Described{NetworkPath: "direct", NetworkMode: "host", Engine: "kubernetes", ClientPlacement: "beside"}, "client in dbduel's process → dbduel's agent beside the server"},
 		{result.Described{NetworkPath: "pod-loopback", NetworkMode: "pod", Engine: "kubernetes", ClientPlacement: "netns"}, "network path direct → the pod's own loopback"},
 		{result.Described{NetworkPath: "direct", NetworkMode: "host", Engine: "kubernetes", ClientPlacement: "beside", ClientAgents: 3}, "client in dbduel's process → dbduel's 3 agents beside the server"},
+		{result.Described{NetworkPath: "direct", NetworkMode: "host", Engine: "kubernetes", ClientPlacement: "beside", Node: "n1", ClientNodes: []string{"n1"}}, "client in dbduel's process → dbduel's agent beside the server"},
+		{result.Described{NetworkPath: "direct", NetworkMode: "host", Engine: "kubernetes", ClientPlacement: "beside", Node: "n1", ClientNodes: []string{"n2"}}, "client in dbduel's process → dbduel's agent on another node (n2)"},
+		{result.Described{NetworkPath: "direct", NetworkMode: "host", Engine: "kubernetes", ClientPlacement: "beside", ClientAgents: 2, Node: "n1", ClientNodes: []string{"n1", "n2"}}, "client in dbduel's process → dbduel's 2 agents over nodes n1, n2"},
 	} {
 		r := threeTargets()
 		r.Targets[1].Described = c.d

@@ -23,6 +23,12 @@ func contradiction(e Expect, ev map[string]any) string {
 			return fmt.Sprintf("%s is %q, the rung needs %q", c.what, c.got, c.want)
 		}
 	}
+	if e.ClientNode != "" {
+		client, server := cause.Str(ev["client_nodes"]), cause.Str(ev["node"])
+		if client == "" || (client == server) != (e.ClientNode == "server") {
+			return fmt.Sprintf("the client ran on node %q, the server on %q; the rung needs the client on the %s node", client, server, map[string]string{"server": "server's", "other": "other"}[e.ClientNode])
+		}
+	}
 	if rootless, _ := ev["rootless"].(bool); rootless != e.Rootless {
 		return fmt.Sprintf("rootless is %v, the rung needs %v", rootless, e.Rootless)
 	}

@@ -51,6 +51,9 @@ type Expect struct {
 	Rootless      bool
 	MemoryBytes   int64  // the memory limit exactly (0: not checked)
 	Client        string // the client's placement: here, beside ("" : not checked)
+	// ClientNode is where a beside client ran: "server" (the server's
+	// node), "other" (another), "" (not checked).
+	ClientNode string
 }
 
 // MemoryRung is the rung whose limit the caller sets from the native
@@ -123,30 +126,50 @@ func PodmanRungs(user string) []Rung {
 // datadir bind-mounted, then Guaranteed pods of that size (the datadir an
 // emptyDir, the runtime's default seccomp filter) on the node's network, on their own (the pod IP),
 // behind their Service's ClusterIP and NodePort (kube-proxy's NAT), and
-// with the client in an agent pod beside the server instead of here. One
+// with the client in an agent pod beside the server instead of here, and
+// (given two nodes that take pods, home and other) on another node. One
 // size for all, small enough by default (0.3 CPUs: five pods and their
 // agents' 100m each fill two cores) that the whole ladder fits one node.
-func KubeRungs(cpus float64, memory string, memoryBytes int64) []Rung {
+// With two nodes every pod is pinned to home, so that the rungs differ in
+// their one change and not in the node the scheduler picked.
+func KubeRungs(cpus float64, memory string, memoryBytes int64, home, other string) []Rung {
 	size := fmt.Sprintf("cpus=%g,memory=%s", cpus, memory)
+	podSize := size // a pod's, pinned to home when there are two nodes
+	if home != "" {
+		podSize += ",node=" + home
+	}
 	pod := func(path, client string) Expect {
 		return Expect{NetworkPath: path, Datadir: "emptydir", Seccomp: "filter", Engine: "kubernetes", CPUs: cpus,
 			MemoryLimited: true, MemoryBytes: memoryBytes, Client: client}
 	}
-	return []Rung{
+	beside := pod("pod-ip", "beside")
+	elsewhere := beside
+	if other != "" {
+		beside.ClientNode, elsewhere.ClientNode = "server", "other"
+	}
+	rungs := []Rung{
 		{Name: "quota-pod-size", Change: fmt.Sprintf("the pods' size on the container: a CPU quota of %g and a %s memory limit", cpus, memory), ComparedTo: "host-bind",
 			Keys: "network=host,datadir=bind," + size, Expect: Expect{NetworkPath: "direct", Datadir: "bind", Seccomp: "filter", CPUs: cpus, MemoryLimited: true, MemoryBytes: memoryBytes}},
 		{Name: "pod-hostnet", Change: "a Guaranteed pod on the node's network (hostNetwork: true) instead of the container: the kubelet and its runtime; the datadir an emptyDir (a node directory, as the bind mount)", ComparedTo: "quota-pod-size", Engine: "k8s",
-			Keys: "network=host,client=here," + size, Expect: pod("host", "here")},
+			Keys: "network=host,client=here," + podSize, Expect: pod("host", "here")},
 		{Name: "pod-ip", Change: "the pod's own network: the client reaches the pod IP over the node's bridge", ComparedTo: "pod-hostnet", Engine: "k8s",
-			Keys: "client=here," + size, Expect: pod("pod-ip", "here")},
+			Keys: "client=here," + podSize, Expect: pod("pod-ip", "here")},
 		{Name: "pod-clusterip", Change: "through the Service's ClusterIP: kube-proxy's iptables NAT", ComparedTo: "pod-ip", Engine: "k8s",
-			Keys: "client=here,via=service," + size, Expect: pod("cluster-ip", "here")},
+			Keys: "client=here,via=service," + podSize, Expect: pod("cluster-ip", "here")},
 		{Name: "pod-nodeport", Change: "through the node's address and the Service's NodePort: kube-proxy's NAT", ComparedTo: "pod-ip", Engine: "k8s",
-			Keys: "client=here,via=nodeport," + size, Expect: pod("node-port", "here")},
+			Keys: "client=here,via=nodeport," + podSize, Expect: pod("node-port", "here")},
 		{Name: "pod-beside", Change: "the client in dbduel's agent pod beside the server on its node instead of here (to the pod IP)", ComparedTo: "pod-ip", Engine: "k8s",
-			Keys: "client=beside," + size, Expect: pod("pod-ip", "beside")},
+			Keys: "client=beside," + podSize, Expect: beside},
 	}
+	if other != "" {
+		rungs = append(rungs, Rung{Name: OtherNodeRung, Change: "the client's agent pod on another node than the server's: the cluster network between nodes", ComparedTo: "pod-beside", Engine: "k8s",
+			Keys: "client=beside,client-node=" + other + "," + podSize, Expect: elsewhere})
+	}
+	return rungs
 }
+
+// OtherNodeRung is the Kubernetes rung that needs a second node.
+const OtherNodeRung = "pod-other-node"
 
 // Layers split the total gap (native to bridge-proxy, the default
 // container) along the chain whose steps telescope.

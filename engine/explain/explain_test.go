@@ -250,7 +250,7 @@ func TestPodmanRungContradictions(t *testing.T) {
 // emptyDir), one change each, as k8s: SPECs of one size;
 // selecting the ClusterIP rung keeps its chain.
 func TestKubeRungs(t *testing.T) {
-	ladder := append(Ladder(1), KubeRungs(0.3, "512m", 512<<20)...)
+	ladder := append(Ladder(1), KubeRungs(0.3, "512m", 512<<20, "", "")...)
 	rungs, err := Select(ladder, []string{"pod-clusterip"})
 	if err != nil {
 		t.Fatal(err)
@@ -290,8 +290,62 @@ func TestKubeRungs(t *testing.T) {
 	}
 	// The client beside the pod is its own rung: a client here is not it.
 	ev["memory_limit_bytes"], ev["network_path"] = float64(512<<20), "pod-ip"
-	beside := KubeRungs(0.3, "512m", 512<<20)[5]
+	beside := KubeRungs(0.3, "512m", 512<<20, "", "")[5]
 	if c := contradiction(beside.Expect, ev); c != `client placement is "here", the rung needs "beside"` {
 		t.Fatalf("a client here as beside: %q", c)
+	}
+}
+
+// Given two nodes, every pod is pinned to the first and the other-node
+// rung puts its client on the second: against pod-beside, whose client
+// must be on the server's node, one change. A client that the read-back
+// shows on the server's node is not the other-node rung, nor the reverse.
+func TestKubeOtherNodeRung(t *testing.T) {
+	if n := len(KubeRungs(0.3, "512m", 512<<20, "", "")); n != 6 {
+		t.Fatalf("one node: %d rungs, want 6 (no other-node rung)", n)
+	}
+	ladder := append(Ladder(1), KubeRungs(0.3, "512m", 512<<20, "n1", "n2")...)
+	rungs, err := Select(ladder, []string{OtherNodeRung})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rungs {
+		names = append(names, r.Name)
+	}
+	if got := strings.Join(names, " "); got != "native host-bind quota-pod-size pod-hostnet pod-ip pod-beside pod-other-node" {
+		t.Fatalf("rungs %s", got)
+	}
+	other, beside := rungs[6], rungs[5]
+	if other.ComparedTo != "pod-beside" {
+		t.Fatalf("compared to %s", other.ComparedTo)
+	}
+	if s := other.Spec("local:mariadbd", "img:1"); s != "k8s:img:1,client=beside,client-node=n2,cpus=0.3,memory=512m,node=n1" {
+		t.Fatalf("other-node spec %s", s)
+	}
+	if s := beside.Spec("local:mariadbd", "img:1"); s != "k8s:img:1,client=beside,cpus=0.3,memory=512m,node=n1" {
+		t.Fatalf("beside spec %s", s)
+	}
+	if s := rungs[2].Spec("local:mariadbd", "img:1"); s != "docker:img:1,network=host,datadir=bind,cpus=0.3,memory=512m" {
+		t.Fatalf("the container of the pods' size: %s", s)
+	}
+	ev := map[string]any{"network_path": "pod-ip", "datadir_kind": "emptydir", "seccomp_mode": "filter", "engine": "kubernetes",
+		"cpus": 0.3, "memory_limit_bytes": float64(512 << 20), "client_placement": "beside", "node": "n1", "client_nodes": "n2"}
+	if c := contradiction(other.Expect, ev); c != "" {
+		t.Fatalf("valid other-node: %s", c)
+	}
+	if c := contradiction(beside.Expect, ev); c != `the client ran on node "n2", the server on "n1"; the rung needs the client on the server's node` {
+		t.Fatalf("other node as beside: %q", c)
+	}
+	ev["client_nodes"] = "n1"
+	if c := contradiction(beside.Expect, ev); c != "" {
+		t.Fatalf("valid beside: %s", c)
+	}
+	if c := contradiction(other.Expect, ev); c != `the client ran on node "n1", the server on "n1"; the rung needs the client on the other node` {
+		t.Fatalf("same node as other: %q", c)
+	}
+	delete(ev, "client_nodes")
+	if c := contradiction(other.Expect, ev); c == "" {
+		t.Fatal("no client node read back passed as the other node")
 	}
 }

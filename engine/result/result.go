@@ -192,6 +192,10 @@ type Described struct {
 	// ClientAgents is how many agents shared the client's threads
 	// (a k8s: target's agents=N; absent: one).
 	ClientAgents int `json:"client_agents,omitempty"`
+	// ClientNodes are the nodes a k8s: target's beside client ran on, each
+	// once: its server's node, another (client-node=), or those of its
+	// agents=N (spread=nodes), the server's first.
+	ClientNodes []string `json:"client_nodes,omitempty"`
 	// Kubernetes: where a k8s: target's server pod ran, as the API read
 	// it back (its kubeconfig context, namespace, pod and node), its QoS
 	// class (Guaranteed when requests equal limits), runtime class and the

@@ -91,7 +91,8 @@ func Under(root, rel string) func(controller string) string {
 // FindPod finds the cgroup of the pod with uid below root, as the kubelet
 // names it with either cgroup driver: pod<UID> (cgroupfs) or
 // kubepods-...-pod<UID, dashes as underscores>.slice (systemd), under
-// kubepods and its QoS classes' cgroups. It returns the path below the
+// kubepods and its QoS classes' cgroups, at the top of the hierarchy or one
+// level down (a kubelet's --cgroup-root). It returns the path below the
 // hierarchy ("" when absent).
 func FindPod(root, uid string) string {
 	base := root
@@ -118,13 +119,22 @@ func FindPod(root, uid string) string {
 				return fs.SkipAll
 			}
 		}
-		// Only the kubelet's own tree.
-		if p != base && !strings.HasPrefix(rel, "kubepods") {
+		// Only the kubelet's own tree: kubepods at the top or under a
+		// cgroup root of the top level.
+		if p != base && !inKubeletTree(rel) {
 			return fs.SkipDir
 		}
 		return nil
 	})
 	return found
+}
+
+// inKubeletTree says whether the walk goes on into rel: kubepods... at the
+// top, a top-level cgroup (a cgroup root), or kubepods... just below one.
+func inKubeletTree(rel string) bool {
+	parts := strings.Split(rel, string(filepath.Separator))
+	return strings.HasPrefix(parts[0], "kubepods") || len(parts) == 1 ||
+		strings.HasPrefix(parts[1], "kubepods")
 }
 
 // FindContainer finds the cgroup of one container (its runtime's id, the

@@ -45,6 +45,24 @@ func TestFindAndReadAPodOnV1(t *testing.T) {
 	}
 }
 
+// A kubelet with --cgroup-root=/node2 (a second node on one machine): its
+// pods are one level down, and a pod of the same name elsewhere (not
+// under a kubepods tree) is not taken for it.
+func TestFindAPodUnderACgroupRoot(t *testing.T) {
+	root := t.TempDir()
+	uid := "9a9a9a9a-1111"
+	rel := filepath.Join("node2", "kubepods", "besteffort", "pod"+uid)
+	write(t, filepath.Join(root, "cpuacct", "other", "deeper", "pod"+uid, "cpuacct.usage"), "1")
+	write(t, filepath.Join(root, "cpuacct", "kubepods", "burstable", "podelse", "cpuacct.usage"), "1")
+	if got := FindPod(root, uid); got != "" {
+		t.Fatalf("FindPod before the pod exists: %q", got)
+	}
+	write(t, filepath.Join(root, "cpuacct", rel, "cpuacct.usage"), "77")
+	if got := FindPod(root, uid); got != rel {
+		t.Fatalf("FindPod: %q, want %q", got, rel)
+	}
+}
+
 // v2 with the systemd driver: one unified directory, microseconds.
 func TestFindAndReadAPodOnV2Systemd(t *testing.T) {
 	root := t.TempDir()

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -87,6 +88,28 @@ func (s *Server) agentNodes(ctx context.Context) ([]string, error) {
 	return append([]string{home}, others...), nil
 }
 
+// PodNodes names the nodes of the kubeconfig's current context that take
+// pods (Ready, schedulable, untainted), sorted.
+func PodNodes(ctx context.Context) ([]string, error) {
+	QuietClientGo()
+	cs, err := clientFor("", "")
+	if err != nil {
+		return nil, fmt.Errorf("k8s: read the kubeconfig: %w", err)
+	}
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("k8s: list the nodes: %w", err)
+	}
+	var names []string
+	for _, n := range list.Items {
+		if takesPods(&n) {
+			names = append(names, n.Name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 // takesPods says a node is Ready, schedulable and untainted for pods.
 func takesPods(n *corev1.Node) bool {
 	if n.Spec.Unschedulable {
@@ -103,6 +126,22 @@ func takesPods(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// clientNodes are the nodes the load's agents run on, each once, the
+// first agent's first.
+func (s *Server) clientNodes() []string {
+	first := s.pod.Spec.NodeName
+	if s.loadName != "" {
+		first = s.o.ClientNode
+	}
+	nodes := []string{first}
+	for _, e := range s.extra {
+		if !slices.Contains(nodes, e.node) {
+			nodes = append(nodes, e.node)
+		}
+	}
+	return nodes
 }
 
 // extraCPU is the CPU of agent pods 2..N on the sampler's node.

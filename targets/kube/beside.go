@@ -41,8 +41,15 @@ func (b *BesideClient) Start(ctx context.Context) error {
 	if b.o.Client == "netns" {
 		return b.startNetns(ctx)
 	}
+	load := b.agentName
+	if b.o.ClientNode != "" && b.o.ClientNode != b.pod.Spec.NodeName {
+		if err := b.startLoadPod(ctx); err != nil {
+			return err
+		}
+		load = b.loadName
+	}
 	var err error
-	b.conn, b.client, err = b.attach(ctx, b.agentName)
+	b.conn, b.client, err = b.attach(ctx, load)
 	if err != nil {
 		return err
 	}
@@ -52,6 +59,23 @@ func (b *BesideClient) Start(ctx context.Context) error {
 		}
 	}
 	b.client.Reach(b.ep, b.args)
+	return nil
+}
+
+// startLoadPod starts client-node='s agent pod on that node (the sampler
+// stays in its pod on the server's node, reading the server's cgroup).
+func (b *BesideClient) startLoadPod(ctx context.Context) error {
+	name := objectName(b.runID, b.name, "load")
+	if _, err := b.cs.CoreV1().Pods(b.ns).Create(ctx, b.agentPod(name, b.o.ClientNode, false), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("k8s: create the agent pod on node %s: %w", b.o.ClientNode, err)
+	}
+	b.loadName = name
+	if _, err := b.waitPod(ctx, name, agentName, false); err != nil {
+		return fmt.Errorf("dbduel's agent pod on node %s: %w", b.o.ClientNode, err)
+	}
+	if err := b.copyBinary(ctx, name); err != nil {
+		return fmt.Errorf("k8s: copy dbduel into pod %s: %w", name, err)
+	}
 	return nil
 }
 

@@ -71,6 +71,9 @@ type Server struct {
 	cgPath, agentCg string
 	// extra are the agent pods 2..N of agents=N.
 	extra []*extraAgent
+	// loadName is the pod of a client-node= agent on another node than
+	// the server's ("" when the load runs in the sampler's pod).
+	loadName string
 }
 
 // quietClientGo sends client-go's own log (klog: a stream's closing, a
@@ -354,6 +357,12 @@ func (s *Server) Sample(ctx context.Context) (targets.Sample, error) {
 			return targets.Sample{}, fmt.Errorf("k8s: the agent pod's cgroup: %w", err)
 		}
 		s.agentCg, out.ClientCPUNS = a.Path, a.CPUNS
+		if s.loadName != "" {
+			// The load runs on another node, where the sampler cannot
+			// read it: no client figure rather than the sampler's alone.
+			out.ClientCPUNS = 0
+			break
+		}
 		// The client is all the agents: without any one of them (on
 		// another node, or its reading failed) no figure, not a part; the
 		// server's figures stand.
@@ -441,6 +450,9 @@ func (s *Server) Describe(ctx context.Context) (result.Target, error) {
 	d.ClientPlacement = s.o.Client
 	if s.o.Agents > 1 {
 		d.ClientAgents = s.o.Agents
+	}
+	if s.o.Client == "beside" {
+		d.ClientNodes = s.clientNodes()
 	}
 	if s.cgPath == "" && s.sampler != nil {
 		_, _ = s.Sample(ctx) // finds the cgroup; Sample's error says it again in the run

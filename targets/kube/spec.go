@@ -46,11 +46,14 @@ type Options struct {
 	// Agents is how many agent pods share a beside client's threads
 	// (agents=N), on the server's node or, with Spread "nodes", over the
 	// cluster's nodes.
-	Agents   int
-	Spread   string
-	Protocol string // mysql|postgres|mongodb ("": from the image's name)
-	Args     []string
-	Env      []string
+	Agents int
+	Spread string
+	// ClientNode puts a beside client's one agent pod on this node instead
+	// of the server's (the cluster network between nodes on its path).
+	ClientNode string
+	Protocol   string // mysql|postgres|mongodb ("": from the image's name)
+	Args       []string
+	Env        []string
 }
 
 // Defaults of a server pod without memory= or cpus=: both fit a 2-core
@@ -66,7 +69,7 @@ const (
 
 var allowedKeys = map[string]bool{"context": true, "namespace": true, "node": true, "memory": true, "cpus": true,
 	"storage": true, "cnf": true, "client": true, "via": true, "network": true, "protocol": true, "args": true, "env": true,
-	"agents": true, "spread": true, "client-cpus": true}
+	"agents": true, "spread": true, "client-cpus": true, "client-node": true}
 
 // maxAgents bounds agents=N: each is a pod and a stream through the API
 // server.
@@ -108,6 +111,10 @@ func ParseSpec(spec string) (Options, error) {
 		return bad("agents=%d are agent pods of a client=beside; a client=here is dbduel's own process", o.Agents)
 	case o.Spread == "nodes" && o.Agents < 2:
 		return bad("spread=nodes spreads agents=N (N at least 2) over the nodes")
+	case o.ClientNode != "" && (o.Client != "beside" || o.Agents > 1):
+		return bad("client-node= places a client=beside's one agent pod; agents=N go over the nodes with spread=nodes")
+	case o.ClientNode != "" && o.Network == "host":
+		return bad("network=host puts the server on its node's loopback: an agent on another node cannot reach it (client-node=)")
 	case o.Spread == "nodes" && o.Network == "host":
 		return bad("network=host puts the server on its node's loopback: agents on other nodes cannot reach it (spread=nodes)")
 	}
@@ -130,13 +137,16 @@ func (o *Options) set(key, v string) error {
 			return fmt.Errorf("context=: want a kubeconfig context's name")
 		}
 		o.Context = v
-	case "namespace", "node":
+	case "namespace", "node", "client-node":
 		if !dnsLabel.MatchString(v) {
 			return fmt.Errorf("%s=%q: want a Kubernetes name (lowercase letters, digits, - and .)", key, v)
 		}
-		if key == "node" {
+		switch key {
+		case "node":
 			o.Node = v
-		} else {
+		case "client-node":
+			o.ClientNode = v
+		default:
 			o.Namespace = v
 		}
 	case "memory":

@@ -31,6 +31,9 @@ func TestParseSpecDefaults(t *testing.T) {
 		len(o.Env) != 1 || len(o.Args) != 1 {
 		t.Fatalf("keys: %+v", o)
 	}
+	if o, _ := ParseSpec("mariadb,client-node=n-2"); o.ClientNode != "n-2" || o.Client != "beside" || o.Node != "" {
+		t.Fatalf("client-node: %+v", o)
+	}
 	if o, _ := ParseSpec("mariadb,network=host"); o.Network != "host" || o.Via != "pod" {
 		t.Fatalf("network=host: %+v", o)
 	}
@@ -61,6 +64,10 @@ func TestParseSpecRefusals(t *testing.T) {
 		"mariadb,spread=nodes":                       "spread=nodes spreads agents=N",
 		"mariadb,spread=all,agents=2":                "spread=",
 		"mariadb,agents=2,spread=nodes,network=host": "agents on other nodes cannot reach it",
+		"mariadb,client-node=Node_2":                 "client-node=",
+		"mariadb,client-node=n2,client=here":         "client-node= places a client=beside's one agent pod",
+		"mariadb,client-node=n2,agents=2":            "agents=N go over the nodes with spread=nodes",
+		"mariadb,client-node=n2,network=host":        "an agent on another node cannot reach it",
 	} {
 		_, err := ParseSpec(spec)
 		var ue *specs.UsageError

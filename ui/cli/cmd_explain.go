@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/dbduel/dbduel/engine/explain"
 	"github.com/dbduel/dbduel/targets"
 	"github.com/dbduel/dbduel/targets/container"
+	"github.com/dbduel/dbduel/targets/kube"
 )
 
 // explainOptions are dbduel explain's flags: run's, and the ladder's.
@@ -97,7 +99,11 @@ func (o *explainOptions) ladderTargets(stderr io.Writer) error {
 	if err != nil || memBytes < 64<<20 {
 		return usageErr("--k8s-memory %q: want a size of at least 64m (e.g. 512m)", o.k8sMemory)
 	}
-	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser, o.k8s, explain.KubeRungs(o.k8sCPUs, o.k8sMemory, memBytes))
+	home, other, err := kubeNodes(o, stderr)
+	if err != nil {
+		return err
+	}
+	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser, o.k8s, explain.KubeRungs(o.k8sCPUs, o.k8sMemory, memBytes, home, other))
 	if err != nil {
 		return err
 	}
@@ -134,6 +140,30 @@ func (o *explainOptions) do(ctx context.Context, st *State, rc *runConfig, ts *s
 // explainLadder is the rungs to measure: Docker's, Podman's with --podman
 // (the rootless one with a user), Kubernetes's with --k8s, or those
 // --rungs names (with their references).
+// kubeNodes picks the nodes of the Kubernetes rungs: with two nodes that
+// take pods, the first for every server pod and the second for the
+// pod-other-node rung's client; with one, none (and no such rung).
+func kubeNodes(o *explainOptions, stderr io.Writer) (home, other string, err error) {
+	asked := strings.Contains(","+o.rungs+",", ","+explain.OtherNodeRung+",")
+	if !o.k8s && !asked {
+		return "", "", nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nodes, err := kube.PodNodes(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if len(nodes) < 2 {
+		if asked {
+			return "", "", usageErr("the %s rung needs a cluster with two nodes that take pods (this one has %d)", explain.OtherNodeRung, len(nodes))
+		}
+		fmt.Fprintf(stderr, "dbduel: explain: no %s rung: the cluster has %d node(s) that take pods\n", explain.OtherNodeRung, len(nodes))
+		return "", "", nil
+	}
+	return nodes[0], nodes[1], nil
+}
+
 func explainLadder(cpus int, rungs string, podman bool, rootlessUser string, k8s bool, kube []explain.Rung) ([]explain.Rung, error) {
 	ladder := explain.Ladder(cpus)
 	podmans := explain.PodmanRungs(rootlessUser)

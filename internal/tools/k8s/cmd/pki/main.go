@@ -3,7 +3,9 @@
 // API server's serving and client certificates, etcd's, the kubelet's
 // serving certificate, and a kubeconfig for every client identity RBAC's
 // default bindings know (admin, controller-manager, scheduler, the node,
-// kube-proxy).
+// kube-proxy). With -add-node it makes a further node's files only (its
+// kubelet's serving certificate and kubeconfig, signed by the CA already
+// in the directory): the cluster's second node.
 package main
 
 import (
@@ -28,8 +30,16 @@ func main() {
 	node := flag.String("node", "", "the node's name")
 	nodeIP := flag.String("node-ip", "", "the node's address (the kubelet and the API server listen there)")
 	serviceIP := flag.String("service-ip", "10.96.0.1", "the kubernetes Service's ClusterIP")
+	addNode := flag.Bool("add-node", false, "only a further node's kubelet files (kubelet-NODE.crt, .key, .conf), signed by the directory's CA")
+	apiIP := flag.String("api-ip", "", "with -add-node: the API server's address")
 	flag.Parse()
-	if err := run(*dir, *node, net.ParseIP(*nodeIP), net.ParseIP(*serviceIP)); err != nil {
+	var err error
+	if *addNode {
+		err = addKubelet(*dir, *node, net.ParseIP(*nodeIP), net.ParseIP(*apiIP))
+	} else {
+		err = run(*dir, *node, net.ParseIP(*nodeIP), net.ParseIP(*serviceIP))
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "pki:", err)
 		os.Exit(1)
 	}
@@ -98,6 +108,31 @@ func run(dir, node string, nodeIP, serviceIP net.IP) error {
 	return writeKubeconfigs(dir, node, nodeIP, caCert, caKey)
 }
 
+// addKubelet writes a further node's kubelet serving certificate and its
+// kubeconfig (identity system:node:NODE, as the Node authorizer wants),
+// both signed by the CA in dir.
+func addKubelet(dir, node string, nodeIP, apiIP net.IP) error {
+	if dir == "" || node == "" || nodeIP == nil || apiIP == nil {
+		return fmt.Errorf("-add-node needs --dir, --node, --node-ip and --api-ip")
+	}
+	caCert, caKey, err := pkiutil.TryLoadCertAndKeyFromDisk(dir, "ca")
+	if err != nil {
+		return err
+	}
+	cert, key, err := pkiutil.NewCertAndKey(caCert, caKey, &pkiutil.CertConfig{
+		Config:              certutil.Config{CommonName: node, Usages: server, AltNames: certutil.AltNames{IPs: []net.IP{nodeIP}, DNSNames: []string{node}}},
+		EncryptionAlgorithm: kubeadmapi.EncryptionAlgorithmECDSAP256,
+	})
+	if err != nil {
+		return err
+	}
+	if err := pkiutil.WriteCertAndKey(dir, "kubelet-"+node, cert, key); err != nil {
+		return err
+	}
+	return writeKubeconfig(dir, "kubelet-"+node+".conf", "https://"+net.JoinHostPort(apiIP.String(), "6443"),
+		"system:node:"+node, "system:nodes", caCert, caKey)
+}
+
 // newCA makes a CA and writes it as NAME.crt and NAME.key in dir.
 func newCA(dir, name, cn string) (*x509.Certificate, crypto.Signer, error) {
 	cert, key, err := pkiutil.NewCertificateAuthority(&pkiutil.CertConfig{
@@ -127,25 +162,31 @@ func writeKubeconfigs(dir, node string, nodeIP net.IP, caCert *x509.Certificate,
 		{"kube-proxy.conf", "system:kube-proxy", ""},
 	}
 	for _, id := range identities {
-		var orgs []string
-		if id.org != "" {
-			orgs = []string{id.org}
-		}
-		cert, key, err := pkiutil.NewCertAndKey(caCert, signer, &pkiutil.CertConfig{
-			Config:              certutil.Config{CommonName: id.cn, Organization: orgs, Usages: client},
-			EncryptionAlgorithm: kubeadmapi.EncryptionAlgorithmECDSAP256,
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", id.file, err)
-		}
-		keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
-		if err != nil {
-			return err
-		}
-		cfg := kubeconfigutil.CreateWithCerts(serverURL, "dbduel-k8s", id.cn, pkiutil.EncodeCertPEM(caCert), keyPEM, pkiutil.EncodeCertPEM(cert))
-		if err := clientcmd.WriteToFile(*cfg, filepath.Join(dir, id.file)); err != nil {
+		if err := writeKubeconfig(dir, id.file, serverURL, id.cn, id.org, caCert, signer); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeKubeconfig writes one client identity's kubeconfig (CN, and the
+// group org when not ""), its certificate signed by the CA.
+func writeKubeconfig(dir, file, serverURL, cn, org string, caCert *x509.Certificate, signer crypto.Signer) error {
+	var orgs []string
+	if org != "" {
+		orgs = []string{org}
+	}
+	cert, key, err := pkiutil.NewCertAndKey(caCert, signer, &pkiutil.CertConfig{
+		Config:              certutil.Config{CommonName: cn, Organization: orgs, Usages: client},
+		EncryptionAlgorithm: kubeadmapi.EncryptionAlgorithmECDSAP256,
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err != nil {
+		return err
+	}
+	cfg := kubeconfigutil.CreateWithCerts(serverURL, "dbduel-k8s", cn, pkiutil.EncodeCertPEM(caCert), keyPEM, pkiutil.EncodeCertPEM(cert))
+	return clientcmd.WriteToFile(*cfg, filepath.Join(dir, file))
 }
