@@ -128,8 +128,8 @@ func PodmanRungs(user string) []Rung {
 // behind their Service's ClusterIP and NodePort (kube-proxy's NAT), and
 // with the client in an agent pod beside the server instead of here, and
 // (given two nodes that take pods, home and other) on another node. One
-// size for all, small enough by default (0.3 CPUs: five pods and their
-// agents' 100m each fill two cores) that the whole ladder fits one node.
+// size for all, small enough by default (0.25 CPUs: six pods and their
+// agents' 100m each fit two cores) that the whole ladder fits one node.
 // With two nodes every pod is pinned to home, so that the rungs differ in
 // their one change and not in the node the scheduler picked.
 func KubeRungs(cpus float64, memory string, memoryBytes int64, home, other string) []Rung {

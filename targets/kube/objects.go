@@ -24,6 +24,9 @@ const (
 	serverName    = "server"
 	agentName     = "agent"
 	agentCPUMilli = 100
+	// A pod whose agent only samples (the load runs here or on another
+	// node) asks for less: it reads a few cgroup files a second.
+	samplerCPUMilli = 50
 	cgroupMount   = "/.dbduel-cgroup" // the node's /sys/fs/cgroup, read-only, in the agent pod
 )
 
@@ -158,7 +161,11 @@ func (s *Server) service() *corev1.Service {
 // at a small request, so it fits beside a Guaranteed server. The sampler's
 // pod (the first) also mounts the node's cgroups, read-only.
 func (s *Server) agentPod(name, node string, sampler bool) *corev1.Pod {
-	req := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(agentCPUMilli, resource.DecimalSI)}
+	milli := int64(agentCPUMilli)
+	if sampler && !s.loadInSampler() {
+		milli = samplerCPUMilli
+	}
+	req := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(milli, resource.DecimalSI)}
 	m := s.meta(name)
 	m.Labels["dbduel.role"] = agentName
 	c := agentContainer(s.o.Image, corev1.ResourceRequirements{Requests: req})
@@ -177,6 +184,12 @@ func (s *Server) agentPod(name, node string, sampler bool) *corev1.Pod {
 	}
 	s.onNodeNetwork(&pod.Spec)
 	return pod
+}
+
+// loadInSampler says the first agent pod runs the load too: a beside
+// client on the server's node.
+func (s *Server) loadInSampler() bool {
+	return s.o.Client == "beside" && (s.o.ClientNode == "" || s.o.ClientNode == s.pod.Spec.NodeName)
 }
 
 // agentContainer is dbduel's agent in image (it has a shell), started as
