@@ -27,7 +27,7 @@ const (
 	// A pod whose agent only samples (the load runs here or on another
 	// node) asks for less: it reads a few cgroup files a second.
 	samplerCPUMilli = 50
-	cgroupMount   = "/.dbduel-cgroup" // the node's /sys/fs/cgroup, read-only, in the agent pod
+	cgroupMount     = "/.dbduel-cgroup" // the node's /sys/fs/cgroup, read-only, in the agent pod
 )
 
 // objectName is a Kubernetes name for the run's target (and a suffix): DNS
