@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/dbduel/dbduel/targets/container"
 )
@@ -74,17 +75,16 @@ func (s *Server) agentNodes(ctx context.Context) ([]string, error) {
 	if s.o.Spread != "nodes" {
 		return []string{home}, nil
 	}
-	list, err := s.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := podNodes(ctx, s.cs)
 	if err != nil {
 		return nil, fmt.Errorf("k8s: spread=nodes lists the nodes: %w", err)
 	}
 	var others []string
-	for _, n := range list.Items {
-		if n.Name != home && takesPods(&n) {
-			others = append(others, n.Name)
+	for _, n := range nodes {
+		if n != home {
+			others = append(others, n)
 		}
 	}
-	sort.Strings(others)
 	return append([]string{home}, others...), nil
 }
 
@@ -96,9 +96,18 @@ func PodNodes(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("k8s: read the kubeconfig: %w", err)
 	}
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := podNodes(ctx, cs)
 	if err != nil {
 		return nil, fmt.Errorf("k8s: list the nodes: %w", err)
+	}
+	return nodes, nil
+}
+
+// podNodes names the cluster's nodes that take pods, sorted.
+func podNodes(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
 	}
 	var names []string
 	for _, n := range list.Items {
