@@ -93,6 +93,10 @@ func TestExplainBadInput(t *testing.T) {
 		{"explain", "--native", "local:mariadbd", "--image", "x", "--target", "a=host"},
 		{"explain", "--native", "local:mariadbd", "--image", "x", "--rungs", "podman-rootless"},
 		{"explain", "oltp_point_select", "--server-time=false", "--native", "local:mariadbd", "--image", "x", "--rootless-user", "no-such-user-here"},
+		{"explain", "--native", "local:mariadbd", "--image", "x", "--rungs", "pod-pvc"},
+		{"explain", "--native", "local:mariadbd", "--image", "x", "--k8s-storage", "standard:1Gi"},
+		{"explain", "--native", "local:mariadbd", "--image", "x", "--rungs", "pod-pvc", "--k8s-storage", "standard"},
+		{"explain", "--native", "local:mariadbd", "--image", "x", "--rungs", "pod-pvc", "--k8s-storage", "Bad_Class:1Gi"},
 	} {
 		_, stderr, code := dbduel(t, args...)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

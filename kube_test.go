@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -69,7 +70,34 @@ func kubeLeftovers(t *testing.T, cs kubernetes.Interface, runID string) []string
 	for _, c := range cms.Items {
 		left = append(left, "configmap/"+c.Name)
 	}
+	claims, _ := cs.CoreV1().PersistentVolumeClaims("default").List(ctx, lo)
+	for _, c := range claims.Items {
+		left = append(left, "persistentvolumeclaim/"+c.Name)
+	}
 	return left
+}
+
+// waitVolumesGone waits for the volumes bound to a run's claims to go:
+// the class reclaims them (Delete) once dbduel has deleted the claims.
+func waitVolumesGone(t *testing.T, cs kubernetes.Interface, runID string) {
+	t.Helper()
+	var left []string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		pvs, err := cs.CoreV1().PersistentVolumes().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = left[:0]
+		for _, pv := range pvs.Items {
+			if ref := pv.Spec.ClaimRef; ref != nil && strings.HasPrefix(ref.Name, "dbduel-"+runID+"-") {
+				left = append(left, pv.Name+" ("+string(pv.Status.Phase)+")")
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+	}
+	t.Fatalf("volumes of run %s's claims still there after a minute: %v", runID, left)
 }
 
 // One image natively, in Docker and in a pod, interleaved: each run's
@@ -195,6 +223,88 @@ func TestKubeHostNetwork(t *testing.T) {
 	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
 		t.Fatalf("left in the cluster: %v", left)
 	}
+}
+
+// storage=CLASS:SIZE with --restart-between-runs: the claim of the
+// cluster's class binds on the pinned node (the pod placed through the
+// scheduler), every run gets a new server pod on the same claim, and the
+// tables prepared once are still there (each run's count exact: a fresh
+// datadir would have no sbtest1). The claim goes with the run, and its
+// volume with the claim.
+func TestKubeClaimRestart(t *testing.T) {
+	cs := kubeClient(t)
+	runID := newRunID()
+	out := filepath.Join(t.TempDir(), "r.json")
+	done := make(chan string, 1)
+	go func() {
+		_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
+			"--target", "claim=k8s:"+testImage(t)+",node=dbduel-k8s-node,storage=dbduel-local:1Gi,cpus=0.5,memory=512m",
+			"--restart-between-runs", "--runs", "2", "--time", "2", "--threads", "2", "--table-size", "1000", "--no-tui", "-o", out)
+		if code != 0 {
+			stderr = fmt.Sprintf("exit %d: %s", code, stderr)
+		} else {
+			stderr = ""
+		}
+		done <- stderr
+	}()
+	servers, claims := map[string]bool{}, map[string]bool{}
+	for waiting := true; waiting; {
+		select {
+		case failed := <-done:
+			if failed != "" {
+				t.Fatal(failed)
+			}
+			waiting = false
+		case <-time.After(300 * time.Millisecond):
+			pods, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: ledger.Label + "=" + runID + ",dbduel.role=server"})
+			if err != nil {
+				continue
+			}
+			for _, p := range pods.Items {
+				if p.Status.Phase != corev1.PodRunning {
+					continue
+				}
+				servers[string(p.UID)] = true
+				for _, v := range p.Spec.Volumes {
+					if v.PersistentVolumeClaim != nil {
+						claims[v.PersistentVolumeClaim.ClaimName+"@"+p.Spec.NodeName] = true
+					}
+				}
+			}
+		}
+	}
+	if len(servers) < 3 || len(claims) != 1 {
+		t.Errorf("%d server pods on claims %v: want a new pod for each of the warm-up and 2 runs, one claim on dbduel-k8s-node", len(servers), claims)
+	}
+	for c := range claims {
+		if !strings.HasSuffix(c, "@dbduel-k8s-node") {
+			t.Errorf("claim's pod on %s, want dbduel-k8s-node", c)
+		}
+	}
+	r, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Targets[0].Described; d.StorageClass != "dbduel-local" || d.Datadir == nil || d.Datadir.Kind != "pvc" {
+		t.Errorf("described: storage class %q, datadir %+v", d.StorageClass, d.Datadir)
+	}
+	measured := 0
+	for _, run := range r.Runs {
+		if run.Warmup {
+			continue
+		}
+		measured++
+		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
+			t.Errorf("run %d: the server's count is not dbduel's: %+v", run.Index, run.Honesty)
+		}
+	}
+	if measured != 2 {
+		t.Errorf("%d measured runs, want 2", measured)
+	}
+	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
+		t.Fatalf("left in the cluster: %v", left)
+	}
+	waitVolumesGone(t, cs, runID)
 }
 
 // agents=3: one target's threads shared by three agent pods beside the
@@ -435,7 +545,7 @@ func kubeExplainRungs(t *testing.T, cs kubernetes.Interface) {
 	runID := newRunID()
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "explain", "oltp_point_select",
-		"--native", "local:mariadbd", "--image", testImage(t), "--k8s", "--rungs", "pod-clusterip,pod-nodeport,pod-other-node",
+		"--native", "local:mariadbd", "--image", testImage(t), "--k8s", "--rungs", "pod-clusterip,pod-nodeport,pod-other-node,pod-pvc", "--k8s-storage", "dbduel-local:1Gi",
 		"--server-time=false", "--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -445,10 +555,11 @@ func kubeExplainRungs(t *testing.T, cs kubernetes.Interface) {
 		t.Fatalf("result: %v", err)
 	}
 	var names []string
-	paths := map[string]string{}
+	paths, datadirs := map[string]string{}, map[string]string{}
 	for _, rg := range r.Explain.Rungs {
 		names = append(names, rg.Name)
 		paths[rg.Name], _ = rg.Evidence["network_path"].(string)
+		datadirs[rg.Name], _ = rg.Evidence["datadir_kind"].(string)
 		if !rg.Valid {
 			t.Errorf("%s: invalid: %s (evidence %v)", rg.Name, rg.Invalid, rg.Evidence)
 		}
@@ -456,19 +567,30 @@ func kubeExplainRungs(t *testing.T, cs kubernetes.Interface) {
 			t.Errorf("%s: delta %.1f%% CI [%.1f, %.1f] n=%d", rg.Name, rg.DeltaPct, rg.CILowPct, rg.CIHighPct, rg.N)
 		}
 	}
-	if got := strings.Join(names, " "); got != "native host-bind quota-pod-size pod-hostnet pod-ip pod-clusterip pod-nodeport pod-beside pod-other-node" {
+	if got := strings.Join(names, " "); got != "native host-bind quota-pod-size pod-hostnet pod-ip pod-clusterip pod-nodeport pod-beside pod-other-node pod-pvc" {
 		t.Fatalf("rungs %s", got)
 	}
-	want := map[string]string{"pod-hostnet": "host", "pod-ip": "pod-ip", "pod-clusterip": "cluster-ip", "pod-nodeport": "node-port", "pod-beside": "pod-ip", "pod-other-node": "pod-ip"}
+	want := map[string]string{"pod-hostnet": "host", "pod-ip": "pod-ip", "pod-clusterip": "cluster-ip", "pod-nodeport": "node-port", "pod-beside": "pod-ip", "pod-other-node": "pod-ip", "pod-pvc": "pod-ip"}
 	for name, path := range want {
 		if paths[name] != path {
 			t.Errorf("%s: network path %q, want %q", name, paths[name], path)
+		}
+	}
+	// The claim was provisioned (a local volume of the cluster's class, on
+	// the pinned node through the scheduler) and read back as the datadir.
+	if datadirs["pod-pvc"] != "pvc" || datadirs["pod-beside"] != "emptydir" {
+		t.Errorf("datadirs: pod-pvc %q, pod-beside %q", datadirs["pod-pvc"], datadirs["pod-beside"])
+	}
+	for _, tg := range r.Targets {
+		if d := tg.Described; tg.Name == "pod-pvc" && (d.StorageClass != "dbduel-local" || d.Node != "dbduel-k8s-node") {
+			t.Errorf("pod-pvc: storage class %q on %q", d.StorageClass, d.Node)
 		}
 	}
 	t.Logf("waterfall:\n%s", stdout)
 	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
 		t.Fatalf("left in the cluster: %v", left)
 	}
+	waitVolumesGone(t, cs, runID)
 	if n := leftovers(t, runID); n != 0 {
 		t.Fatalf("%d things of run %s left", n, runID)
 	}

@@ -27,7 +27,10 @@
 # on the bridge dbduel-cni0, Services 10.96.0.0/24. The second node is
 # another containerd, kubelet and kube-proxy in a network namespace of their
 # own (10.254.100.2, pods 10.244.1.0/24 on its bridge, routed from here),
-# the kubelet's cgroups under /dbduel-k8s-node2 instead of the top.
+# the kubelet's cgroups under /dbduel-k8s-node2 instead of the top. Claims
+# of the StorageClass dbduel-local get a local volume on their pod's node
+# from the cluster's own provisioner (internal/tools/k8s/cmd/provisioner),
+# a directory under /var/lib/dbduel-k8s/pv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/safedir.sh
@@ -57,6 +60,7 @@ node2_data=$data/node2
 node2_sock=$node2_state/containerd/containerd.sock
 node2_netns=$node2_state/netns
 node2_cgroup=dbduel-k8s-node2
+storage_class=dbduel-local
 kube_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 # The kernel settings the kubelet and kube-proxy may change (the kubelet
 # sets the first five unless protectKernelDefaults, which would make it
@@ -124,7 +128,7 @@ build() {
 		say "a cluster is up: its tools are not rebuilt under it"
 		return 0
 	fi
-	(cd internal/tools/k8s && go build -trimpath -o "$state/bin/" ./cmd/etcd ./cmd/pki ./cmd/cri-clean ./cmd/pause-image &&
+	(cd internal/tools/k8s && go build -trimpath -o "$state/bin/" ./cmd/etcd ./cmd/pki ./cmd/cri-clean ./cmd/pause-image ./cmd/provisioner &&
 		CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$state/bin/pause" ./cmd/pause)
 }
 
@@ -420,6 +424,17 @@ up() {
 	start kube-scheduler "$bin/kube-scheduler" \
 		--kubeconfig="$pki/scheduler.conf" --authentication-kubeconfig="$pki/scheduler.conf" \
 		--authorization-kubeconfig="$pki/scheduler.conf" --bind-address=127.0.0.1 --leader-elect=false --profiling=false
+	# PersistentVolumeClaims of the class dbduel-local: a local volume on
+	# the node the scheduler chose, a directory under $data/pv (root's).
+	start provisioner "$state/bin/provisioner" -kubeconfig "$pki/admin.conf" -dir "$data/pv"
+	kubectl apply -f - >/dev/null <<-EOF
+		apiVersion: storage.k8s.io/v1
+		kind: StorageClass
+		metadata: {name: $storage_class}
+		provisioner: dbduel.test/local-dir
+		volumeBindingMode: WaitForFirstConsumer
+		reclaimPolicy: Delete
+	EOF
 	wait "$importing" || fail "importing the images into the node's runtime failed"
 	start_kubelet
 	start kube-proxy "$bin/kube-proxy" --config="$data/kube-proxy.yaml"
@@ -493,7 +508,7 @@ down() {
 	stop containerd node2-containerd
 	kill_shims "$sock"
 	kill_shims "$node2_sock"
-	stop kube-scheduler kube-controller-manager kube-apiserver
+	stop provisioner kube-scheduler kube-controller-manager kube-apiserver
 	stop etcd
 	if [ $started = 1 ]; then
 		undo_machine_changes

@@ -120,36 +120,52 @@ func PodmanRungs(user string) []Rung {
 	}
 }
 
+// KubeSize is what every Kubernetes rung shares: the pods' size, where
+// they run, and the claim of the PVC rung.
+type KubeSize struct {
+	CPUs        float64
+	Memory      string // as the user wrote it (512m)
+	MemoryBytes int64  // Memory's bytes
+	// Home and Other are two nodes that take pods (both empty with one):
+	// every pod is pinned to Home, and the other-node rung's client runs
+	// on Other.
+	Home, Other string
+	// Storage is the PVC rung's CLASS:SIZE (empty: no such rung).
+	Storage string
+}
+
 // KubeRungs are Kubernetes's rungs (--k8s), for a cluster whose node is
 // this machine or whose pod IPs this machine reaches: a container with the
-// pods' CPU quota and memory limit (memoryBytes, memory's bytes), its
-// datadir bind-mounted, then Guaranteed pods of that size (the datadir an
-// emptyDir, the runtime's default seccomp filter) on the node's network, on their own (the pod IP),
-// behind their Service's ClusterIP and NodePort (kube-proxy's NAT), and
+// pods' CPU quota and memory limit, its datadir bind-mounted, then
+// Guaranteed pods of that size (the datadir an emptyDir, the runtime's
+// default seccomp filter) on the node's network, on their own (the pod
+// IP), behind their Service's ClusterIP and NodePort (kube-proxy's NAT),
 // with the client in an agent pod beside the server instead of here, and
-// (given two nodes that take pods, home and other) on another node. One
-// size for all, small enough by default (0.25 CPUs: six pods and their
-// agents' 100m each fit two cores) that the whole ladder fits one node.
-// With two nodes every pod is pinned to home, so that the rungs differ in
-// their one change and not in the node the scheduler picked.
-func KubeRungs(cpus float64, memory string, memoryBytes int64, home, other string) []Rung {
-	size := fmt.Sprintf("cpus=%g,memory=%s", cpus, memory)
+// (given two nodes) on another node, and (given a storage class) the
+// datadir on a claim. One size for all, small enough by default (0.25
+// CPUs: six pods and their agents fit two cores) that the whole ladder
+// fits one node. With two nodes every pod is pinned to Home, so that the
+// rungs differ in their one change and not in the node the scheduler
+// picked.
+func KubeRungs(k KubeSize) []Rung {
+	cpus := k.CPUs
+	size := fmt.Sprintf("cpus=%g,memory=%s", cpus, k.Memory)
 	podSize := size // a pod's, pinned to home when there are two nodes
-	if home != "" {
-		podSize += ",node=" + home
+	if k.Home != "" {
+		podSize += ",node=" + k.Home
 	}
 	pod := func(path, client string) Expect {
 		return Expect{NetworkPath: path, Datadir: "emptydir", Seccomp: "filter", Engine: "kubernetes", CPUs: cpus,
-			MemoryLimited: true, MemoryBytes: memoryBytes, Client: client}
+			MemoryLimited: true, MemoryBytes: k.MemoryBytes, Client: client}
 	}
 	beside := pod("pod-ip", "beside")
 	elsewhere := beside
-	if other != "" {
+	if k.Other != "" {
 		beside.ClientNode, elsewhere.ClientNode = "server", "other"
 	}
 	rungs := []Rung{
-		{Name: "quota-pod-size", Change: fmt.Sprintf("the pods' size on the container: a CPU quota of %g and a %s memory limit", cpus, memory), ComparedTo: "host-bind",
-			Keys: "network=host,datadir=bind," + size, Expect: Expect{NetworkPath: "direct", Datadir: "bind", Seccomp: "filter", CPUs: cpus, MemoryLimited: true, MemoryBytes: memoryBytes}},
+		{Name: "quota-pod-size", Change: fmt.Sprintf("the pods' size on the container: a CPU quota of %g and a %s memory limit", cpus, k.Memory), ComparedTo: "host-bind",
+			Keys: "network=host,datadir=bind," + size, Expect: Expect{NetworkPath: "direct", Datadir: "bind", Seccomp: "filter", CPUs: cpus, MemoryLimited: true, MemoryBytes: k.MemoryBytes}},
 		{Name: "pod-hostnet", Change: "a Guaranteed pod on the node's network (hostNetwork: true) instead of the container: the kubelet and its runtime; the datadir an emptyDir (a node directory, as the bind mount)", ComparedTo: "quota-pod-size", Engine: "k8s",
 			Keys: "network=host,client=here," + podSize, Expect: pod("host", "here")},
 		{Name: "pod-ip", Change: "the pod's own network: the client reaches the pod IP over the node's bridge", ComparedTo: "pod-hostnet", Engine: "k8s",
@@ -161,12 +177,22 @@ func KubeRungs(cpus float64, memory string, memoryBytes int64, home, other strin
 		{Name: "pod-beside", Change: "the client in dbduel's agent pod beside the server on its node instead of here (to the pod IP)", ComparedTo: "pod-ip", Engine: "k8s",
 			Keys: "client=beside," + podSize, Expect: beside},
 	}
-	if other != "" {
+	if k.Other != "" {
 		rungs = append(rungs, Rung{Name: OtherNodeRung, Change: "the client's agent pod on another node than the server's: the cluster network between nodes", ComparedTo: "pod-beside", Engine: "k8s",
-			Keys: "client=beside,client-node=" + other + "," + podSize, Expect: elsewhere})
+			Keys: "client=beside,client-node=" + k.Other + "," + podSize, Expect: elsewhere})
+	}
+	if k.Storage != "" {
+		claim := beside
+		claim.Datadir = "pvc"
+		class, _, _ := strings.Cut(k.Storage, ":")
+		rungs = append(rungs, Rung{Name: PVCRung, Change: fmt.Sprintf("the datadir on a PersistentVolumeClaim of the class %s instead of an emptyDir", class), ComparedTo: "pod-beside", Engine: "k8s",
+			Keys: "client=beside,storage=" + k.Storage + "," + podSize, Expect: claim})
 	}
 	return rungs
 }
+
+// PVCRung is the Kubernetes rung that needs a StorageClass.
+const PVCRung = "pod-pvc"
 
 // OtherNodeRung is the Kubernetes rung that needs a second node.
 const OtherNodeRung = "pod-other-node"

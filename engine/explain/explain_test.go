@@ -250,7 +250,7 @@ func TestPodmanRungContradictions(t *testing.T) {
 // emptyDir), one change each, as k8s: SPECs of one size;
 // selecting the ClusterIP rung keeps its chain.
 func TestKubeRungs(t *testing.T) {
-	ladder := append(Ladder(1), KubeRungs(0.3, "512m", 512<<20, "", "")...)
+	ladder := append(Ladder(1), KubeRungs(KubeSize{CPUs: 0.3, Memory: "512m", MemoryBytes: 512 << 20})...)
 	rungs, err := Select(ladder, []string{"pod-clusterip"})
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ func TestKubeRungs(t *testing.T) {
 	}
 	// The client beside the pod is its own rung: a client here is not it.
 	ev["memory_limit_bytes"], ev["network_path"] = float64(512<<20), "pod-ip"
-	beside := KubeRungs(0.3, "512m", 512<<20, "", "")[5]
+	beside := KubeRungs(KubeSize{CPUs: 0.3, Memory: "512m", MemoryBytes: 512 << 20})[5]
 	if c := contradiction(beside.Expect, ev); c != `client placement is "here", the rung needs "beside"` {
 		t.Fatalf("a client here as beside: %q", c)
 	}
@@ -301,10 +301,10 @@ func TestKubeRungs(t *testing.T) {
 // must be on the server's node, one change. A client that the read-back
 // shows on the server's node is not the other-node rung, nor the reverse.
 func TestKubeOtherNodeRung(t *testing.T) {
-	if n := len(KubeRungs(0.3, "512m", 512<<20, "", "")); n != 6 {
+	if n := len(KubeRungs(KubeSize{CPUs: 0.3, Memory: "512m", MemoryBytes: 512 << 20})); n != 6 {
 		t.Fatalf("one node: %d rungs, want 6 (no other-node rung)", n)
 	}
-	ladder := append(Ladder(1), KubeRungs(0.3, "512m", 512<<20, "n1", "n2")...)
+	ladder := append(Ladder(1), KubeRungs(KubeSize{CPUs: 0.3, Memory: "512m", MemoryBytes: 512 << 20, Home: "n1", Other: "n2"})...)
 	rungs, err := Select(ladder, []string{OtherNodeRung})
 	if err != nil {
 		t.Fatal(err)
@@ -347,5 +347,40 @@ func TestKubeOtherNodeRung(t *testing.T) {
 	delete(ev, "client_nodes")
 	if c := contradiction(other.Expect, ev); c == "" {
 		t.Fatal("no client node read back passed as the other node")
+	}
+}
+
+// Given a storage class, the PVC rung is the beside pod with its datadir on
+// a claim: one change against pod-beside, and a pod whose datadir reads
+// back as an emptyDir is not it.
+func TestKubePVCRung(t *testing.T) {
+	for _, r := range KubeRungs(KubeSize{CPUs: 0.3, Memory: "512m", MemoryBytes: 512 << 20}) {
+		if r.Name == PVCRung {
+			t.Fatal("a PVC rung without a storage class")
+		}
+	}
+	ladder := append(Ladder(1), KubeRungs(KubeSize{CPUs: 0.3, Memory: "512m", MemoryBytes: 512 << 20, Storage: "local:2Gi"})...)
+	rungs, err := Select(ladder, []string{PVCRung})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pvc, beside := rungs[len(rungs)-1], rungs[len(rungs)-2]
+	if pvc.Name != PVCRung || pvc.ComparedTo != "pod-beside" || beside.Name != "pod-beside" {
+		t.Fatalf("rungs %s (vs %s), %s", pvc.Name, pvc.ComparedTo, beside.Name)
+	}
+	if s := pvc.Spec("local:mariadbd", "img:1"); s != "k8s:img:1,client=beside,storage=local:2Gi,cpus=0.3,memory=512m" {
+		t.Fatalf("pvc spec %s", s)
+	}
+	if !strings.Contains(pvc.Change, "class local") {
+		t.Fatalf("change %q does not name the class", pvc.Change)
+	}
+	ev := map[string]any{"network_path": "pod-ip", "datadir_kind": "pvc", "seccomp_mode": "filter", "engine": "kubernetes",
+		"cpus": 0.3, "memory_limit_bytes": float64(512 << 20), "client_placement": "beside"}
+	if c := contradiction(pvc.Expect, ev); c != "" {
+		t.Fatalf("valid pod-pvc: %s", c)
+	}
+	ev["datadir_kind"] = "emptydir"
+	if c := contradiction(pvc.Expect, ev); c != `datadir is "emptydir", the rung needs "pvc"` {
+		t.Fatalf("an emptyDir as the PVC rung: %q", c)
 	}
 }

@@ -212,8 +212,8 @@ func (s *Server) Start(ctx context.Context) error {
 // startPod creates the server pod and waits until it is Ready and reached.
 func (s *Server) startPod(ctx context.Context, cmd []string) error {
 	pod := s.serverPod(cmd)
-	if s.pod != nil { // a restart: on the node the agent pod is on
-		pod.Spec.NodeName = s.pod.Spec.NodeName
+	if s.pod != nil { // a restart: on the node the agent pod is on (its claim bound by now)
+		pod.Spec.NodeName, pod.Spec.Affinity = s.pod.Spec.NodeName, nil
 	}
 	s.cgPath = ""
 	if _, err := s.cs.CoreV1().Pods(s.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {

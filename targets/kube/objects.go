@@ -119,8 +119,24 @@ func (s *Server) serverPod(cmd []string) *corev1.Pod {
 	if o.Client == "netns" {
 		s.addNetnsAgent(&pod.Spec)
 	}
+	if o.Storage == "pvc" && o.Node != "" {
+		pinThroughScheduler(&pod.Spec, o.Node)
+	}
 	s.onNodeNetwork(&pod.Spec)
 	return pod
+}
+
+// pinThroughScheduler puts a pod on node by a required node affinity
+// instead of spec.nodeName: a pod with nodeName skips the scheduler, and
+// only the scheduler tells a WaitForFirstConsumer claim (local volumes,
+// most cloud classes) its node, so the claim would never bind.
+func pinThroughScheduler(spec *corev1.PodSpec, node string) {
+	spec.NodeName = ""
+	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+		}}},
+	}}
 }
 
 // dataVolume is the datadir's volume.

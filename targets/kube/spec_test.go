@@ -157,6 +157,34 @@ func TestHostNetworkPods(t *testing.T) {
 	}
 }
 
+// A claim's pod is pinned through the scheduler (which tells a
+// WaitForFirstConsumer claim its node), an emptyDir's by nodeName.
+func TestClaimPodIsPinnedThroughTheScheduler(t *testing.T) {
+	s, err := New("pod", "dbduel-test/mariadb:10.11.14,node=node-1,storage=local:1Gi", "run1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ns = "default"
+	pod := s.serverPod(nil)
+	if pod.Spec.NodeName != "" || pod.Spec.Affinity == nil {
+		t.Fatalf("nodeName %q, affinity %+v: want the node through the scheduler", pod.Spec.NodeName, pod.Spec.Affinity)
+	}
+	f := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0]
+	if f.Key != "metadata.name" || f.Operator != corev1.NodeSelectorOpIn || len(f.Values) != 1 || f.Values[0] != "node-1" {
+		t.Fatalf("node affinity %+v", f)
+	}
+	if v := pod.Spec.Volumes[1].PersistentVolumeClaim; v == nil || v.ClaimName != s.podName {
+		t.Fatalf("datadir volume %+v: want the claim %s", pod.Spec.Volumes[1], s.podName)
+	}
+	if c := s.claim(); *c.Spec.StorageClassName != "local" || c.Spec.Resources.Requests.Storage().Value() != 1<<30 {
+		t.Fatalf("claim %+v", c.Spec)
+	}
+	s, _ = New("pod", "dbduel-test/mariadb:10.11.14,node=node-1", "run1")
+	if pod := s.serverPod(nil); pod.Spec.NodeName != "node-1" || pod.Spec.Affinity != nil {
+		t.Fatalf("emptyDir pod: nodeName %q, affinity %+v", pod.Spec.NodeName, pod.Spec.Affinity)
+	}
+}
+
 func TestPodStateSaysWhy(t *testing.T) {
 	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
 		Name: "server", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: "never pull"}}}}}}

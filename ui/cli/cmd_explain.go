@@ -25,7 +25,7 @@ type explainOptions struct {
 	cpus                               int
 	serverTime, podman, k8s            bool
 	k8sCPUs                            float64
-	k8sMemory                          string
+	k8sMemory, k8sStorage              string
 	ladder                             []explain.Rung
 }
 
@@ -72,6 +72,7 @@ attribution of the total gap to layers.`,
 	cmd.Flags().BoolVar(&o.k8s, "k8s", false, "add Kubernetes's rungs (the kubeconfig's current context): hostNetwork, pod IP, ClusterIP, NodePort, the client beside")
 	cmd.Flags().Float64Var(&o.k8sCPUs, "k8s-cpus", 0.25, "CPUs of every Kubernetes rung's pod (requests = limits), and of the container they are compared with")
 	cmd.Flags().StringVar(&o.k8sMemory, "k8s-memory", "512m", "memory of every Kubernetes rung's pod, and of the container they are compared with")
+	cmd.Flags().StringVar(&o.k8sStorage, "k8s-storage", "", "CLASS:SIZE: add the pod-pvc rung, the datadir on a PersistentVolumeClaim of that StorageClass (e.g. standard:10Gi)")
 	cmd.Flags().BoolVar(&o.serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
 	return cmd
 }
@@ -103,7 +104,11 @@ func (o *explainOptions) ladderTargets(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser, o.k8s, explain.KubeRungs(o.k8sCPUs, o.k8sMemory, memBytes, home, other))
+	if err := o.checkStorage(stderr); err != nil {
+		return err
+	}
+	kubeRungs := explain.KubeRungs(explain.KubeSize{CPUs: o.k8sCPUs, Memory: o.k8sMemory, MemoryBytes: memBytes, Home: home, Other: other, Storage: o.k8sStorage})
+	ladder, err := explainLadder(o.cpus, o.rungs, o.podman, o.rootlessUser, o.k8s, kubeRungs)
 	if err != nil {
 		return err
 	}
@@ -140,6 +145,31 @@ func (o *explainOptions) do(ctx context.Context, st *State, rc *runConfig, ts *s
 // explainLadder is the rungs to measure: Docker's, Podman's with --podman
 // (the rootless one with a user), Kubernetes's with --k8s, or those
 // --rungs names (with their references).
+// checkStorage reads --k8s-storage as a k8s: target would, and says when
+// the pod-pvc rung is left out for the want of it.
+func (o *explainOptions) checkStorage(stderr io.Writer) error {
+	asked := strings.Contains(","+o.rungs+",", ","+explain.PVCRung+",")
+	if o.k8sStorage == "" {
+		if asked {
+			return usageErr("the %s rung needs --k8s-storage CLASS:SIZE (a StorageClass of the cluster, e.g. standard:10Gi)", explain.PVCRung)
+		}
+		if o.k8s {
+			fmt.Fprintf(stderr, "dbduel: explain: no %s rung: --k8s-storage CLASS:SIZE names the StorageClass to claim from\n", explain.PVCRung)
+		}
+		return nil
+	}
+	if !o.k8s && !asked {
+		return usageErr("--k8s-storage is for the %s rung: add --k8s or --rungs %s", explain.PVCRung, explain.PVCRung)
+	}
+	if v := o.k8sStorage; v == "emptydir" || !strings.Contains(v, ":") {
+		return usageErr("--k8s-storage %q: want CLASS:SIZE, a StorageClass of the cluster and the claim's size (e.g. standard:10Gi)", v)
+	}
+	if _, err := kube.ParseSpec("img,storage=" + o.k8sStorage); err != nil {
+		return usageErr("--k8s-storage %q: want CLASS:SIZE, a StorageClass of the cluster and the claim's size (e.g. standard:10Gi)", o.k8sStorage)
+	}
+	return nil
+}
+
 // kubeNodes picks the nodes of the Kubernetes rungs: with two nodes that
 // take pods, the first for every server pod and the second for the
 // pod-other-node rung's client; with one, none (and no such rung).
