@@ -459,6 +459,7 @@ up() {
 	EOF
 	wait_for "a test pod running" 120 kubectl wait --for=condition=Ready pod/dbduel-k8s-probe --timeout=5s
 	kubectl delete pod dbduel-k8s-probe --grace-period=0 --wait=false >/dev/null
+	ours provisioner >/dev/null || fail "the provisioner exited: $(tail -n 3 "$data/logs/provisioner.log" 2>/dev/null)"
 	say "up in $((SECONDS - t0)) s: node $node Ready at $node_ip; '$0 env' prints the exports"
 }
 

@@ -539,11 +539,26 @@ func (s *Server) Stop(ctx context.Context) error {
 	return nil
 }
 
-// deletePod deletes one pod at once and waits until it is gone.
+// stopPodTimeout bounds a restart's wait for the kubelet to confirm the old
+// server's end: its grace period (10 s), then the kill and the unmounts.
+const stopPodTimeout = 40 * time.Second
+
+// deletePod stops the server pod as a restart stops a server: SIGTERM and
+// its grace period, and waits until the kubelet confirms the containers
+// ended and the volumes are unmounted (the API keeps a pod deleted with a
+// grace period until then). Not at once (grace 0): that removes the pod
+// from the API while its server still runs, and the next pod would start a
+// second server on the same claim.
 func (s *Server) deletePod(ctx context.Context, name string) error {
-	err := s.cs.CoreV1().Pods(s.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
+	err := s.cs.CoreV1().Pods(s.ns).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("k8s: delete pod %s: %w", name, err)
 	}
-	return waitGone(ctx, s.cs, s.ns, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	wctx, cancel := context.WithTimeout(ctx, stopPodTimeout)
+	defer cancel()
+	err = waitGone(wctx, s.cs, s.ns, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil && ctx.Err() == nil && wctx.Err() != nil {
+		return fmt.Errorf("k8s: the kubelet did not confirm the end of pod %s within %s (its node NotReady?): not starting a second server on its data", name, stopPodTimeout)
+	}
+	return err
 }

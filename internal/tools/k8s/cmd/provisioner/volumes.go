@@ -59,6 +59,10 @@ func (p *provisioner) pass(ctx context.Context) error {
 			continue
 		}
 		if class := ours[*c.Spec.StorageClassName]; class != nil {
+			if why := unsupported(c); why != "" {
+				errs = append(errs, fmt.Errorf("claim %s/%s: %s: not provisioned", c.Namespace, c.Name, why))
+				continue
+			}
 			errs = append(errs, p.provision(ctx, c, class))
 		}
 	}
@@ -70,6 +74,20 @@ func (p *provisioner) pass(ctx context.Context) error {
 		errs = append(errs, p.reclaim(ctx, &volumes.Items[i]))
 	}
 	return errors.Join(errs...)
+}
+
+// unsupported says what of a claim a directory cannot give: a block
+// device, a selector over existing volumes, a data source to copy.
+func unsupported(c *corev1.PersistentVolumeClaim) string {
+	switch {
+	case c.Spec.VolumeMode != nil && *c.Spec.VolumeMode == corev1.PersistentVolumeBlock:
+		return "volumeMode Block"
+	case c.Spec.Selector != nil:
+		return "a selector"
+	case c.Spec.DataSource != nil || c.Spec.DataSourceRef != nil:
+		return "a data source"
+	}
+	return ""
 }
 
 // provision makes a claim's directory and volume once the scheduler has
@@ -157,8 +175,12 @@ func (p *provisioner) reclaim(ctx context.Context, pv *corev1.PersistentVolume) 
 }
 
 // root is the directory the volumes' directories live in: root's alone,
-// so nobody else can put a name in it for the provisioner to follow.
-type root struct{ dir string }
+// so nobody else can put a name in it for the provisioner to follow, and
+// held open (os.Root), so every later step resolves inside it.
+type root struct {
+	dir string
+	fs  *os.Root
+}
 
 // openRoot makes dir (mode 0700) or takes it as it is if it is already a
 // real directory of root's that nobody else can enter.
@@ -169,21 +191,32 @@ func openRoot(dir string) (*root, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
-	fi, err := os.Lstat(dir)
+	if fi, err := os.Lstat(dir); err != nil {
+		return nil, err
+	} else if fi.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s: a symlink", dir)
+	}
+	fs, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := private(fi); err != nil {
+	// What was opened, not what the name points at now.
+	fi, err := fs.Stat(".")
+	if err == nil {
+		err = private(fi)
+	}
+	if err != nil {
+		fs.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	return &root{dir: dir}, nil
+	return &root{dir: dir, fs: fs}, nil
 }
 
 // private says whether fi is a directory of root's that only root can enter.
 func private(fi os.FileInfo) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	switch {
-	case fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir():
+	case !fi.IsDir():
 		return errors.New("not a directory")
 	case !ok || st.Uid != 0:
 		return errors.New("not root's")
@@ -201,17 +234,16 @@ func (r *root) make(name string) (string, error) {
 	if !volumeName.MatchString(name) {
 		return "", fmt.Errorf("%q is not a volume name of this provisioner's", name)
 	}
-	path := filepath.Join(r.dir, name)
-	if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := r.fs.Mkdir(name, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err
 	}
-	if fi, err := os.Lstat(path); err != nil {
+	if fi, err := r.fs.Lstat(name); err != nil {
 		return "", err
 	} else if !fi.IsDir() {
-		return "", fmt.Errorf("%s: not a directory", path)
+		return "", fmt.Errorf("%s: not a directory", name)
 	}
 	// After the mkdir: the umask does not narrow a chmod.
-	return path, os.Chmod(path, 0o777)
+	return filepath.Join(r.dir, name), r.fs.Chmod(name, 0o777)
 }
 
 // remove deletes a volume's directory and all the pods left in it
@@ -220,5 +252,5 @@ func (r *root) remove(name string) error {
 	if !volumeName.MatchString(name) {
 		return fmt.Errorf("%q is not a volume name of this provisioner's", name)
 	}
-	return os.RemoveAll(filepath.Join(r.dir, name))
+	return r.fs.RemoveAll(name)
 }

@@ -75,6 +75,9 @@ func TestRootIsPrivateAndNamesAreChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := openRoot(filepath.Join(base, "link", "pv")); err != nil {
+		t.Fatalf("the same root through a symlinked parent: %v", err)
+	}
 	if fi, _ := os.Stat(r.dir); fi.Mode().Perm() != 0o700 {
 		t.Errorf("root mode %v, want 0700", fi.Mode().Perm())
 	}
@@ -109,5 +112,19 @@ func TestRootIsPrivateAndNamesAreChecked(t *testing.T) {
 	}
 	if _, err := os.Stat(outside); err != nil {
 		t.Errorf("a file the symlink pointed at was removed: %v", err)
+	}
+}
+
+func TestUnsupportedClaims(t *testing.T) {
+	block := corev1.PersistentVolumeBlock
+	for want, spec := range map[string]corev1.PersistentVolumeClaimSpec{
+		"":                 {},
+		"volumeMode Block": {VolumeMode: &block},
+		"a selector":       {Selector: &metav1.LabelSelector{}},
+		"a data source":    {DataSource: &corev1.TypedLocalObjectReference{Name: "snap"}},
+	} {
+		if got := unsupported(&corev1.PersistentVolumeClaim{Spec: spec}); got != want {
+			t.Errorf("%+v: %q, want %q", spec, got, want)
+		}
 	}
 }
