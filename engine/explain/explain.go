@@ -142,8 +142,8 @@ type KubeSize struct {
 // IP), behind their Service's ClusterIP and NodePort (kube-proxy's NAT),
 // with the client in an agent pod beside the server instead of here, and
 // (given two nodes) on another node, and (given a storage class) the
-// datadir on a claim. One size for all, small enough by default (0.25
-// CPUs: six pods and their agents fit two cores) that the whole ladder
+// datadir on a claim. One size for all, small enough by default (0.2
+// CPUs: seven pods and their agents fit two cores) that the whole ladder
 // fits one node. With two nodes every pod is pinned to Home, so that the
 // rungs differ in their one change and not in the node the scheduler
 // picked.

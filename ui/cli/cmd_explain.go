@@ -70,7 +70,7 @@ attribution of the total gap to layers.`,
 	cmd.Flags().BoolVar(&o.podman, "podman", false, "add Podman's rungs: host network, published port (and rootless with --rootless-user)")
 	cmd.Flags().StringVar(&o.rootlessUser, "rootless-user", "", "the unprivileged user (with /etc/subuid and /etc/subgid ranges) of the podman-rootless rung; implies --podman")
 	cmd.Flags().BoolVar(&o.k8s, "k8s", false, "add Kubernetes's rungs (the kubeconfig's current context): hostNetwork, pod IP, ClusterIP, NodePort, the client beside")
-	cmd.Flags().Float64Var(&o.k8sCPUs, "k8s-cpus", 0.25, "CPUs of every Kubernetes rung's pod (requests = limits), and of the container they are compared with")
+	cmd.Flags().Float64Var(&o.k8sCPUs, "k8s-cpus", 0.2, "CPUs of every Kubernetes rung's pod (requests = limits), and of the container they are compared with")
 	cmd.Flags().StringVar(&o.k8sMemory, "k8s-memory", "512m", "memory of every Kubernetes rung's pod, and of the container they are compared with")
 	cmd.Flags().StringVar(&o.k8sStorage, "k8s-storage", "", "CLASS:SIZE: add the pod-pvc rung, the datadir on a PersistentVolumeClaim of that StorageClass (e.g. standard:10Gi)")
 	cmd.Flags().BoolVar(&o.serverTime, "server-time", true, "turn performance_schema on in managed MySQL/MariaDB rungs to split latency into server time and the rest")
@@ -164,7 +164,7 @@ func (o *explainOptions) checkStorage(stderr io.Writer) error {
 	if v := o.k8sStorage; v == "emptydir" || !strings.Contains(v, ":") {
 		return usageErr("--k8s-storage %q: want CLASS:SIZE, a StorageClass of the cluster and the claim's size (e.g. standard:10Gi)", v)
 	}
-	if _, err := kube.ParseSpec("img,storage=" + o.k8sStorage); err != nil {
+	if _, err := kube.ParseSpec("img,protocol=mysql,storage=" + o.k8sStorage); err != nil {
 		return usageErr("--k8s-storage %q: want CLASS:SIZE, a StorageClass of the cluster and the claim's size (e.g. standard:10Gi)", o.k8sStorage)
 	}
 	return nil
