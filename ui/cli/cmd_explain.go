@@ -45,8 +45,9 @@ seccomp filter; a cpuset; a CPU quota of as many CPUs. With --podman, Podman's
 rungs too: its host network, its published port (NAT, no proxy) and, with
 --rootless-user, rootless Podman's (rootlessport). With --k8s, Kubernetes's:
 a container of the pods' size, then Guaranteed pods on the node's network,
-on the pod IP, behind the Service's ClusterIP and NodePort, and with the
-client in an agent pod beside the server. It ends with each
+on the pod IP, behind the Service's ClusterIP and NodePort, with the
+client in an agent pod beside the server (and on another node, given two),
+and with --k8s-storage the datadir on a claim. It ends with each
 rung's Δ% and CI, the evidence read back for it (network path, proxy and
 server CPU per transaction, datadir, seccomp, throttling) and the
 attribution of the total gap to layers.`,
