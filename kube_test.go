@@ -77,6 +77,25 @@ func kubeLeftovers(t *testing.T, cs kubernetes.Interface, runID string) []string
 	return left
 }
 
+// exactCounts checks that r has want measured runs, each counted by its
+// server exactly as dbduel counted it.
+func exactCounts(t *testing.T, r *result.Result, want int) {
+	t.Helper()
+	measured := 0
+	for _, run := range r.Runs {
+		if run.Warmup {
+			continue
+		}
+		measured++
+		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
+			t.Errorf("%s run %d: the server's count is not dbduel's: %+v", run.Target, run.Index, run.Honesty)
+		}
+	}
+	if measured != want {
+		t.Errorf("%d measured runs, want %d", measured, want)
+	}
+}
+
 // waitVolumesGone waits for the volumes bound to a run's claims to go:
 // the class reclaims them (Delete) once dbduel has deleted the claims.
 func waitVolumesGone(t *testing.T, cs kubernetes.Interface, runID string) {
@@ -207,19 +226,7 @@ func TestKubeHostNetwork(t *testing.T) {
 			t.Errorf("%s not read back as on the node's network: %+v", tg.Name, d)
 		}
 	}
-	measured := 0
-	for _, run := range r.Runs {
-		if run.Warmup {
-			continue
-		}
-		measured++
-		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
-			t.Errorf("%s: the server's count is not dbduel's: %+v", run.Target, run.Honesty)
-		}
-	}
-	if measured != 2 {
-		t.Errorf("%d measured runs, want 2", measured)
-	}
+	exactCounts(t, r, 2)
 	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
 		t.Fatalf("left in the cluster: %v", left)
 	}
@@ -288,19 +295,7 @@ func TestKubeClaimRestart(t *testing.T) {
 	if d := r.Targets[0].Described; d.StorageClass != "dbduel-local" || d.Datadir == nil || d.Datadir.Kind != "pvc" {
 		t.Errorf("described: storage class %q, datadir %+v", d.StorageClass, d.Datadir)
 	}
-	measured := 0
-	for _, run := range r.Runs {
-		if run.Warmup {
-			continue
-		}
-		measured++
-		if h := run.Honesty; h == nil || h.ServerQueries == 0 || h.ServerQueries != h.DbduelQueries {
-			t.Errorf("run %d: the server's count is not dbduel's: %+v", run.Index, run.Honesty)
-		}
-	}
-	if measured != 2 {
-		t.Errorf("%d measured runs, want 2", measured)
-	}
+	exactCounts(t, r, 2)
 	if left := kubeLeftovers(t, cs, runID); len(left) != 0 {
 		t.Fatalf("left in the cluster: %v", left)
 	}
