@@ -183,13 +183,19 @@ func tpccNOPMIsTheDistrictDelta(t *testing.T, srv tpccServer, mode string) {
 	if h := r.Runs[0].Honesty; h == nil || math.Abs(float64(h.ServerQueries)-float64(h.DbduelQueries)) > 2*float64(s.Errors) {
 		t.Errorf("honesty with %d retried: %+v", s.Errors, h)
 	}
+	// Every type that ran has its latencies; a type of the mix's 4% may
+	// not have run in a short run under CI's load (0.96^50: 13% at 50
+	// transactions), but at 8 expected runs (P(none) < 0.04%) it must.
+	shares := map[string]float64{"new_order": 0.45, "payment": 0.43, "order_status": 0.04, "delivery": 0.04, "stock_level": 0.04}
 	var total uint64
-	for _, n := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
+	for n := range shares {
+		total += s.Types[n].Count
+	}
+	for n, share := range shares {
 		ty, ok := s.Types[n]
-		if !ok || ty.Count == 0 || ty.P95US <= 0 {
-			t.Fatalf("type %s: %+v", n, ty)
+		if !ok || ty.Count > 0 && ty.P95US <= 0 || ty.Count == 0 && share*float64(total) >= 8 {
+			t.Fatalf("type %s: %+v of %d transactions", n, ty, total)
 		}
-		total += ty.Count
 	}
 	if total != s.Events {
 		t.Errorf("the types add up to %d transactions, the run made %d", total, s.Events)
