@@ -143,13 +143,15 @@ func (o *explainOptions) do(ctx context.Context, st *State, rc *runConfig, ts *s
 	return o.runOptions.do(ctx, st, rc, ts)
 }
 
-// explainLadder is the rungs to measure: Docker's, Podman's with --podman
-// (the rootless one with a user), Kubernetes's with --k8s, or those
-// --rungs names (with their references).
+// asks says whether --rungs names rung.
+func (o *explainOptions) asks(rung string) bool {
+	return slices.Contains(strings.Split(o.rungs, ","), rung)
+}
+
 // checkStorage reads --k8s-storage as a k8s: target would, and says when
 // the pod-pvc rung is left out for the want of it.
 func (o *explainOptions) checkStorage(stderr io.Writer) error {
-	asked := strings.Contains(","+o.rungs+",", ","+explain.PVCRung+",")
+	asked := o.asks(explain.PVCRung)
 	if o.k8sStorage == "" {
 		if asked {
 			return usageErr("the %s rung needs --k8s-storage CLASS:SIZE (a StorageClass of the cluster, e.g. standard:10Gi)", explain.PVCRung)
@@ -162,10 +164,8 @@ func (o *explainOptions) checkStorage(stderr io.Writer) error {
 	if !o.k8s && !asked {
 		return usageErr("--k8s-storage is for the %s rung: add --k8s or --rungs %s", explain.PVCRung, explain.PVCRung)
 	}
-	if v := o.k8sStorage; v == "emptydir" || !strings.Contains(v, ":") {
-		return usageErr("--k8s-storage %q: want CLASS:SIZE, a StorageClass of the cluster and the claim's size (e.g. standard:10Gi)", v)
-	}
-	if _, err := kube.ParseSpec("img,protocol=mysql,storage=" + o.k8sStorage); err != nil {
+	// The target's own parser (it needs an image and a protocol to read the key).
+	if _, err := kube.ParseSpec("img,protocol=mysql,storage=" + o.k8sStorage); err != nil || o.k8sStorage == "emptydir" {
 		return usageErr("--k8s-storage %q: want CLASS:SIZE, a StorageClass of the cluster and the claim's size (e.g. standard:10Gi)", o.k8sStorage)
 	}
 	return nil
@@ -175,7 +175,7 @@ func (o *explainOptions) checkStorage(stderr io.Writer) error {
 // take pods, the first for every server pod and the second for the
 // pod-other-node rung's client; with one, none (and no such rung).
 func kubeNodes(o *explainOptions, stderr io.Writer) (home, other string, err error) {
-	asked := strings.Contains(","+o.rungs+",", ","+explain.OtherNodeRung+",")
+	asked := o.asks(explain.OtherNodeRung)
 	if !o.k8s && !asked {
 		return "", "", nil
 	}
@@ -195,6 +195,9 @@ func kubeNodes(o *explainOptions, stderr io.Writer) (home, other string, err err
 	return nodes[0], nodes[1], nil
 }
 
+// explainLadder is the rungs to measure: Docker's, Podman's with --podman
+// (the rootless one with a user), Kubernetes's with --k8s, or those
+// --rungs names (with their references).
 func explainLadder(cpus int, rungs string, podman bool, rootlessUser string, k8s bool, kube []explain.Rung) ([]explain.Rung, error) {
 	ladder := explain.Ladder(cpus)
 	podmans := explain.PodmanRungs(rootlessUser)
