@@ -33,31 +33,7 @@ func asNobodyOut(t *testing.T, args ...string) (string, error) {
 func TestBenchServerGivesALocalUserNothing(t *testing.T) {
 	integration.Require(t, "MariaDB (apt-get install mariadb-server)")
 	t.Parallel()
-	cmd := exec.Command("bash", "-c", `. scripts/lib/tempserver.sh; start_temp_server sectest >&2; echo "$port $bench_pw"; read -r _ || true`)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close() // the script's read ends, its EXIT trap stops the server
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("tempserver: %v", err)
-		}
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	f := strings.Fields(line)
-	if err != nil || len(f) != 2 {
-		t.Fatalf("tempserver said %q (%v)", line, err)
-	}
-	port, pw := f[0], f[1]
+	port, pw := startBenchServer(t, `. scripts/lib/tempserver.sh; start_temp_server sectest >&2`)
 	if len(pw) < 16 || pw == "bench" {
 		t.Fatalf("the bench password %q is guessable", pw)
 	}
@@ -78,6 +54,64 @@ func TestBenchServerGivesALocalUserNothing(t *testing.T) {
 	if out, err := asNobodyOut(t, "mariadb", "-h127.0.0.1", "-P"+port, "-ubench", "-p"+pw, "sbtest", "-e", "CREATE TABLE sbtest1 (id INT PRIMARY KEY)"); err != nil {
 		t.Fatalf("the bench user in its database: %v %s", err, out)
 	}
+}
+
+// The bench scripts' PostgreSQL (scripts/lib/temppg.sh): a local user gets
+// no superuser over TCP, and the bench role, whose password shows in ps,
+// cannot write a file as the server's OS user.
+func TestBenchPostgresGivesALocalUserNothing(t *testing.T) {
+	integration.Require(t, "PostgreSQL (apt-get install postgresql)")
+	t.Parallel()
+	port, pw := startBenchServer(t, `work=$(mktemp -d /tmp/dbduel-pgsec.XXXXXX); . scripts/lib/temppg.sh; start_temp_pg "$work" 20 >&2`)
+	psqlAs := func(user, pw string, sql string) (string, error) {
+		return asNobodyOut(t, "env", "PGPASSWORD="+pw, "PGCONNECT_TIMEOUT=5", "psql", "-h127.0.0.1", "-p"+port, "-U"+user, "-d", "sbtest", "-w", "-Atc", sql)
+	}
+	if out, err := psqlAs("postgres", "", "SELECT 1"); err == nil || !strings.Contains(out, "password") {
+		t.Fatalf("the superuser over TCP with no password: %v %s", err, out)
+	}
+	planted := filepath.Join(os.TempDir(), "dbduel-pgcopy-"+ledger.NewRunID())
+	defer os.Remove(planted)
+	if out, err := psqlAs("bench", pw, "COPY (SELECT 1) TO '"+planted+"'"); err == nil || !strings.Contains(out, "pg_write_server_files") {
+		t.Fatalf("the bench role wrote a file: %v %s", err, out)
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Fatal("the server wrote the bench role's file")
+	}
+	if out, err := psqlAs("bench", pw, "CREATE TABLE sbtest1 (id INT PRIMARY KEY)"); err != nil {
+		t.Fatalf("the bench role in its database: %v %s", err, out)
+	}
+}
+
+// startBenchServer runs a bench script's server start (SCRIPT prints
+// nothing on stdout) and returns its port and bench password; the server
+// is stopped by the script's EXIT trap when the test ends.
+func startBenchServer(t *testing.T, script string) (port, pw string) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", script+`; echo "$port $bench_pw"; read -r _ || true`)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close() // the script's read ends, its EXIT trap stops the server
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("bench server: %v", err)
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != 2 {
+		t.Fatalf("the bench server said %q (%v)", line, err)
+	}
+	return f[0], f[1]
 }
 
 // scripts/mongo-test-server.sh makes its state directory: one planted by

@@ -21,8 +21,6 @@ jobs=${4:-2}
 rows=${ROWS:-100000}
 tables=${TABLES:-4}
 
-bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -n "$bindir" ] && [ -x "$bindir/initdb" ] || { echo "bench: PostgreSQL's server is missing (apt-get install postgresql)" >&2; exit 1; }
 command -v pgbench >/dev/null || { echo "bench: pgbench is missing (apt-get install postgresql-client)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/dbduel-pgbench.XXXXXX)
@@ -31,33 +29,13 @@ go build -o "$bin" .
 pairedci=$work/pairedci
 go build -o "$pairedci" ./internal/tools/pairedci
 
-# One server, run as postgres in a directory of this script's own. It
-# listens on loopback, where any local user can connect: only the socket
-# (in that 0700 directory) trusts, TCP asks for a password, the superuser
-# has none, and dbduel's role (its random password shows in dbduel's
-# command line) owns the bench database and nothing else, so it cannot run
-# a program or write a file as the server's OS user.
-# The programs stay in the root-only $work; the server's files and socket
-# go in a directory of postgres's own under it (its account must not be
-# able to swap a program root runs).
-chmod 711 "$work"
-pg=$work/pg
-mkdir -m 700 "$pg"
-chown postgres: "$pg"
-as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups "$@"; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-as_pg "$bindir/initdb" -D "$pg/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C >/dev/null
-as_pg "$bindir/pg_ctl" -D "$pg/data" -l "$pg/log" -w \
-	-o "-p $port -k $pg -c listen_addresses=127.0.0.1 -c max_connections=$((threads * 2 + 20)) -c shared_buffers=512MB" start >/dev/null
-trap 'as_pg "$bindir/pg_ctl" -D "$pg/data" -m immediate -w stop >/dev/null 2>&1; rm -rf "$work"' EXIT
-server_pid=$(head -1 "$pg/data/postmaster.pid")
-psql() { command psql -h "$pg" -p "$port" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
-bench_pw=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
-psql -d postgres -c "CREATE ROLE bench LOGIN PASSWORD '$bench_pw'" -c 'CREATE DATABASE pgb OWNER bench' -c 'CREATE DATABASE sbtest OWNER bench'
+# One server, run as postgres, in $work (scripts/lib/temppg.sh says how
+# it is kept from local users).
+. scripts/lib/temppg.sh
+start_temp_pg "$work" $((threads * 2 + 20))
 # pgbench's accounts at the size of dbduel's tables in all.
 scale=$(((tables * rows + 99999) / 100000))
 pgbench -h "$pg" -p "$port" -U bench -i -q -s "$scale" pgb >/dev/null 2>&1
-url="postgres://bench:$bench_pw@127.0.0.1:$port/sbtest"
 "$bin" prepare oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" >/dev/null 2>&1
 echo "server: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'), pgbench scale $scale vs dbduel $tables×$rows rows, $threads clients, pgbench -j $jobs, ${secs}s per run, $pairs pairs"
 
