@@ -8,11 +8,13 @@
 #     CPU migrations;
 #   - the server's system calls and context switches (how often its threads
 #     or backends sleep and are woken for the next statement);
-#   - the machine's rescheduling interrupts (a wake-up for the other CPU).
-# A statement is one socket write of the client (both clients send each
-# statement in one write; on MariaDB the line's writes/Q is the client's
-# writes over the server's Questions counted in the same window, 1.00 when
-# that holds). Counts do not swing with the machine's load as CPU times
+#   - the machine's rescheduling interrupts (a wake-up for the other CPU;
+#     machine-wide: on a busy machine they include other work's).
+# A statement is one reply of the server (one send per statement, on both
+# servers); the line's "writes" are the client's socket writes per
+# statement (1.00 when each statement is one write, as for both clients)
+# and, on MariaDB, "replies/Q" checks the replies against the server's
+# Questions counted in the same window. Counts do not swing with the machine's load as CPU times
 # do, so two rounds show the structure; CPU is not reported (perf's
 # system-call tracepoints slow every call they count).
 # Usage: scripts/bench-syscalls.sh mysql|postgres [seconds] [rounds]
@@ -33,6 +35,19 @@ rows=20000
 
 command -v perf >/dev/null || { echo "bench: perf is missing (apt-get install linux-perf)" >&2; exit 1; }
 work=$(mktemp -d /tmp/dbduel-syscalls.XXXXXX)
+client_pid= perf_pid_client= perf_pid_server=
+# stop_counting ends whatever count() left running (an error, Ctrl-C:
+# background jobs of a script ignore SIGINT, so they are ended here).
+stop_counting() {
+	local pid
+	for pid in $client_pid $perf_pid_client $perf_pid_server; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in $client_pid $perf_pid_client $perf_pid_server; do wait "$pid" 2>/dev/null || true; done
+}
+trap 'stop_counting; rm -rf "$work"' EXIT # until a server's own trap takes over
+# Ctrl-C ends the script even inside a read of perf's answer (without a
+# trap bash would wait that read out); the EXIT trap then cleans up.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 bin=$work/dbduel
 go build -o "$bin" .
 maxconn=$(( $(tr ' ' '\n' <<<"$threads_list" | sort -n | tail -1) * 2 + 20 ))
@@ -41,7 +56,7 @@ case $kind in
 mysql)
 	command -v sysbench >/dev/null || { echo "bench: sysbench is missing (apt-get install sysbench)" >&2; exit 1; }
 	. scripts/lib/tempserver.sh
-	on_exit='rm -rf "$work"'
+	on_exit='stop_counting; rm -rf "$work"'
 	start_temp_server syscalls --max-connections="$maxconn" --innodb-buffer-pool-size=512M
 	server_pid=$temp_server_pid
 	conn=(--mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=bench --mysql-password="$bench_pw")
@@ -56,12 +71,13 @@ mysql)
 postgres)
 	command -v pgbench >/dev/null || { echo "bench: pgbench is missing (apt-get install postgresql-client)" >&2; exit 1; }
 	. scripts/lib/temppg.sh
+	on_exit='stop_counting'
 	start_temp_pg "$work" "$maxconn"
 	pgbench -h "$pg" -p "$port" -U bench -i -q -s 1 pgb >/dev/null 2>&1
 	"$bin" prepare "$workload" --target "b=$url" --tables $tables --table-size $rows >/dev/null 2>&1
 	peer=pgbench
 	peer_run() { PGPASSWORD=$bench_pw exec pgbench -h 127.0.0.1 -p "$port" -U bench -S -M prepared -c "$1" -j 2 -T "$run_secs" pgb; }
-	statements() { echo 0; } # pg_stat_database lags up to a second: writes alone count here
+	statements() { echo 0; } # pg_stat_database lags up to a second: the replies alone count here
 	# The postmaster and its backends (each connection is a process).
 	server_pids() { { echo "$server_pid"; pgrep -P "$server_pid"; } | paste -sd,; }
 	;;
@@ -74,40 +90,47 @@ esac
 dd_run() { exec "$bin" run "$workload" --target "b=$url" --tables $tables --table-size $rows --threads "$1" --time "$run_secs" --report-interval 0 --format sysbench; }
 
 # The machine's rescheduling interrupts so far (a wake-up sent to the other
-# CPU; in a VM each is an exit to the host): nothing else runs, so the
-# window's count is the client's and the server's.
+# CPU; in a VM each is an exit to the host), machine-wide.
 ipis() { awk '$1 == "RES:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts; }
 
 calls="read write recvfrom sendto poll ppoll select pselect6 epoll_wait epoll_pwait futex nanosleep sched_yield"
 events=raw_syscalls:sys_enter,context-switches,cpu-migrations
 for c in $calls; do events+=",syscalls:sys_enter_$c"; done
 
-# perf_start NAME PIDS: a perf stat of PIDS with its events off, on
-# fifos of its own, so that client and server are counted over one window
-# (perf_send enable/disable): perf's set-up and tear-down take a moment per
-# thread (hundreds of sysbench threads), which fixed-length windows would
-# count for one side and not the other. It runs at a real-time priority, as the
-# counter reads do: among hundreds of busy client threads it would see the
-# disable late, and count past the window.
+# perf_start NAME PIDS: a perf stat of PIDS with its events off, on fifos
+# of its own (opened read-write: an open never waits on a perf that died),
+# so that client and server are counted over one window. perf reads its
+# fifo only once it has attached to every thread (hundreds of sysbench
+# threads take a while): perf_ready waits for that before either is
+# switched on, then lifts perf to a real-time priority, as the counter
+# reads are: among hundreds of busy client threads it would otherwise see
+# its commands late and count past the window.
 perf_start() {
 	mkfifo -m 600 "$work/$1.ctl" "$work/$1.ack"
-	chrt -f 1 perf stat -x, -o "$work/$1" -e "$events" -D -1 --control "fifo:$work/$1.ctl,$work/$1.ack" -p "$2" 2>"$work/$1.log" &
+	perf stat -x, -o "$work/$1" -e "$events" -D -1 --control "fifo:$work/$1.ctl,$work/$1.ack" -p "$2" 2>"$work/$1.log" &
 	eval "perf_pid_$1=\$!"
-	exec {ctl}>"$work/$1.ctl" {ack}<"$work/$1.ack"
+	exec {ctl}<>"$work/$1.ctl" {ack}<>"$work/$1.ack"
 	eval "perf_ctl_$1=\$ctl perf_ack_$1=\$ack"
+}
+perf_ready() { # NAME: a no-op command answered means perf is attached
+	local pid
+	perf_send "$1" disable
+	eval "pid=\$perf_pid_$1"
+	chrt -f -p 1 "$pid" >/dev/null
 }
 perf_send() { # NAME enable|disable
 	local ctl ack reply
 	eval "ctl=\$perf_ctl_$1 ack=\$perf_ack_$1"
 	echo "$2" >&"$ctl"
-	read -r -t 60 -u "$ack" reply || { echo "bench: perf did not $2 its counters" >&2; exit 1; }
+	read -r -t 120 -u "$ack" reply || { echo "bench: perf did not $2 its counters: $(cat "$work/$1.log")" >&2; exit 1; }
 }
 perf_stop() { # NAME: ends the perf, which writes its counts
 	local pid ctl ack
 	eval "pid=\$perf_pid_$1 ctl=\$perf_ctl_$1 ack=\$perf_ack_$1"
 	exec {ctl}>&- {ack}<&-
-	kill -INT "$pid" 2>/dev/null || true # gone already when its client ended
+	kill -INT "$pid" 2>/dev/null || true
 	wait "$pid" || true
+	eval "perf_pid_$1="
 	rm -f "$work/$1.ctl" "$work/$1.ack"
 }
 
@@ -116,10 +139,12 @@ count() {
 	local name=$1 t=$2; shift 2
 	"$@" >/dev/null 2>&1 &
 	local p=$!
+	client_pid=$p
 	sleep 2
 	perf_start client "$p"
 	perf_start server "$(server_pids)"
-	sleep 1
+	perf_ready client
+	perf_ready server
 	perf_send client enable
 	perf_send server enable
 	local q0 i0 q1 i1
@@ -133,6 +158,7 @@ count() {
 	perf_stop server
 	kill -TERM "$p"
 	wait "$p" || true
+	client_pid=
 	python3 - "$name" "$t" "$work/client" "$work/server" $((q1 - q0)) $((i1 - i0)) <<'PY'
 import sys
 name, t, cf, sf, q, res = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
@@ -146,17 +172,18 @@ def read(path):
         out[ev] = float(f[0])
     return out
 c, s = read(cf), read(sf)
-n = c.get("write", 0) + c.get("sendto", 0)
+n = s.get("sendto", 0)  # the server's replies: one send per statement
 if n == 0:
-    sys.exit(f"bench: {name} made no socket writes")
+    sys.exit(f"bench: the server sent no replies while {name} ran at {t} threads")
+writes = c.get("write", 0) + c.get("sendto", 0)
 kinds = " ".join(f"{k} {v / n:.2f}" for k, v in c.items()
                  if k not in ("syscalls", "context-switches", "cpu-migrations") and v / n >= 0.005)
-check = f" writes/Q {n / q:.2f}" if q > 0 else ""
-print(f"threads {t:>3} {name:8}: {n:.0f} writes;{check} client syscalls {c['syscalls'] / n:.2f} ({kinds}), "
+check = f", replies/Q {n / q:.2f}" if q > 0 else ""
+print(f"threads {t:>3} {name:8}: {n:.0f} statements, writes {writes / n:.2f}{check} | client syscalls {c['syscalls'] / n:.2f} ({kinds}), "
       f"switches {c['context-switches'] / n:.2f}, migrations {c['cpu-migrations'] / n:.3f} | "
       f"server syscalls {s['syscalls'] / n:.2f}, switches {s['context-switches'] / n:.2f}, "
       f"poll {s.get('poll', 0) / n:.2f}, epoll_wait {s.get('epoll_wait', 0) / n:.2f}, futex {s.get('futex', 0) / n:.2f} | "
-      f"resched IPIs {res / n:.3f}")
+      f"machine's resched IPIs {res / n:.3f}")
 PY
 }
 

@@ -24,6 +24,7 @@ tables=${TABLES:-4}
 command -v pgbench >/dev/null || { echo "bench: pgbench is missing (apt-get install postgresql-client)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/dbduel-pgbench.XXXXXX)
+trap 'rm -rf "$work"' EXIT # until the server's own trap takes over
 bin=$work/dbduel
 go build -o "$bin" .
 pairedci=$work/pairedci

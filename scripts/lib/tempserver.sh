@@ -17,6 +17,8 @@
 start_temp_server() {
 	local name=$1; shift
 	dir=$(mktemp -d "/tmp/dbduel-$name.XXXXXX")
+	temp_server_pid=
+	trap 'stop_temp_server' EXIT # from here on: a failed start removes what it made
 	sock="$dir/sock"
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=socket --skip-test-db --user=root >/dev/null
@@ -24,7 +26,6 @@ start_temp_server() {
 	mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 --socket="$sock" \
 		--user=root --skip-name-resolve --secure-file-priv="$dir/nofiles" "$@" >"$dir/log" 2>&1 &
 	temp_server_pid=$!
-	trap 'stop_temp_server' EXIT
 	for _ in $(seq 1 100); do mariadb --socket="$sock" -uroot -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
 	bench_pw=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 	mariadb --socket="$sock" -uroot -e "CREATE USER 'bench'@'%' IDENTIFIED BY '$bench_pw'; GRANT ALL ON sbtest.* TO 'bench'@'%'; GRANT ALL ON gotpc.* TO 'bench'@'%'; CREATE DATABASE sbtest;"
@@ -32,9 +33,13 @@ start_temp_server() {
 }
 
 # stop_temp_server also runs a caller's extra clean-up, set in on_exit.
+# (Every step may fail, an already dead server included: the rest still
+# runs.)
 stop_temp_server() {
-	if [ -n "${on_exit:-}" ]; then eval "$on_exit"; fi
-	kill "$temp_server_pid" 2>/dev/null
-	wait "$temp_server_pid" 2>/dev/null
+	if [ -n "${on_exit:-}" ]; then eval "$on_exit" || true; fi
+	if [ -n "$temp_server_pid" ]; then
+		kill "$temp_server_pid" 2>/dev/null || true
+		wait "$temp_server_pid" 2>/dev/null || true
+	fi
 	rm -rf "$dir"
 }
