@@ -386,10 +386,15 @@ func fromReport(out string) []string {
 	return nil
 }
 
+// padAfterParen is a printf width's padding after "(": how much there is
+// depends on the masked number's size ("(%8.2f per second)"), not on the
+// layout; one side slowed by the machine's load prints a shorter rate.
+var padAfterParen = regexp.MustCompile(`\( +`)
+
 func maskAll(ls []string) []string {
 	var out []string
 	for _, l := range ls {
-		out = append(out, spaces.ReplaceAllString(digits.ReplaceAllString(l, "9"), " "))
+		out = append(out, padAfterParen.ReplaceAllString(spaces.ReplaceAllString(digits.ReplaceAllString(l, "9"), " "), "("))
 	}
 	return out
 }
