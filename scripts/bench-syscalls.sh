@@ -3,7 +3,7 @@
 # timed: dbduel against its peer (sysbench 1.0.20 on MariaDB, pgbench
 # -S -M prepared -j 2 on PostgreSQL) on one server, at each thread count.
 # Per statement, over a window of each client's steady state (perf stat
-# from 3 s after its start, for the given seconds):
+# from once perf has attached to both, 2 s or more after its start, for the given seconds):
 #   - the client's system calls (all, and by kind), context switches and
 #     CPU migrations;
 #   - the server's system calls and context switches (how often its threads
