@@ -12,6 +12,9 @@
 # Then the paired ratios dbduel/pgbench with a 95% CI
 # (internal/tools/pairedci), as scripts/bench-vs-sysbench.sh prints them.
 # Usage: scripts/bench-vs-pgbench.sh [pairs] [seconds] [threads] [jobs]
+# BASE_ENV="VAR=value ..." makes the peer dbduel itself run with those
+# variables instead of pgbench (an A/B of one of dbduel's settings, e.g.
+# BASE_ENV=DBDUEL_NET=go: Go's own socket calls), measured the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
@@ -20,6 +23,8 @@ threads=${3:-64}
 jobs=${4:-2}
 rows=${ROWS:-100000}
 tables=${TABLES:-4}
+peer=pgbench
+[ -z "${BASE_ENV:-}" ] || peer="dbduel[$BASE_ENV]"
 
 command -v pgbench >/dev/null || { echo "bench: pgbench is missing (apt-get install postgresql-client)" >&2; exit 1; }
 
@@ -38,7 +43,7 @@ start_temp_pg "$work" $((threads * 2 + 20))
 scale=$(((tables * rows + 99999) / 100000))
 pgbench -h "$pg" -p "$port" -U bench -i -q -s "$scale" pgb >/dev/null 2>&1
 "$bin" prepare oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" >/dev/null 2>&1
-echo "server: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'), pgbench scale $scale vs dbduel $tables×$rows rows, $threads clients, pgbench -j $jobs, ${secs}s per run, $pairs pairs"
+echo "server: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'), pgbench scale $scale vs dbduel $tables×$rows rows, $threads clients, pgbench -j $jobs, ${secs}s per run, $pairs pairs; peer: $peer"
 
 # measure DB CMD...: "statements/s client_us_per_statement" over the steady state.
 measure() {
@@ -65,13 +70,19 @@ n = max(q1 - q0, 1)
 print(f"{n / (t1 - t0):.1f} {(c1 - c0) * 1e6 / n:.2f}")
 PY
 }
-pb_run() { PGPASSWORD=$bench_pw measure pgb pgbench -h 127.0.0.1 -p "$port" -U bench -S -M prepared -c "$threads" -j "$jobs" -T "$secs" pgb; }
-dd_run() { measure sbtest "$bin" run oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --report-interval 0 --format sysbench; }
+dd_args=(run oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --report-interval 0 --format sysbench)
+if [ -n "${BASE_ENV:-}" ]; then
+	read -r -a base_env <<<"$BASE_ENV"
+	pb_run() { measure sbtest env "${base_env[@]}" "$bin" "${dd_args[@]}"; }
+else
+	pb_run() { PGPASSWORD=$bench_pw measure pgb pgbench -h 127.0.0.1 -p "$port" -U bench -S -M prepared -c "$threads" -j "$jobs" -T "$secs" pgb; }
+fi
+dd_run() { measure sbtest "$bin" "${dd_args[@]}"; }
 
 # One unmeasured run of each warms the server's cache.
 pb_run >/dev/null
 dd_run >/dev/null
-printf "%-5s %6s %12s %12s %7s %14s %14s\n" pair order pgb_stmt/s dd_stmt/s ratio pgb_cli_us/st dd_cli_us/st
+printf "%-5s %6s %12s %12s %7s %14s %14s\n" pair order peer_stmt/s dd_stmt/s ratio peer_cli_us/st dd_cli_us/st
 rows_out=""
 for i in $(seq 1 "$pairs"); do
 	if [ $((i % 2)) -eq 1 ]; then
@@ -86,4 +97,4 @@ for i in $(seq 1 "$pairs"); do
 	printf "%-5s %6s %12s %12s %7s %14s %14s\n" "$i" "$order" "$pq" "$dq" "$(python3 -c "print(f'{$dq/$pq:.3f}')")" "$pc" "$dc"
 	rows_out+="$pq $dq $pc $dc"$'\n'
 done
-printf '%s' "$rows_out" | "$pairedci" -names "statements/s,client CPU/statement" -peer pgbench
+printf '%s' "$rows_out" | "$pairedci" -names "statements/s,client CPU/statement" -peer "$peer"

@@ -44,25 +44,30 @@ const (
 	// Syscall calls are ordinary blocking system calls (the scheduler may
 	// hand the P off while one waits).
 	Syscall
-	// Poller leaves the connection on Go's network poller (the default
-	// above RawMaxThreads threads).
+	// Poller leaves the connection on Go's network poller, its reads and
+	// writes raw calls (RawPolled; the default above RawMaxThreads threads).
 	Poller
+	// GoPoller leaves the connection on Go's poller with Go's own calls.
+	GoPoller
 )
 
 // ByThreads is the dialer's default: Raw or Poller by the threads of the
 // run (SetThreads).
 const ByThreads Mode = -1
 
-// ModeFromEnv reads DBDUEL_NET: "raw", "syscall" or "go" (the poller) fix
-// the mode, for A/B measurements; anything else chooses by the threads.
+// ModeFromEnv reads DBDUEL_NET: "raw", "syscall", "poll" (the poller,
+// raw calls) or "go" (the poller, Go's calls) fix the mode, for A/B
+// measurements; anything else chooses by the threads.
 func ModeFromEnv() Mode {
 	switch os.Getenv("DBDUEL_NET") {
 	case "raw":
 		return Raw
 	case "syscall":
 		return Syscall
-	case "go":
+	case "poll":
 		return Poller
+	case "go":
+		return GoPoller
 	}
 	return ByThreads
 }
@@ -208,8 +213,14 @@ func (d *Dialer) Dial(ctx context.Context, network, addr string) (net.Conn, erro
 	_ = tcp.SetNoDelay(true)
 	_ = tcp.SetKeepAlive(true)
 	mode := d.Mode()
-	if mode == Poller {
+	if mode == Poller || mode == GoPoller {
 		pc := &polledConn{TCPConn: tcp, owner: d}
+		if mode == Poller {
+			if pc.raw, err = NewRawPolled(tcp); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
 		d.mu.Lock()
 		d.polled[pc] = struct{}{}
 		d.mu.Unlock()
@@ -285,7 +296,22 @@ func (d *Dialer) Live() int {
 // ShutdownAll reaches it too.
 type polledConn struct {
 	*net.TCPConn
+	raw   *RawPolled // reads and writes as raw calls (nil: Go's own)
 	owner *Dialer
+}
+
+func (c *polledConn) Read(b []byte) (int, error) {
+	if c.raw != nil {
+		return c.raw.Read(b)
+	}
+	return c.TCPConn.Read(b)
+}
+
+func (c *polledConn) Write(b []byte) (int, error) {
+	if c.raw != nil {
+		return c.raw.Write(b)
+	}
+	return c.TCPConn.Write(b)
 }
 
 func (c *polledConn) Close() error {

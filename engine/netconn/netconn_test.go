@@ -33,8 +33,8 @@ func echo(t *testing.T) (addr string, accepted chan net.Conn) {
 }
 
 func TestRoundTripAndEOF(t *testing.T) {
-	for _, mode := range []Mode{Raw, Syscall, Poller} {
-		t.Run(map[Mode]string{Raw: "raw", Syscall: "syscall", Poller: "poller"}[mode], func(t *testing.T) { roundTripAndEOF(t, mode) })
+	for _, mode := range []Mode{Raw, Syscall, Poller, GoPoller} {
+		t.Run(map[Mode]string{Raw: "raw", Syscall: "syscall", Poller: "poller", GoPoller: "go-poller"}[mode], func(t *testing.T) { roundTripAndEOF(t, mode) })
 	}
 }
 
@@ -259,7 +259,7 @@ func TestPollerConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.(*polledConn); !ok || rawConns.Load() != before {
+	if pc, ok := c.(*polledConn); !ok || pc.raw == nil || rawConns.Load() != before {
 		t.Fatalf("dialled %T, raw connections %d→%d", c, before, rawConns.Load())
 	}
 	read := make(chan error, 1)
@@ -309,7 +309,7 @@ func TestProcsReleasedWithTheLastRawConnection(t *testing.T) {
 // and closed its end (a MySQL server counts a client's quit then): here a
 // server that reads 300 ms late. Without Drain, Close returns at once.
 func TestDrainWaitsForTheServer(t *testing.T) {
-	for _, mode := range []Mode{Raw, Syscall, Poller} {
+	for _, mode := range []Mode{Raw, Syscall, Poller, GoPoller} {
 		for _, drain := range []bool{true, false} {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {

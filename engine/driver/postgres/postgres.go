@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/dbduel/dbduel/engine/driver"
+	"github.com/dbduel/dbduel/engine/netconn"
 )
 
 // Protocol is this driver's name in endpoints and workloads.
@@ -109,6 +110,13 @@ func Open(ep driver.Endpoint, maxConns int) (*DB, error) {
 		c, err := dialer.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
+		}
+		// TCP on the poller with raw calls (netconn.RawPolled says why),
+		// unless DBDUEL_NET=go asks for Go's own calls (A/B measurements).
+		if tcp, ok := c.(*net.TCPConn); ok && netconn.ModeFromEnv() != netconn.GoPoller {
+			if rp, err := netconn.NewRawPolled(tcp); err == nil {
+				c = rp
+			}
 		}
 		return d.conns.track(c), nil
 	}
@@ -257,7 +265,7 @@ func (s *connSet) shutdownAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.m {
-		if tc, ok := c.(*net.TCPConn); ok {
+		if tc, ok := c.(interface{ CloseRead() error }); ok {
 			_ = tc.CloseRead()
 		}
 		_ = c.SetDeadline(time.Now())
