@@ -11,7 +11,10 @@
 # runs at every count in turn (the order rotating pair by pair), so every
 # count sees the same machine, and each count gets its own summary lines,
 # prefixed "threads N:". DBDUEL_BIN=PATH measures that build of dbduel
-# instead of the tree's (a change's before and after).
+# instead of the tree's (a change's before and after). BASE_ENV="VAR=value
+# ..." makes the peer dbduel itself run with those variables instead of
+# sysbench (an A/B of one of dbduel's settings, e.g. BASE_ENV=DBDUEL_NET=go);
+# the "sb" columns are then that peer's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
@@ -20,6 +23,8 @@ threads_list=${THREADS:-${3:-8}}
 tables=${TABLES:-4}
 rows=${ROWS:-100000}
 psmode=${PSMODE:-auto}
+peer=sysbench
+[ -z "${BASE_ENV:-}" ] || peer="dbduel[$BASE_ENV]"
 workloads=${WORKLOADS:-"oltp_point_select oltp_read_only"}
 
 for p in sysbench mariadb-install-db; do
@@ -73,8 +78,17 @@ PY
 }
 
 # sb_run/dd_run WORKLOAD THREADS
-sb_run() { measure sysbench "$1" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$2" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run; }
-dd_run() { measure "$bin" run "$1" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$2" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench; }
+dd_args() { echo run "$1" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$2" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench; }
+if [ -n "${BASE_ENV:-}" ]; then
+	read -r -a base_env <<<"$BASE_ENV"
+	# shellcheck disable=SC2046 # dd_args' words are plain (no spaces)
+	sb_run() { measure env "${base_env[@]}" "$bin" $(dd_args "$1" "$2"); }
+	echo "peer: dbduel with $BASE_ENV (the sb columns)"
+else
+	sb_run() { measure sysbench "$1" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$2" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run; }
+fi
+# shellcheck disable=SC2046
+dd_run() { measure "$bin" $(dd_args "$1" "$2"); }
 
 read -r -a counts <<<"$threads_list"
 for w in $workloads; do
@@ -110,15 +124,16 @@ for w in $workloads; do
 		printf '%s' "${results[$t]}" | python3 -c '
 import sys, statistics as st
 rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
+peer = sys.argv[1]
 sq, dq, sc, dc, ss, ds = (st.median(c) for c in zip(*rows))
 ratios = [r[1] / r[0] for r in rows]
 cpu = [r[3] / r[2] for r in rows]
 srv = [r[5] / r[4] for r in rows]
-print(f"median QPS sysbench {sq:.0f}, dbduel {dq:.0f}; ratio dbduel/sysbench {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
-print(f"median client CPU per query: sysbench {sc:.1f} us, dbduel {dc:.1f} us; ratio {st.median(cpu):.2f}")
-print(f"median server CPU per query: under sysbench {ss:.1f} us, under dbduel {ds:.1f} us; ratio {st.median(srv):.2f}")
-' | sed "s/^/threads $t: /"
-		printf '%s' "${results[$t]}" | "$pairedci" | sed "s/^/threads $t: /"
+print(f"median QPS {peer} {sq:.0f}, dbduel {dq:.0f}; ratio dbduel/{peer} {st.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
+print(f"median client CPU per query: {peer} {sc:.1f} us, dbduel {dc:.1f} us; ratio {st.median(cpu):.2f}")
+print(f"median server CPU per query: under {peer} {ss:.1f} us, under dbduel {ds:.1f} us; ratio {st.median(srv):.2f}")
+' "$peer" | sed "s/^/threads $t: /"
+		printf '%s' "${results[$t]}" | "$pairedci" -peer "$peer" | sed "s/^/threads $t: /"
 	done
 	unset results
 done

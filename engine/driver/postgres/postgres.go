@@ -123,7 +123,7 @@ func Open(ep driver.Endpoint, maxConns int) (*DB, error) {
 	// No liveness ping when a pooled connection is taken again: a ping is
 	// an empty query, a transaction the commit counter would count at a
 	// time nobody knows (xact.go).
-	db := stdlib.OpenDB(*cfg, stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false }))
+	db := sql.OpenDB(directConnector{stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false }))})
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxLifetime(0)
@@ -227,11 +227,11 @@ func (d *DB) CopyRows(ctx context.Context, table string, columns []string, rows 
 	defer c.Close()
 	var n int64
 	err = c.Raw(func(dc any) error {
-		pc, ok := dc.(*stdlib.Conn)
+		pc, ok := dc.(*directConn)
 		if !ok {
 			return fmt.Errorf("not a pgx connection: %T", dc)
 		}
-		n, err = pc.Conn().CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromFunc(func() ([]any, error) {
+		n, err = pc.Conn.Conn().CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromFunc(func() ([]any, error) {
 			row, ok := rows()
 			if !ok {
 				return nil, nil

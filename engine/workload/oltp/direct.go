@@ -41,6 +41,9 @@ func (wk *worker) run(ctx context.Context, s *stmt, c *workload.Counts, args ...
 // execOnDriver runs wk.cur on the driver connection dc.
 func (wk *worker) execOnDriver(dc any) error {
 	ctx, s, c := wk.cur.ctx, wk.cur.s, wk.cur.c
+	if s.fast != nil {
+		return wk.execFast(ctx, s, c)
+	}
 	if s.read {
 		rows, err := wk.query(ctx, dc, s)
 		if err != nil {
@@ -61,6 +64,28 @@ func (wk *worker) execOnDriver(dc any) error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
+		c.Writes++
+	} else {
+		c.Other++
+	}
+	return nil
+}
+
+// execFast runs s on its driver's fast path (fastStmt), classified as
+// execOnDriver does.
+func (wk *worker) execFast(ctx context.Context, s *stmt, c *workload.Counts) error {
+	if s.read {
+		if err := s.fast.DropRows(ctx, wk.nv); err != nil {
+			return err
+		}
+		c.Reads++
+		return nil
+	}
+	n, err := s.fast.Affected(ctx, wk.nv)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
 		c.Writes++
 	} else {
 		c.Other++
@@ -115,6 +140,15 @@ type ctxStmt interface {
 	driver.Stmt
 	driver.StmtQueryContext
 	driver.StmtExecContext
+}
+
+// fastStmt is a prepared statement its driver runs without building what
+// the workloads drop: rows read off the wire undecoded, the parameters
+// (int64, string, []byte) sent as they are (PostgreSQL's, whose stdlib
+// path decodes every row). Checked once at prepare, not per query.
+type fastStmt interface {
+	DropRows(ctx context.Context, args []driver.NamedValue) error
+	Affected(ctx context.Context, args []driver.NamedValue) (int64, error)
 }
 
 // prepareOn prepares query on the driver connection dc.

@@ -203,7 +203,8 @@ func (w *oltpWorkload) Cleanup(ctx context.Context, db enginedriver.DB, threads 
 type stmt struct {
 	query string
 	read  bool
-	ps    ctxStmt // the driver's prepared statement; nil in text mode
+	ps    ctxStmt  // the driver's prepared statement; nil in text mode
+	fast  fastStmt // ps, when its driver has the fast path
 }
 
 type worker struct {
@@ -240,7 +241,9 @@ func (wk *worker) newStmt(ctx context.Context, query string, read bool) (*stmt, 
 	s := &stmt{query: query, read: read}
 	if wk.w.prepared() {
 		err := wk.conn.Raw(func(dc any) (err error) {
-			s.ps, err = prepareOn(ctx, dc, query)
+			if s.ps, err = prepareOn(ctx, dc, query); err == nil {
+				s.fast, _ = s.ps.(fastStmt)
+			}
 			return err
 		})
 		if err != nil {
