@@ -2,9 +2,11 @@
 // written with plain blocking system calls instead of Go's network poller,
 // made without telling the Go scheduler (syscall.RawSyscall), through a
 // 32 KiB read-ahead buffer, up to RawMaxThreads threads; runs with more
-// stay on Go's poller. The driver (go-sql-driver/mysql) takes these
-// connections through Config.DialFunc; DBDUEL_NET=raw|syscall|go fixes
-// the mode (go: the poller).
+// stay on Go's poller, their reads and writes still raw calls (RawPolled).
+// The driver (go-sql-driver/mysql) takes these connections through
+// Config.DialFunc (PostgreSQL's takes RawPolled); DBDUEL_NET=raw|syscall|
+// poll|go fixes the mode (poll: the poller with raw calls; go: the poller
+// with Go's own).
 //
 // What keeps raw calls safe:
 //   - every socket has 100 ms receive and send timeouts, so a call returns

@@ -57,7 +57,7 @@ func NewRawPolled(tcp *net.TCPConn) (*RawPolled, error) {
 // the read deadline) while it holds nothing.
 func (c *RawPolled) Read(b []byte) (int, error) {
 	if len(b) == 0 {
-		return 0, nil
+		return 0, nil // as net's: no call made
 	}
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -82,7 +82,7 @@ func (c *RawPolled) rawRead(fd uintptr) bool {
 		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
 		switch e {
 		case 0:
-			c.rn = int(n)
+			c.rn = min(int(n), len(c.rbuf))
 			return true
 		case syscall.EINTR:
 			continue
@@ -113,12 +113,24 @@ func (c *RawPolled) Write(b []byte) (int, error) {
 	return n, nil
 }
 
+// maxRawWrite bounds one raw write: the call holds its P, so a large
+// write (a bulk insert's statement, COPY) is made in pieces between which
+// the goroutine can be preempted and a stop-the-world need not wait.
+const maxRawWrite = 128 << 10
+
 func (c *RawPolled) rawWrite(fd uintptr) bool {
 	for c.wn < len(c.wbuf) {
 		rest := c.wbuf[c.wn:]
+		if len(rest) > maxRawWrite {
+			rest = rest[:maxRawWrite]
+		}
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
 		switch e {
 		case 0:
+			if n == 0 || int(n) > len(rest) { // never on a socket; a loop that cannot end otherwise
+				c.werr = syscall.EIO
+				return true
+			}
 			c.wn += int(n)
 		case syscall.EINTR:
 			continue

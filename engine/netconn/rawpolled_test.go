@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/net/nettest"
 )
 
 // dialRawPolled connects to addr and wraps the connection.
@@ -166,4 +168,91 @@ func TestRawPolledReportsAReset(t *testing.T) {
 	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("read of a reset connection: %v, want ECONNRESET", err)
 	}
+}
+
+// pgx cancels a stuck write with a deadline and abandons a connection by
+// closing it: a write parked on a full buffer must return, with what it
+// wrote and a timeout, or net.ErrClosed.
+func TestRawPolledParkedWriteEnds(t *testing.T) {
+	for _, how := range []string{"deadline", "close"} {
+		t.Run(how, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			go func() { // accepts and never reads
+				s, err := l.Accept()
+				if err == nil {
+					t.Cleanup(func() { s.Close() })
+				}
+			}()
+			c := dialRawPolled(t, l.Addr().String())
+			type result struct {
+				n   int
+				err error
+			}
+			done := make(chan result, 1)
+			msg := make([]byte, 64<<20)
+			go func() { n, err := c.Write(msg); done <- result{n, err} }()
+			time.Sleep(100 * time.Millisecond)
+			if how == "deadline" {
+				c.SetWriteDeadline(time.Now())
+			} else {
+				c.Close()
+			}
+			select {
+			case r := <-done:
+				if r.n <= 0 || r.n >= len(msg) {
+					t.Errorf("wrote %d of %d bytes before it was stopped", r.n, len(msg))
+				}
+				var ne net.Error
+				if how == "deadline" && (!errors.Is(r.err, os.ErrDeadlineExceeded) || !errors.As(r.err, &ne) || !ne.Timeout()) {
+					t.Errorf("write past its deadline: %v, want a timeout", r.err)
+				}
+				if how == "close" && !errors.Is(r.err, net.ErrClosed) {
+					t.Errorf("write on a closed connection: %v, want net.ErrClosed", r.err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the parked write did not return")
+			}
+		})
+	}
+}
+
+// net.Conn's whole contract (concurrent reads and writes, deadlines,
+// closing under a blocked call), as x/net's conformance suite checks it.
+func TestRawPolledIsANetConn(t *testing.T) {
+	nettest.TestConn(t, func() (c1, c2 net.Conn, stop func(), err error) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			s, err := l.Accept()
+			if err != nil {
+				accepted <- nil
+				return
+			}
+			accepted <- s
+		}()
+		d, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			l.Close()
+			return nil, nil, nil, err
+		}
+		s := <-accepted
+		l.Close()
+		if s == nil {
+			d.Close()
+			return nil, nil, nil, errors.New("accept failed")
+		}
+		a, err1 := NewRawPolled(d.(*net.TCPConn))
+		b, err2 := NewRawPolled(s.(*net.TCPConn))
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, nil, nil, err
+		}
+		return a, b, func() { a.Close(); b.Close() }, nil
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -64,17 +65,28 @@ func (c *directConn) PrepareContext(ctx context.Context, query string) (driver.S
 	if err != nil {
 		return nil, err
 	}
-	return &directStmt{conn: c, sd: sd, buf: make([]byte, 0, 64)}, nil
+	st := &directStmt{conn: c, sd: sd, buf: make([]byte, 0, 64)}
+	for i, oid := range sd.ParamOIDs {
+		if oid == pgtype.ByteaOID { // raw bytes (as text, byteain would read escapes)
+			if st.formats == nil {
+				st.formats = make([]int16, len(sd.ParamOIDs))
+			}
+			st.formats[i] = pgtype.BinaryFormatCode
+		}
+	}
+	return st, nil
 }
 
 // directStmt is a prepared statement run on pgconn by the workloads'
 // DropRows and Affected, and through pgx's stdlib connection by
 // database/sql's QueryContext and ExecContext (values decoded as ever).
 type directStmt struct {
-	conn   *directConn
-	sd     *pgconn.StatementDescription
-	params [][]byte // the call's encoded parameters, reused
-	buf    []byte   // their bytes (never nil: a nil parameter is NULL)
+	conn    *directConn
+	sd      *pgconn.StatementDescription
+	params  [][]byte // the call's encoded parameters, reused
+	buf     []byte   // their bytes (never nil: a nil parameter is NULL)
+	ends    []int    // where each parameter ends in buf (-1: NULL), reused
+	formats []int16  // binary for bytea parameters; nil: all text
 }
 
 func (s *directStmt) Close() error {
@@ -124,15 +136,19 @@ func (s *directStmt) run(ctx context.Context, args []driver.NamedValue) (pgconn.
 	if err := s.encode(args); err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	return pc.ExecStatement(ctx, s.sd, s.params, nil, nil).Close()
+	tag, err := pc.ExecStatement(ctx, s.sd, s.params, s.formats, nil).Close()
+	if err != nil && pgconn.SafeToRetry(err) {
+		err = driver.ErrBadConn // nothing was sent: database/sql discards the connection (stdlib's rule)
+	}
+	return tag, err
 }
 
 // encode writes args as text parameters (the server parses each as its
 // parameter's type, as for libpq's): the workloads' int64, string and
-// []byte values, and NULL.
+// []byte values, and NULL; a bytea parameter's bytes go as they are
+// (formats).
 func (s *directStmt) encode(args []driver.NamedValue) error {
-	s.buf, s.params = s.buf[:0], s.params[:0]
-	ends := make([]int, 0, 8)
+	s.buf, s.params, s.ends = s.buf[:0], s.params[:0], s.ends[:0]
 	for _, a := range args {
 		switch v := a.Value.(type) {
 		case int64:
@@ -142,15 +158,15 @@ func (s *directStmt) encode(args []driver.NamedValue) error {
 		case []byte:
 			s.buf = append(s.buf, v...)
 		case nil:
-			ends = append(ends, -1)
+			s.ends = append(s.ends, -1)
 			continue
 		default:
 			return fmt.Errorf("postgres: parameter %d: %T is not a workload value (int64, string, []byte)", a.Ordinal, a.Value)
 		}
-		ends = append(ends, len(s.buf))
+		s.ends = append(s.ends, len(s.buf))
 	}
 	start := 0
-	for _, end := range ends {
+	for _, end := range s.ends {
 		if end < 0 {
 			s.params = append(s.params, nil)
 			continue
