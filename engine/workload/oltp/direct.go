@@ -63,12 +63,19 @@ func (wk *worker) execOnDriver(dc any) error {
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
+	n, _ := res.RowsAffected()
+	countDML(c, n)
+	return nil
+}
+
+// countDML files a statement without a result set by sysbench's MySQL
+// driver rule: a write if it changed rows, else other.
+func countDML(c *workload.Counts, affected int64) {
+	if affected > 0 {
 		c.Writes++
 	} else {
 		c.Other++
 	}
-	return nil
 }
 
 // execFast runs s on its driver's fast path (fastStmt), classified as
@@ -85,11 +92,7 @@ func (wk *worker) execFast(ctx context.Context, s *stmt, c *workload.Counts) err
 	if err != nil {
 		return err
 	}
-	if n > 0 {
-		c.Writes++
-	} else {
-		c.Other++
-	}
+	countDML(c, n)
 	return nil
 }
 
