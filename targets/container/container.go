@@ -77,6 +77,7 @@ type Server struct {
 	startedAt         string        // the engine's State.StartedAt when dbduel last (re)started it
 	prepared          bool          // Prepare has connected the engine and checked the image
 	pulled            bool          // the image was pulled (or found) once, as the SPEC's pull= says
+	engineSlowSince   time.Time     // Health's first timed-out inspect of a streak
 }
 
 // SetProgress sends pull progress lines to w.

@@ -24,6 +24,12 @@ func (s *Server) engineUnreachable(err error) string {
 	return fmt.Sprintf("engine unreachable: the Docker engine at %s does not answer (%s)", s.eng.addr, driver.OneLine(err.Error()))
 }
 
+// enginePatience is how long an engine may answer no inspect in time
+// before a run ends for it: a daemon on a loaded machine (containers being
+// created beside it) can take longer than one read's timeout. An engine
+// that refuses or drops the connection is gone, and ends the run at once.
+var enginePatience = 20 * time.Second
+
 // Health says whether the engine still holds the container: an engine that
 // stops answering ends the run (dbduel could neither watch nor remove what
 // it started), and so does a container removed by someone else, and a
@@ -34,6 +40,9 @@ func (s *Server) Health(ctx context.Context) error {
 		return nil
 	}
 	insp, err := s.cli.ContainerInspect(ctx, s.id)
+	if err == nil {
+		s.engineSlowSince = time.Time{}
+	}
 	switch {
 	case err == nil && failedExit(insp.State):
 		// Killed or crashed: its clients may wait a while to notice (a
@@ -51,6 +60,15 @@ func (s *Server) Health(ctx context.Context) error {
 		return nil
 	case client.IsErrNotFound(err):
 		return errors.New("the container was removed (by someone else: dbduel removes it only after the run)")
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		// Slow, not gone: asked again until the streak outlasts the patience.
+		if s.engineSlowSince.IsZero() {
+			s.engineSlowSince = time.Now()
+		}
+		if slow := time.Since(s.engineSlowSince); slow < enginePatience {
+			return nil
+		}
+		return fmt.Errorf("%s for %s: dbduel can no longer watch or remove the container", s.engineUnreachable(err), enginePatience)
 	}
 	return fmt.Errorf("%s: dbduel can no longer watch or remove the container", s.engineUnreachable(err))
 }
