@@ -79,10 +79,11 @@ func ModeFromEnv() Mode {
 // each of sysbench's: one context switch per query, cheapest for a few
 // connections. Many connections share the poller's few threads, each
 // epoll wake-up serving several responses. Measured on a 2-core host with
-// oltp_point_select (client CPU per query, raw vs poller): 8 threads 6.9
-// vs 10.0 µs, 16: 8.5 vs 9.8, 32: 9.2 vs 10.3, 64: 10.5 vs 9.5, 128: 11.4
-// vs 7.8 (docs/performance.md).
-func RawMaxThreads() int { return 16 * runtime.NumCPU() }
+// oltp_point_select, the poller with raw calls against the blocking
+// socket in one interleaved run (client CPU per query, poller/raw): 8
+// threads 1.088 [0.984, 1.203], 16: 0.850 [0.788, 0.916]; the poller's
+// lead grows with the threads (docs/performance.md).
+func RawMaxThreads() int { return 4 * runtime.NumCPU() }
 
 // ioTimeout bounds how long one raw call may keep a thread away from the
 // scheduler when no signal arrives.
