@@ -8,8 +8,10 @@
 #     before its end), the server's own figures for both clients alike:
 #     NOPM (sum(d_next_o_id) delta per minute in the client's database) and
 #     TPM (Com_commit + Com_rollback per minute), the tpmC each client
-#     printed, and each client's CPU (user+system from /proc) per
-#     transaction;
+#     printed, each client's CPU (user+system from /proc) per
+#     transaction, the statements it sent a transaction (the server's
+#     Questions: statements inside a procedure are not counted) and its CPU
+#     per statement sent;
 #   - the paired ratios dbduel/go-tpc with a 95% CI (internal/tools/pairedci),
 #     for each of dbduel's modes: procedures (one CALL a transaction, as
 #     HammerDB) and statements (the profile's statements from the client);
@@ -56,8 +58,9 @@ t1=$(date +%s.%N)
 t2=$(date +%s.%N)
 python3 -c "d=$t1-$t0; g=$t2-$t1; print(f'prepare: dbduel {d:.1f} s, go-tpc {g:.1f} s (with its own consistency checks); dbduel/go-tpc {d/g:.3f}')"
 
-# measure DB CMD...: prints "nopm tpm client_tpmc cpu_ms_per_txn" over the
-# client's steady state; the client's printed tpmC is over its whole run.
+# measure DB CMD...: prints "nopm tpm client_tpmc cpu_ms_per_txn
+# stmts_per_txn cpu_us_per_stmt" over the client's steady state; the
+# client's printed tpmC is over its whole run.
 measure() {
 	python3 - "$sock" "$secs" "$@" <<'PY'
 import os, re, subprocess, sys, time
@@ -74,8 +77,8 @@ def as_bench(sql):
                           capture_output=True, text=True, check=True, env=env).stdout.split()
 def counters():
     nopm = int(as_bench(f"SELECT SUM(d_next_o_id) FROM {db}.district")[0])
-    st = q("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")
-    return nopm, int(st[1]) + int(st[3])
+    st = dict(zip(*[iter(q("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback', 'Questions')"))] * 2))
+    return nopm, int(st["Com_commit"]) + int(st["Com_rollback"]), int(st["Questions"])
 def cpu(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
@@ -85,9 +88,9 @@ import threading
 reader = threading.Thread(target=lambda: out.extend(p.stdout))
 reader.start()
 time.sleep(3)
-(n0, x0), c0, t0 = counters(), cpu(p.pid), time.monotonic()
+(n0, x0, s0), c0, t0 = counters(), cpu(p.pid), time.monotonic()
 time.sleep(max(secs - 5, 1))
-(n1, x1), c1, t1 = counters(), cpu(p.pid), time.monotonic()
+(n1, x1, s1), c1, t1 = counters(), cpu(p.pid), time.monotonic()
 p.wait()
 reader.join()
 text = "".join(out)
@@ -95,7 +98,10 @@ text = "".join(out)
 m = re.findall(r"tpmC:? ([0-9.]+)", text)
 client = float(m[-1]) if m else float("nan")
 mins = (t1 - t0) / 60
-print(f"{(n1 - n0) / mins:.1f} {(x1 - x0) / mins:.1f} {client:.1f} {(c1 - c0) * 1e3 / max(x1 - x0, 1):.3f}")
+# The window's own reads (one SHOW and one SELECT, made between the
+# readings) are the few statements not the client's.
+txns, stmts = max(x1 - x0, 1), max(s1 - s0 - 2, 1)
+print(f"{(n1 - n0) / mins:.1f} {(x1 - x0) / mins:.1f} {client:.1f} {(c1 - c0) * 1e3 / txns:.3f} {stmts / txns:.2f} {(c1 - c0) * 1e6 / stmts:.2f}")
 PY
 }
 gt_run() { measure gotpc "$gotpc" tpcc --warehouses "$wh" run -T "$threads" --time "${secs}s" --interval "${secs}s" "${gt_conn[@]}"; }
@@ -105,7 +111,7 @@ dd_run() { measure sbtest "$bin" run tpcc --tpcc-mode "$1" --warehouses "$wh" --
 gt_run >/dev/null
 dd_run procedures >/dev/null
 dd_run statements >/dev/null
-printf "%-5s %-10s %10s %10s %10s %10s %11s %11s %10s %10s\n" round mode gt_nopm dd_nopm gt_tpm dd_tpm gt_tpmC_own dd_tpmC_own gt_cpu_ms dd_cpu_ms
+printf "%-5s %-10s %10s %10s %10s %10s %11s %11s %10s %10s %9s %9s %10s %10s\n" round mode gt_nopm dd_nopm gt_tpm dd_tpm gt_tpmC_own dd_tpmC_own gt_cpu_ms dd_cpu_ms gt_st/tx dd_st/tx gt_cpu_us/st dd_cpu_us/st
 declare -A results
 for i in $(seq 1 "$pairs"); do
 	declare -A got=()
@@ -118,14 +124,14 @@ for i in $(seq 1 "$pairs"); do
 	for who in "${order[@]}"; do
 		if [ "$who" = gt ]; then got[gt]=$(gt_run); else got[$who]=$(dd_run "$who"); fi
 	done
-	read -r gn gx gc gu <<<"${got[gt]}"
+	read -r gn gx gc gu gs gp <<<"${got[gt]}"
 	for mode in procedures statements; do
-		read -r dn dx dc du <<<"${got[$mode]}"
-		printf "%-5s %-10s %10s %10s %10s %10s %11s %11s %10s %10s\n" "$i" "$mode" "$gn" "$dn" "$gx" "$dx" "$gc" "$dc" "$gu" "$du"
-		results[$mode]+="$gn $dn $gx $dx $gu $du"$'\n'
+		read -r dn dx dc du ds dp <<<"${got[$mode]}"
+		printf "%-5s %-10s %10s %10s %10s %10s %11s %11s %10s %10s %9s %9s %10s %10s\n" "$i" "$mode" "$gn" "$dn" "$gx" "$dx" "$gc" "$dc" "$gu" "$du" "$gs" "$ds" "$gp" "$dp"
+		results[$mode]+="$gn $dn $gx $dx $gu $du $gp $dp"$'\n'
 	done
 done
 for mode in procedures statements; do
 	echo "dbduel --tpcc-mode $mode / go-tpc:"
-	printf '%s' "${results[$mode]}" | "$pairedci" -peer go-tpc -names "NOPM,TPM,client CPU/txn"
+	printf '%s' "${results[$mode]}" | "$pairedci" -peer go-tpc -names "NOPM,TPM,client CPU/txn,client CPU/statement sent"
 done
