@@ -15,6 +15,9 @@
 # BASE_ENV="VAR=value ..." makes the peer dbduel itself run with those
 # variables instead of pgbench (an A/B of one of dbduel's settings, e.g.
 # BASE_ENV=DBDUEL_NET=go: Go's own socket calls), measured the same way.
+# RATE=N holds both clients to N statements a second in all (pgbench -R,
+# dbduel --rate; Poisson arrivals on both), so each client's CPU per
+# statement is compared at the same load on the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
@@ -43,7 +46,7 @@ start_temp_pg "$work" $((threads * 2 + 20))
 scale=$(((tables * rows + 99999) / 100000))
 pgbench -h "$pg" -p "$port" -U bench -i -q -s "$scale" pgb >/dev/null 2>&1
 "$bin" prepare oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" >/dev/null 2>&1
-echo "server: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'), pgbench scale $scale vs dbduel $tables×$rows rows, $threads clients, pgbench -j $jobs, ${secs}s per run, $pairs pairs; peer: $peer"
+echo "server: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'), pgbench scale $scale vs dbduel $tables×$rows rows, $threads clients, pgbench -j $jobs, ${secs}s per run, $pairs pairs; peer: $peer${RATE:+; both held to $RATE statements/s}"
 
 # measure DB CMD...: "statements/s client_us_per_statement" over the steady state.
 measure() {
@@ -71,11 +74,16 @@ print(f"{n / (t1 - t0):.1f} {(c1 - c0) * 1e6 / n:.2f}")
 PY
 }
 dd_args=(run oltp_point_select --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$threads" --time "$secs" --report-interval 0 --format sysbench)
+pb_rate=()
+if [ -n "${RATE:-}" ]; then
+	dd_args+=(--rate "$RATE")
+	pb_rate=(-R "$RATE")
+fi
 if [ -n "${BASE_ENV:-}" ]; then
 	read -r -a base_env <<<"$BASE_ENV"
 	pb_run() { measure sbtest env "${base_env[@]}" "$bin" "${dd_args[@]}"; }
 else
-	pb_run() { PGPASSWORD=$bench_pw measure pgb pgbench -h 127.0.0.1 -p "$port" -U bench -S -M prepared -c "$threads" -j "$jobs" -T "$secs" pgb; }
+	pb_run() { PGPASSWORD=$bench_pw measure pgb pgbench -h 127.0.0.1 -p "$port" -U bench -S -M prepared -c "$threads" -j "$jobs" -T "$secs" "${pb_rate[@]}" pgb; }
 fi
 dd_run() { measure sbtest "$bin" "${dd_args[@]}"; }
 
