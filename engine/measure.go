@@ -439,6 +439,7 @@ func (r *measurement) finish(ctx context.Context) {
 	tailHist, tailSvc := stats.NewHistogram(), stats.NewHistogram()
 	for _, rec := range r.s.recs {
 		rec.Swap(&tail, tailHist, tailSvc)
+		rec.Release() // every worker has returned: the next run reuses its histograms
 	}
 	for i, w := range r.workers {
 		if r.cfg.Kept != nil {

@@ -35,17 +35,21 @@ echo "$ntargets target(s), $threads threads, ${plan[*]}, --report-interval $inte
 GODEBUG=gctrace=1 "$bin" run oltp_read_only "${targets[@]}" --tables 4 --table-size 10000 \
 	--threads "$threads" "${plan[@]}" --report-interval "$interval" --format text -o "$res" >"$dir/out" 2>"$dir/gc" &
 pid=$!
-echo "t_s rss_kib result_bytes runs"
+# RSS is split as the kernel counts it: anonymous memory (the Go heap, stacks,
+# the runtime's own) and file pages (the binary's code and data as they are
+# first run: a later step of the plan, the first result written, maps in
+# code the first minute never ran; clean pages the kernel can drop).
+echo "t_s rss_kib anon_kib file_kib result_bytes runs"
 samples=()
 start=$SECONDS
 while kill -0 "$pid" 2>/dev/null; do
 	sleep 10
 	t=$((SECONDS - start)) # the time since the start: a loaded machine stretches the samples
-	rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
+	read -r rss anon file < <(awk '/^VmRSS/ {r=$2} /^RssAnon/ {a=$2} /^RssFile/ {f=$2} END {print r+0, a+0, f+0}' /proc/$pid/status 2>/dev/null || echo 0 0 0)
 	size=$(stat -c %s "$res" 2>/dev/null || echo 0)
 	nruns=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("runs") or []))' "$res" 2>/dev/null || echo 0)
-	echo "$t $rss $size $nruns"
-	[ "$rss" -gt 0 ] && samples+=("$t $rss")
+	echo "$t $rss $anon $file $size $nruns"
+	[ "$rss" -gt 0 ] && samples+=("$t $rss $anon $file")
 done
 if ! wait "$pid"; then
 	echo "bench: dbduel failed; its last words:" >&2
@@ -53,20 +57,22 @@ if ! wait "$pid"; then
 	tail -5 "$dir/out" >&2
 	exit 1
 fi
-printf '%s\n' "${samples[@]}" | python3 -c '
+printf '%s\n' "${samples[@]}" >"$dir/samples"
+python3 - "$dir/samples" <<'PY'
 import sys
-rows = [tuple(map(int, l.split())) for l in sys.stdin if l.strip()]
-first = [r for t, r in rows if t <= 60]
-later = [r for t, r in rows if t > 60 and r > 0]
-if not first or not later:
-    sys.exit("run too short to judge (needs more than 60 s)")
-print(f"RSS at 60 s: {first[-1]} KiB; after: min {min(later)} KiB, max {max(later)} KiB, last {later[-1]} KiB; growth after the first minute {max(later) - first[-1]:+d} KiB ({(max(later) - first[-1]) / first[-1] * 100:+.1f}%)")
-# The level, apart from the GC cycle's peaks: the mean of each fifth.
-k = max(len(later) // 5, 1)
-means = [sum(later[i:i + k]) // len(later[i:i + k]) for i in range(0, len(later), k)][:5]
-print("RSS mean per fifth of the run after the first minute: " + ", ".join(f"{m} KiB" for m in means) +
-      f" (spread {(max(means) - min(means)) / min(means) * 100:.1f}%)")
-'''
+rows = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
+for col, name in ((1, "RSS"), (2, "anonymous RSS"), (3, "file RSS")):
+    first = [r[col] for r in rows if r[0] <= 60]
+    later = [r[col] for r in rows if r[0] > 60 and r[1] > 0]
+    if not first or not later:
+        sys.exit("run too short to judge (needs more than 60 s)")
+    base = first[-1]
+    # The level apart from the GC cycle's peaks: the mean of each fifth.
+    k = max(len(later) // 5, 1)
+    means = [sum(later[i:i + k]) // len(later[i:i + k]) for i in range(0, len(later), k)][:5]
+    print(f"{name} at 60 s: {base} KiB; after: max {max(later)} KiB, last {later[-1]} KiB; "
+          f"mean per fifth of the rest: " + ", ".join(f"{m} KiB ({(m - base) / base * 100:+.1f}%)" for m in means))
+PY
 # gctrace lines: "gc N @T s ...: ..., A->B->C MB, ..." where C is the live heap.
 python3 - "$dir/gc" <<'PY'
 import re, sys
