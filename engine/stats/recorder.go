@@ -217,14 +217,19 @@ func (r *Recorder) Swap(acc *Counters, hist, svc *hdrhistogram.Histogram) {
 	c := r.c
 	r.c = Counters{}
 	h, sh := r.hist, r.svc
-	r.hist = fresh
-	if r.withService {
-		r.svc = freshSvc
+	if h != nil { // not released
+		r.hist, r.svc = fresh, freshSvc
 	}
 	r.mu.Unlock()
 	acc.Add(c)
 	if h == nil {
-		return // released (its run is over): nothing was recorded since
+		// Released (its run is over): no histogram to swap, and the
+		// exchange ones go back.
+		giveHist(fresh)
+		if freshSvc != nil {
+			giveHist(freshSvc)
+		}
+		return
 	}
 	hist.Merge(h)
 	giveHist(h)

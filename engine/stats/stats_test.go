@@ -283,6 +283,9 @@ func TestRecorderReleaseReusesEmptyHistograms(t *testing.T) {
 		if c.Events != 1 || hist.TotalCount() != 0 || svc.TotalCount() != 0 {
 			t.Fatalf("released recorder swapped %d events, %d/%d values", c.Events, hist.TotalCount(), svc.TotalCount())
 		}
+		if old.hist != nil || old.svc != nil {
+			t.Fatal("a swap after Release gave the released recorder histograms again")
+		}
 		if e, _ := old.Fairness(); e != 1 {
 			t.Fatalf("fairness after Release: %d events", e)
 		}
