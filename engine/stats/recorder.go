@@ -30,7 +30,7 @@ func NewHistogram() *hdrhistogram.Histogram {
 // recorder owns one (two with service times), Swap exchanges it for one
 // from here, and Release hands a finished run's to the next run's
 // recorders (measured at 128 threads, four targets: live heap 50 → 28 MB,
-// RSS at 60 s 130 → 101 MB; docs/usage.md).
+// RSS at 60 s 130 MB → 99 MiB; docs/usage.md).
 var freeHists = sync.Pool{New: func() any { return NewHistogram() }}
 
 func takeHist() *hdrhistogram.Histogram { return freeHists.Get().(*hdrhistogram.Histogram) }
