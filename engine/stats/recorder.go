@@ -111,8 +111,9 @@ func NewRecorder(withService bool) *Recorder {
 }
 
 // Release gives the recorder's histograms back for reuse once its run is
-// over (after the last Swap, every worker returned): it records nothing
-// after that; its counters and Fairness stay readable.
+// over (after the last Swap, every worker returned): nothing may record
+// on it after that (RecordEvent would find no histogram); its counters
+// and Fairness stay readable, and a Swap takes its counters only.
 func (r *Recorder) Release() {
 	r.mu.Lock()
 	h, sh := r.hist, r.svc
