@@ -168,6 +168,11 @@ func (c *conductor) turn(ctx context.Context, st step, name string) error {
 		return ctx.Err()
 	}
 	b, s := st.block, c.s
+	if st.keep == nil { // live keeps every target's threads connected
+		if err := c.releaseIdleExcept(ctx, name); err != nil {
+			return err
+		}
+	}
 	if c.done > 0 && s.Cooldown != 0 {
 		c.send(Event{Kind: EventPhase, Target: name, Phase: "cooling down before the next run"})
 		cooldown(ctx, s.Cooldown)
@@ -200,6 +205,24 @@ func (c *conductor) turn(ctx context.Context, st step, name string) error {
 	}
 	if !run.Complete {
 		return &TargetError{Target: name, Where: st.phase, Err: cutShort(ctx)}
+	}
+	return nil
+}
+
+// releaseIdleExcept closes the idle connections of every target but
+// name before name's run (and its cool-down): a target between runs holds
+// no sessions on its server, and the client's memory does not grow by a
+// pool per target.
+func (c *conductor) releaseIdleExcept(ctx context.Context, name string) error {
+	for other, db := range c.dbs {
+		if other == name {
+			continue
+		}
+		if r, ok := db.(driver.IdleReleaser); ok {
+			if err := r.ReleaseIdle(ctx); err != nil {
+				return &TargetError{Target: other, Where: "closing idle connections", Err: err}
+			}
+		}
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func (s *snapshotter) loop() {
 		if r == nil {
 			continue
 		}
-		snap := r.Clone()
+		snap := r.CloneSharingRuns()
 		if s.c.s.Annotate != nil {
 			s.c.s.Annotate(snap)
 		}

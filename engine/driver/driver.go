@@ -92,6 +92,15 @@ type ThreadsAware interface {
 	SetThreads(n int)
 }
 
+// IdleReleaser is a DB whose pool can close the connections it holds
+// idle: the engine closes a target's when another target is about to run,
+// so that only the running target holds connections (and its server the
+// sessions behind them) and each run connects its threads anew, as a
+// sysbench invocation does.
+type IdleReleaser interface {
+	ReleaseIdle(ctx context.Context) error
+}
+
 // Conn is one dedicated connection (one per thread).
 type Conn interface {
 	// Discard drops a broken connection instead of returning it to the pool.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -715,6 +716,19 @@ func (r *Result) Clone() *Result {
 		panic(fmt.Sprintf("result: cannot copy: %v", err))
 	}
 	return &c
+}
+
+// CloneSharingRuns is Clone but for the runs' contents, which the copy
+// shares with r: a run is never changed once it is in a result (only the
+// slice of runs grows, and the copy has its own). A session's snapshot is
+// made so after every run: a whole copy would cost in proportion to the
+// runs done, every run.
+func (r *Result) CloneSharingRuns() *Result {
+	rest := *r
+	rest.Runs = nil
+	c := rest.Clone()
+	c.Runs = slices.Clone(r.Runs)
+	return c
 }
 
 // WriteFile writes r as indented JSON atomically: a temp file beside path,

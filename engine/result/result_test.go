@@ -3,6 +3,7 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -59,5 +60,35 @@ func TestFiguresKeepTheirJSONNames(t *testing.T) {
 		if _, nested := m["Figures"]; nested {
 			t.Errorf("%s: figures nested: %s", name, data)
 		}
+	}
+}
+
+// A snapshot shares the runs' contents with the result it was taken from
+// and nothing else: what a reader changes in it never reaches the result.
+func TestCloneSharingRunsCopiesAllButTheRuns(t *testing.T) {
+	r := &Result{
+		Targets:     []Target{{Name: "native"}},
+		Warnings:    []string{"versions differ"},
+		Stats:       map[string]TargetStats{"native": {}},
+		Environment: map[string]string{"kernel": "6.1"},
+		Runs: []Run{{Target: "native", Complete: true, Histogram: "HISTFAAAA",
+			Intervals: []Interval{{TS: 1, SpanS: 1, Telemetry: map[string]any{"server_cpu_cores": 1.5}}}}},
+	}
+	c := r.CloneSharingRuns()
+	if !reflect.DeepEqual(c, r.Clone()) {
+		t.Fatalf("the copy differs from a whole copy:\n%+v\n%+v", c, r.Clone())
+	}
+	if &c.Runs[0].Intervals[0] != &r.Runs[0].Intervals[0] {
+		t.Error("the runs' intervals were copied, not shared")
+	}
+	c.Targets[0].Name = "changed"
+	c.Warnings = append(c.Warnings[:0], "changed")
+	c.Stats["other"] = TargetStats{}
+	c.Environment["kernel"] = "changed"
+	c.Runs[0] = Run{Target: "changed"}
+	c.Runs = append(c.Runs, Run{Target: "added"})
+	if r.Targets[0].Name != "native" || r.Warnings[0] != "versions differ" || len(r.Stats) != 1 ||
+		r.Environment["kernel"] != "6.1" || len(r.Runs) != 1 || r.Runs[0].Target != "native" {
+		t.Errorf("a change to the copy reached the result: %+v", r)
 	}
 }

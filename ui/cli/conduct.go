@@ -179,6 +179,24 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
+// writeHeapProfile replaces path with the heap as of the last collection
+// (in use and allocated since the start), written beside it and renamed.
+func writeHeapProfile(path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".dbduel-*.pprof.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone once renamed
+	if err := pprof.Lookup("heap").WriteTo(tmp, 0); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
 // checkThresholds turns --fail-if conditions into an exit code: 3 when a
 // target is found past a threshold (Holm's step-down at family-wise alpha
 // over the comparisons it judges; a crossed one wins over any other), 5

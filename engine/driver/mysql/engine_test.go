@@ -356,3 +356,40 @@ func TestDroppedConnectionsQuitBeforeTheCount(t *testing.T) {
 		t.Fatalf("%d of 20 rounds counted quits after SetThreads returned: %s", len(late), strings.Join(late, "; "))
 	}
 }
+
+// ReleaseIdle closes the idle connections and keeps the held ones.
+func TestReleaseIdleClosesOnlyIdleConnections(t *testing.T) {
+	srv := testdb.Start(t)
+	def, _ := mysqldrv.ParseErrorSet(mysqldrv.DefaultIgnoreErrors)
+	ctx := context.Background()
+	db, err := mysqldrv.Open(srv.Endpoint(), 8, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var idle []driver.Conn
+	for range 3 {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	held, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	for _, c := range idle {
+		c.Close()
+	}
+	if err := db.ReleaseIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := db.DB.Stats(); s.Idle != 0 || s.OpenConnections != 1 {
+		t.Fatalf("after ReleaseIdle: %d idle, %d open; want 0 and the held one", s.Idle, s.OpenConnections)
+	}
+	if err := held.(driver.SQLConn).SQL().PingContext(ctx); err != nil {
+		t.Fatalf("the held connection: %v", err)
+	}
+}

@@ -140,11 +140,23 @@ func (d *DB) Unblock() { d.dialer.ShutdownAll() }
 // read, not inside its window.
 func (d *DB) SetThreads(n int) {
 	if d.dialer.SetThreads(n) {
-		d.dialer.Drain(true)
-		d.DB.SetMaxIdleConns(0)
-		d.dialer.Drain(false)
-		d.DB.SetMaxIdleConns(d.maxConns)
+		d.closeIdle()
 	}
+}
+
+// ReleaseIdle closes the pool's idle connections, draining (the quits
+// are counted before another target's counters are read: targets may
+// share a server).
+func (d *DB) ReleaseIdle(context.Context) error {
+	d.closeIdle()
+	return nil
+}
+
+func (d *DB) closeIdle() {
+	d.dialer.Drain(true)
+	d.DB.SetMaxIdleConns(0)
+	d.dialer.Drain(false)
+	d.DB.SetMaxIdleConns(d.maxConns)
 }
 
 // Classify applies sysbench's MySQL driver rules: an error whose code is in

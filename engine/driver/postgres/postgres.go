@@ -88,9 +88,10 @@ func Ping(ctx context.Context, ep driver.Endpoint, timeout time.Duration) error 
 // DB is a pool to one PostgreSQL server.
 type DB struct {
 	driver.SQLPool
-	ep    driver.Endpoint
-	conns *connSet
-	own   *ownTxns
+	ep       driver.Endpoint
+	conns    *connSet
+	own      *ownTxns
+	maxConns int
 }
 
 // Opener returns the engine's opener for ep.
@@ -104,7 +105,7 @@ func Open(ep driver.Endpoint, maxConns int) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{ep: ep, conns: &connSet{m: map[net.Conn]bool{}}, own: &ownTxns{}}
+	d := &DB{ep: ep, conns: &connSet{m: map[net.Conn]bool{}}, own: &ownTxns{}, maxConns: maxConns}
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dialer.DialContext(ctx, network, addr)
@@ -129,6 +130,15 @@ func Open(ep driver.Endpoint, maxConns int) (*DB, error) {
 	db.SetConnMaxLifetime(0)
 	d.SQLPool = driver.SQLPool{DB: db, Protocol: Protocol}
 	return d, nil
+}
+
+// ReleaseIdle closes the pool's idle connections, each a server process
+// (an exiting backend publishes its pending transaction counts as it
+// goes: the next reading has them).
+func (d *DB) ReleaseIdle(context.Context) error {
+	d.DB.SetMaxIdleConns(0)
+	d.DB.SetMaxIdleConns(d.maxConns)
+	return nil
 }
 
 // Conn takes a dedicated connection that can roll back after an ignored error.
