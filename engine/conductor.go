@@ -169,7 +169,7 @@ func (c *conductor) turn(ctx context.Context, st step, name string) error {
 	}
 	b, s := st.block, c.s
 	if st.keep == nil { // live keeps every target's threads connected
-		if err := c.releaseIdleExcept(ctx, name); err != nil {
+		if err := c.releaseIdle(ctx); err != nil {
 			return err
 		}
 	}
@@ -209,18 +209,15 @@ func (c *conductor) turn(ctx context.Context, st step, name string) error {
 	return nil
 }
 
-// releaseIdleExcept closes the idle connections of every target but
-// name before name's run (and its cool-down): a target between runs holds
-// no sessions on its server, and the client's memory does not grow by a
-// pool per target.
-func (c *conductor) releaseIdleExcept(ctx context.Context, name string) error {
-	for other, db := range c.dbs {
-		if other == name {
-			continue
-		}
+// releaseIdle closes every target's idle connections before a run (and
+// its cool-down): each run connects its threads anew, whatever ran before
+// it (a table load, its own last run, another target's), and a target
+// between runs holds no sessions on its server nor the client's memory.
+func (c *conductor) releaseIdle(ctx context.Context) error {
+	for name, db := range c.dbs {
 		if r, ok := db.(driver.IdleReleaser); ok {
 			if err := r.ReleaseIdle(ctx); err != nil {
-				return &TargetError{Target: other, Where: "closing idle connections", Err: err}
+				return &TargetError{Target: name, Where: "closing idle connections", Err: err}
 			}
 		}
 	}

@@ -14,7 +14,9 @@
 # instead of the tree's (a change's before and after). BASE_ENV="VAR=value
 # ..." makes the peer dbduel itself run with those variables instead of
 # sysbench (an A/B of one of dbduel's settings, e.g. BASE_ENV=DBDUEL_NET=go);
-# the "sb" columns are then that peer's.
+# the "sb" columns are then that peer's. BASE_BIN=PATH makes the peer that
+# build of dbduel (with BASE_ENV's variables, if any): a change's before and
+# after, interleaved pair by pair like any peer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
@@ -24,7 +26,7 @@ tables=${TABLES:-4}
 rows=${ROWS:-100000}
 psmode=${PSMODE:-auto}
 peer=sysbench
-[ -z "${BASE_ENV:-}" ] || peer="dbduel[$BASE_ENV]"
+[ -z "${BASE_ENV:-}${BASE_BIN:-}" ] || peer="dbduel[$(basename "${BASE_BIN:-tree}")${BASE_ENV:+ $BASE_ENV}]"
 workloads=${WORKLOADS:-"oltp_point_select oltp_read_only"}
 
 for p in sysbench mariadb-install-db; do
@@ -79,11 +81,16 @@ PY
 
 # sb_run/dd_run WORKLOAD THREADS
 dd_args() { echo run "$1" --target "b=$url" --tables "$tables" --table-size "$rows" --threads "$2" --time "$secs" --db-ps-mode "$psmode" --report-interval 0 --format sysbench; }
-if [ -n "${BASE_ENV:-}" ]; then
-	read -r -a base_env <<<"$BASE_ENV"
+if [ -n "${BASE_ENV:-}${BASE_BIN:-}" ]; then
+	base_bin=$bin
+	if [ -n "${BASE_BIN:-}" ]; then
+		base_bin=$(dirname "$bin")/dbduel-base
+		cp "$BASE_BIN" "$base_bin"
+	fi
+	read -r -a base_env <<<"${BASE_ENV:-}"
 	# shellcheck disable=SC2046 # dd_args' words are plain (no spaces)
-	sb_run() { measure env "${base_env[@]}" "$bin" $(dd_args "$1" "$2"); }
-	echo "peer: dbduel with $BASE_ENV (the sb columns)"
+	sb_run() { measure env "${base_env[@]}" "$base_bin" $(dd_args "$1" "$2"); }
+	echo "peer: $peer (the sb columns)"
 else
 	sb_run() { measure sysbench "$1" "${conn[@]}" --tables="$tables" --table-size="$rows" --threads="$2" --time="$secs" --db-ps-mode="$psmode" --report-interval=0 run; }
 fi

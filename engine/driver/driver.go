@@ -93,10 +93,11 @@ type ThreadsAware interface {
 }
 
 // IdleReleaser is a DB whose pool can close the connections it holds
-// idle: the engine closes a target's when another target is about to run,
-// so that only the running target holds connections (and its server the
-// sessions behind them) and each run connects its threads anew, as a
-// sysbench invocation does.
+// idle: the engine closes every target's before each run of a plan, so
+// that each run connects its threads anew, as a sysbench invocation does,
+// and a target between runs holds no sessions on its server. (MongoDB's
+// driver keeps its own pool and the remote agent opens one per run: they
+// are not IdleReleasers.)
 type IdleReleaser interface {
 	ReleaseIdle(ctx context.Context) error
 }

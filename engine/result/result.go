@@ -720,9 +720,10 @@ func (r *Result) Clone() *Result {
 
 // CloneSharingRuns is Clone but for the runs' contents, which the copy
 // shares with r: a run is never changed once it is in a result (only the
-// slice of runs grows, and the copy has its own). A session's snapshot is
-// made so after every run: a whole copy would cost in proportion to the
-// runs done, every run.
+// slice of runs is: appended to, or cut back by live and appended over, in
+// r's own array; the copy has its own). A session's snapshot is made so
+// after every run: a whole copy would cost in proportion to the runs done,
+// every run.
 func (r *Result) CloneSharingRuns() *Result {
 	rest := *r
 	rest.Runs = nil

@@ -31,6 +31,11 @@ func runVerb(ctx context.Context, state *State, rc *runConfig, v familyVerb) err
 		}
 		defer stop()
 	}
+	if o.memProfile != "" {
+		if err := startHeapProfile(o.memProfile); err != nil {
+			return err
+		}
+	}
 	ts, err := buildTargets(o.targets, newTargetContext(state, rc, o), state.Stderr)
 	if err != nil {
 		return err
@@ -177,6 +182,21 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// startHeapProfile writes the first heap profile to path (not through a
+// symlink), so that a path that cannot be written is refused before
+// anything runs.
+func startHeapProfile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return usageErr("--memprofile: %v", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return usageErr("--memprofile: %v", err)
+	}
+	return f.Close()
 }
 
 // writeHeapProfile replaces path with the heap as of the last collection

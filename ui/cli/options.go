@@ -108,7 +108,7 @@ func bindCommonFlags(fs *pflag.FlagSet, o *commonOptions) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resolved targets, workload and plan, and exit without running")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for dbduel's own speed work)")
 	_ = fs.MarkHidden("cpuprofile")
-	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile to this file after every run (for dbduel's own memory work)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile to this file at the start and after every run's snapshot (for dbduel's own memory work)")
 	_ = fs.MarkHidden("memprofile")
 	o.newWorkload = workload.BindFlags(fs)
 	o.flags = fs

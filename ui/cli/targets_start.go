@@ -227,7 +227,8 @@ func sampledTelemetry(ctx context.Context, t targets.Target, prev targets.Sample
 			return nil
 		}
 		dt := cur.At.Sub(prev.At).Seconds()
-		m := map[string]any{result.TelServerMemBytes: cur.MemBytes}
+		// float64 as every figure here is (and as the file reads back).
+		m := map[string]any{result.TelServerMemBytes: float64(cur.MemBytes)}
 		if dt > 0 && cur.CPUNS >= prev.CPUNS {
 			m[result.TelServerCPUCores] = math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000) / 1000
 		}

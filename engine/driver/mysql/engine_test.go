@@ -297,9 +297,10 @@ func setIgnore(db *mysqldrv.DB, spec string) {
 	db.SetIgnore(e)
 }
 
-// A change of socket path drops the pool's idle connections; each sends
+// A change of socket path (even rounds) and ReleaseIdle before a run (odd
+// rounds) drop the pool's idle connections; each sends
 // the server a quit (COM_QUIT), which it counts in Questions. They are
-// dropped draining, so every quit is counted before SetThreads returns:
+// dropped draining, so every quit is counted before either returns:
 // the server's count over the next moments is the readings' own alone
 // (live's first round saw one statement more, on both targets, when a
 // quit landed after its counter's first reading).
@@ -332,7 +333,11 @@ func TestDroppedConnectionsQuitBeforeTheCount(t *testing.T) {
 		if _, err := counter.OpCount(ctx); err != nil { // its pool opened before the window
 			t.Fatal(err)
 		}
-		db.SetThreads(1) // raw calls: the three idle ones dropped
+		if round%2 == 0 {
+			db.SetThreads(1) // raw calls: the three idle ones dropped
+		} else if err := db.ReleaseIdle(ctx); err != nil { // before a run
+			t.Fatal(err)
+		}
 		before, err := counter.OpCount(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -391,5 +396,10 @@ func TestReleaseIdleClosesOnlyIdleConnections(t *testing.T) {
 	}
 	if err := held.(driver.SQLConn).SQL().PingContext(ctx); err != nil {
 		t.Fatalf("the held connection: %v", err)
+	}
+	// The pool keeps connections again: the next run's threads, returned.
+	held.Close()
+	if s := db.DB.Stats(); s.Idle != 1 {
+		t.Fatalf("a connection returned after ReleaseIdle: %d idle, want 1 (the pool's idle limit not restored)", s.Idle)
 	}
 }

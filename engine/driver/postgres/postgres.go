@@ -132,10 +132,14 @@ func Open(ep driver.Endpoint, maxConns int) (*DB, error) {
 	return d, nil
 }
 
-// ReleaseIdle closes the pool's idle connections, each a server process
-// (an exiting backend publishes its pending transaction counts as it
-// goes: the next reading has them).
-func (d *DB) ReleaseIdle(context.Context) error {
+// ReleaseIdle closes the pool's idle connections, each a server process,
+// once each has published its pending transaction counts (a loader's, a
+// check's): an exiting backend publishes them too, but while it exits,
+// after the client has gone on.
+func (d *DB) ReleaseIdle(ctx context.Context) error {
+	if err := d.publishIdle(ctx); err != nil {
+		return err
+	}
 	d.DB.SetMaxIdleConns(0)
 	d.DB.SetMaxIdleConns(d.maxConns)
 	return nil

@@ -36,7 +36,6 @@ func TestReleaseIdleClosesIdleConnectionsAndKeepsTheirCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Close()
 	for _, c := range idle {
 		for range 5 { // five transactions a connection, unpublished
 			if _, err := c.(driver.SQLConn).SQL().ExecContext(ctx, "SELECT 1"); err != nil {
@@ -56,6 +55,11 @@ func TestReleaseIdleClosesIdleConnectionsAndKeepsTheirCounts(t *testing.T) {
 	}
 	if err := held.(interface{ PublishStats(context.Context) error }).PublishStats(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The pool keeps connections again: the next run's threads, returned.
+	held.Close()
+	if s := db.DB.Stats(); s.Idle != 1 {
+		t.Fatalf("a connection returned after ReleaseIdle: %d idle, want 1 (the pool's idle limit not restored)", s.Idle)
 	}
 	after, err := db.Transactions(ctx)
 	if err != nil {
