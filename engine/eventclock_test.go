@@ -154,9 +154,12 @@ func TestOpenLoopWakesOnTime(t *testing.T) {
 	// wakes threads late; how late belongs in a benchmark): the lateness is
 	// measured, never more than the gap between latency and service time,
 	// and it accounts for most of that gap on some attempt (the old timer
-	// path counted its lateness as queueing, unreported).
+	// path counted its lateness as queueing, unreported). Six attempts:
+	// with the package tests beside it, a loaded CI machine preempted a
+	// thread between its wake and its event's start in three in a row
+	// (gaps 194-252 µs, lateness 81-143 µs).
 	good := false
-	for attempt := 0; attempt < 3 && !good; attempt++ {
+	for attempt := 0; attempt < 6 && !good; attempt++ {
 		_, cfg := runScripted(t, &scripted{sleep: 200 * time.Microsecond}, Config{Point: Point{Threads: 2, Rate: 100}, Load: Load{Time: 2 * time.Second, Seed: 3}})
 		run, err := Measure(context.Background(), cfg, "t", fakeDB(t), nil)
 		if err != nil {
