@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,8 +33,10 @@ func runVerb(ctx context.Context, state *State, rc *runConfig, v familyVerb) err
 		defer stop()
 	}
 	if o.memProfile != "" {
-		if err := startHeapProfile(o.memProfile); err != nil {
-			return err
+		// Written once now: a path that cannot be written is refused
+		// before anything runs.
+		if err := writeHeapProfile(o.memProfile); err != nil {
+			return usageErr("--memprofile: %v", err)
 		}
 	}
 	ts, err := buildTargets(o.targets, newTargetContext(state, rc, o), state.Stderr)
@@ -184,37 +187,15 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// startHeapProfile writes the first heap profile to path (not through a
-// symlink), so that a path that cannot be written is refused before
-// anything runs.
-func startHeapProfile(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return usageErr("--memprofile: %v", err)
-	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		f.Close()
-		return usageErr("--memprofile: %v", err)
-	}
-	return f.Close()
-}
-
 // writeHeapProfile replaces path with the heap as of the last collection
-// (in use and allocated since the start), written beside it and renamed.
+// (in use and allocated since the start), through result.WriteAtomic (a
+// link at path is replaced, never followed).
 func writeHeapProfile(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".dbduel-*.pprof.tmp")
-	if err != nil {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&buf, 0); err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // gone once renamed
-	if err := pprof.Lookup("heap").WriteTo(tmp, 0); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return result.WriteAtomic(path, buf.Bytes(), 0o600)
 }
 
 // checkThresholds turns --fail-if conditions into an exit code: 3 when a

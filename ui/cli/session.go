@@ -22,25 +22,17 @@ func newSession(rc *runConfig, o *commonOptions, sched engine.Schedule, ts *star
 	s := engine.Session{Load: rc.load, Schedule: sched, Reprepare: o.reprepare, Cleanup: o.cleanup || (rc.onHost() && !o.keep),
 		Annotate: ts.annotate, PrecisionPct: stats.DefaultPrecisionPct}
 	s.NoiseSampler = func() func(map[string]any) map[string]any { return hostinfo.NewNoiseSampler("/").Sample }
-	var hooks []func(*result.Result)
-	if o.out != "" {
-		hooks = append(hooks, func(r *result.Result) {
-			if err := result.WriteFile(o.out, r); err != nil {
-				fmt.Fprintf(stderr, "dbduel: %v\n", err)
-			}
-		})
-	}
-	if o.memProfile != "" {
-		hooks = append(hooks, func(*result.Result) {
-			if err := writeHeapProfile(o.memProfile); err != nil {
-				fmt.Fprintf(stderr, "dbduel: --memprofile: %v\n", err)
-			}
-		})
-	}
-	if len(hooks) > 0 {
+	if o.out != "" || o.memProfile != "" {
 		s.OnSnapshot = func(r *result.Result) {
-			for _, h := range hooks {
-				h(r)
+			if o.out != "" {
+				if err := result.WriteFile(o.out, r); err != nil {
+					fmt.Fprintf(stderr, "dbduel: %v\n", err)
+				}
+			}
+			if o.memProfile != "" {
+				if err := writeHeapProfile(o.memProfile); err != nil {
+					fmt.Fprintf(stderr, "dbduel: --memprofile: %v\n", err)
+				}
 			}
 		}
 	}
