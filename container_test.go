@@ -107,9 +107,9 @@ func TestNativeVsContainerJSON(t *testing.T) {
 	for _, run := range r.Runs {
 		busy, proxy := 0.0, 0.0
 		for _, iv := range run.Intervals {
-			v, _ := iv.Telemetry["server_cpu_cores"].(float64)
+			v, _ := iv.Telemetry.Get("server_cpu_cores")
 			busy = max(busy, v)
-			p, _ := iv.Telemetry["proxy_cpu_cores"].(float64)
+			p, _ := iv.Telemetry.Get("proxy_cpu_cores")
 			proxy = max(proxy, p)
 		}
 		if busy <= 0 {

@@ -90,10 +90,10 @@ func TestLocalServerCPUIsACgroupFigure(t *testing.T) {
 		t.Fatalf("cpu scope %q", scope)
 	}
 	iv := r.Runs[0].Intervals[0]
-	if c, _ := iv.Telemetry["server_cpu_cores"].(float64); c <= 0 {
+	if c, _ := iv.Telemetry.Get("server_cpu_cores"); c <= 0 {
 		t.Fatalf("telemetry %v", iv.Telemetry)
 	}
-	if _, ok := iv.Telemetry["server_idle_cpu_cores"].(float64); !ok {
+	if _, ok := iv.Telemetry.Get("server_idle_cpu_cores"); !ok {
 		t.Fatalf("no idle CPU: %v", iv.Telemetry)
 	}
 	if left, _ := filepath.Glob("/sys/fs/cgroup/cpuacct/dbduel-" + runID + "*"); len(left) > 0 {

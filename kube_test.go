@@ -390,7 +390,7 @@ func TestKubeAgents(t *testing.T) {
 		client := 0.0
 		for _, iv := range run.Intervals {
 			ivEvents += iv.Events
-			c, _ := iv.Telemetry[result.TelClientCPUCores].(float64)
+			c, _ := iv.Telemetry.Get(result.TelClientCPUCores)
 			client = max(client, c)
 		}
 		if len(run.Intervals) != 3 || ivEvents == 0 || ivEvents > s.Events || client <= 0 {
@@ -408,9 +408,9 @@ func TestKubeAgents(t *testing.T) {
 // peakCPU is a run's highest server and client CPU of an interval (cores).
 func peakCPU(run result.Run) (server, client float64) {
 	for _, iv := range run.Intervals {
-		v, _ := iv.Telemetry[result.TelServerCPUCores].(float64)
+		v, _ := iv.Telemetry.Get(result.TelServerCPUCores)
 		server = max(server, v)
-		c, _ := iv.Telemetry[result.TelClientCPUCores].(float64)
+		c, _ := iv.Telemetry.Get(result.TelClientCPUCores)
 		client = max(client, c)
 	}
 	return server, client

@@ -93,7 +93,7 @@ func TestPodmanTarget(t *testing.T) {
 		if run.Target != "p" || len(run.Intervals) == 0 {
 			continue
 		}
-		if c, _ := run.Intervals[0].Telemetry["server_cpu_cores"].(float64); c <= 0 {
+		if c, _ := run.Intervals[0].Telemetry.Get("server_cpu_cores"); c <= 0 {
 			t.Errorf("no server CPU read from the Podman container's cgroup: %v", run.Intervals[0].Telemetry)
 		}
 		checkNetBytes(t, run)
@@ -251,8 +251,8 @@ func TestRootlessPodman(t *testing.T) {
 			continue
 		}
 		tel := run.Intervals[len(run.Intervals)-1].Telemetry
-		server, _ := tel["server_cpu_cores"].(float64)
-		proxy, _ := tel["proxy_cpu_cores"].(float64)
+		server, _ := tel.Get("server_cpu_cores")
+		proxy, _ := tel.Get("proxy_cpu_cores")
 		// The server's CPU is its own: under the two cores, not the machine's.
 		if server <= 0 || server > 2 || proxy <= 0 {
 			t.Errorf("rootless telemetry: server %.2f cores, rootlessport %.2f: %v", server, proxy, tel)
@@ -296,10 +296,10 @@ func checkNetBytes(t *testing.T, run result.Run) {
 	// counters moved, and at least one must have.
 	var rxBytes, txBytes, queries float64
 	for _, iv := range run.Intervals[1:] {
-		rx, okRx := iv.Telemetry["server_net_rx_bytes_per_s"].(float64)
-		tx, okTx := iv.Telemetry["server_net_tx_bytes_per_s"].(float64)
+		rx, okRx := iv.Telemetry.Get("server_net_rx_bytes_per_s")
+		tx, okTx := iv.Telemetry.Get("server_net_tx_bytes_per_s")
 		if !okRx || !okTx || rx < 0 || tx < 0 {
-			t.Errorf("%s: interval at %.0fs: network bytes %v / %v", run.Target, iv.TS, iv.Telemetry["server_net_rx_bytes_per_s"], iv.Telemetry["server_net_tx_bytes_per_s"])
+			t.Errorf("%s: interval at %.0fs: network bytes %v / %v", run.Target, iv.TS, rx, tx)
 		}
 		if rx*iv.SpanS < iv.QPS*iv.SpanS { // under a byte a query: no reading this interval
 			continue

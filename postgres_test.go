@@ -169,7 +169,7 @@ func TestPostgresNativeVsContainer(t *testing.T) {
 		// well over 5 µs of CPU; the postmaster alone would show ~0.
 		busy := false
 		for _, iv := range run.Intervals {
-			c, ok := iv.Telemetry["server_cpu_cores"].(float64)
+			c, ok := iv.Telemetry.Get("server_cpu_cores")
 			if ok && iv.Figures.QPS > 0 && c/iv.Figures.QPS > 5e-6 {
 				busy = true
 			}

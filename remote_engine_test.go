@@ -149,10 +149,11 @@ func containerThereNativeHere(t *testing.T, img string) {
 			continue
 		}
 		tel := run.Intervals[0].Telemetry
-		if c, _ := tel["server_cpu_cores"].(float64); c <= 0 || tel["server_mem_bytes"] == nil {
+		_, mem := tel.Get("server_mem_bytes")
+		if c, _ := tel.Get("server_cpu_cores"); c <= 0 || !mem {
 			t.Errorf("no CPU or memory from the engine's stats API: %v", tel)
 		}
-		if _, measured := tel["proxy_cpu_cores"]; measured || tel["proxy_cpu_cores_note"] == nil {
+		if _, measured := tel.Get("proxy_cpu_cores"); measured || tel.ProxyNote == "" {
 			t.Errorf("docker-proxy on the other host must read as not measured, not as a figure: %v", tel)
 		}
 		checkNetBytes(t, run) // from the engine's stats API
@@ -207,7 +208,7 @@ func clientHereAndBeside(t *testing.T, img string) {
 		// 2-s run under CI's load both intervals once lacked it).
 		client := 0.0
 		for _, iv := range run.Intervals {
-			c, _ := iv.Telemetry["client_cpu_cores"].(float64)
+			c, _ := iv.Telemetry.Get("client_cpu_cores")
 			client = max(client, c)
 		}
 		if run.Target == "beside" && client <= 0 {

@@ -221,11 +221,11 @@ func TestCPUInAnAgentContainerIsThrottled(t *testing.T) {
 			continue
 		}
 		for _, iv := range run.Intervals {
-			if v, ok := iv.Telemetry["cpu_throttled_pct"].(float64); ok {
+			if v, ok := iv.Telemetry.Get("cpu_throttled_pct"); ok {
 				throttled = math.Max(throttled, v)
 				read++
 			}
-			if v, ok := iv.Telemetry["server_cpu_cores"].(float64); ok {
+			if v, ok := iv.Telemetry.Get("server_cpu_cores"); ok {
 				cores = math.Max(cores, v)
 			}
 		}

@@ -27,7 +27,7 @@ type Target struct {
 	Name string
 	Open driver.Opener
 	// Telemetry reads the target's resource use at each interval (may be nil).
-	Telemetry func() map[string]any
+	Telemetry func() result.Telemetry
 	// Health says whether whoever hosts the target still holds it (may be nil).
 	Health func(context.Context) error
 }
@@ -77,7 +77,7 @@ func (c Config) StartWindows() {
 		c.Telemetry()
 	}
 	if c.Noise != nil {
-		c.Noise(nil)
+		c.Noise(result.Telemetry{})
 	}
 }
 
@@ -119,10 +119,10 @@ type Config struct {
 	Health func(context.Context) error
 	// Telemetry, if set, is read at every interval (the target's resource
 	// use: server CPU, memory, proxy CPU) into the interval's telemetry.
-	Telemetry func() map[string]any
+	Telemetry func() result.Telemetry
 	// Noise, if set, is read at every interval after Telemetry, with it:
 	// what else took the machine (steal, other processes' CPU).
-	Noise func(telemetry map[string]any) map[string]any
+	Noise func(telemetry result.Telemetry) result.Noise
 	// Kept, if set, keeps the run's threads for the next run with the same
 	// count and workload (dbduel live); its owner closes them.
 	Kept *KeptThreads

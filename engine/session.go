@@ -30,7 +30,7 @@ type Session struct {
 	// Alpha (--alpha) is the family-wise level of the verdict words.
 	Alpha float64
 	// NoiseSampler, if set, makes each run's noise reader (started with the run).
-	NoiseSampler func() func(telemetry map[string]any) map[string]any
+	NoiseSampler func() func(telemetry result.Telemetry) result.Noise
 	// Annotate adds what the engine does not measure (targets as read
 	// back, versions, parity) and the analysis to a copy of the result;
 	// it runs once on each snapshot and once on the final result.

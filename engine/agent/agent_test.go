@@ -65,7 +65,10 @@ func TestRunThroughTheAgent(t *testing.T) {
 	}
 	w := build(t, "cpu", "--cpu-max-prime=2000")
 	calls := 0
-	cfg := engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: 1200 * time.Millisecond, ReportInterval: 300 * time.Millisecond, Percentile: 95}, Telemetry: func() map[string]any { calls++; return map[string]any{"n": calls} }}
+	cfg := engine.Config{Point: engine.Point{Workload: w, Threads: 2}, Load: engine.Load{Time: 1200 * time.Millisecond, ReportInterval: 300 * time.Millisecond, Percentile: 95}, Telemetry: func() result.Telemetry {
+		calls++
+		return result.TelemetryOf(map[string]float64{result.TelServerMemBytes: float64(calls)})
+	}}
 	var emitted []result.Interval
 	var histEvents int64
 	run, err := c.Measure(context.Background(), cfg, "ctr", func(iv result.Interval, h *hdrhistogram.Histogram) {
@@ -81,7 +84,8 @@ func TestRunThroughTheAgent(t *testing.T) {
 	var sum uint64
 	for i, iv := range run.Intervals {
 		sum += iv.Events
-		if iv.Telemetry == nil || iv.Telemetry["n"] != emitted[i].Telemetry["n"] {
+		n, ok := iv.Telemetry.Get(result.TelServerMemBytes)
+		if e, _ := emitted[i].Telemetry.Get(result.TelServerMemBytes); !ok || n != e {
 			t.Fatalf("interval %d: host telemetry %v, emitted %v", i, iv.Telemetry, emitted[i].Telemetry)
 		}
 	}

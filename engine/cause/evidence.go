@@ -51,8 +51,7 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 		ev["memory_limit_bytes"] = float64(d.MemoryLimitBytes)
 	}
 	means := map[string]*mean{}
-	add := func(key string, v any) {
-		f, ok := v.(float64)
+	add := func(key string, f float64, ok bool) {
 		if !ok || math.IsNaN(f) {
 			return
 		}
@@ -66,19 +65,21 @@ func Evidence(r *result.Result, t result.Target, point int) map[string]any {
 		cpu.add(run)
 		if st := run.ServerTime; st != nil {
 			// Where each statement's time goes: the server, or between.
-			add("server_us_per_statement", st.AvgUS)
-			add("client_us_per_statement", st.ClientAvgUS)
-			add("between_us_per_statement", st.BetweenUS)
+			add("server_us_per_statement", st.AvgUS, true)
+			add("client_us_per_statement", st.ClientAvgUS, true)
+			add("between_us_per_statement", st.BetweenUS, true)
 		}
 		for _, iv := range run.Intervals {
 			if iv.Warmup {
 				continue
 			}
 			for _, k := range []string{result.TelServerCPUCores, result.TelProxyCPUCores, result.TelClientCPUCores, result.TelCPUThrottledPct, result.TelServerMemBytes} {
-				add(k, iv.Telemetry[k])
+				v, ok := iv.Telemetry.Get(k)
+				add(k, v, ok)
 			}
 			for _, k := range []string{result.NoiseStealPct, result.NoisePSICPUSomePct, result.NoiseOtherCPUCores, result.NoiseKernelCPUCores} {
-				add(k, iv.Noise[k])
+				v, ok := iv.Noise.Get(k)
+				add(k, v, ok)
 			}
 		}
 	}
@@ -114,7 +115,7 @@ func (c *cpuTotals) add(run result.Run) {
 			continue
 		}
 		for _, k := range []string{result.TelServerCPUCores, result.TelServerIdleCPUCores, result.TelProxyCPUCores, result.TelClientCPUCores} {
-			if v, ok := iv.Telemetry[k].(float64); ok {
+			if v, ok := iv.Telemetry.Get(k); ok {
 				c.seconds[k] += v * iv.SpanS
 			}
 		}

@@ -209,7 +209,7 @@ func flaggedShare(r *result.Result, target string, point int) float64 {
 				continue
 			}
 			n++
-			if f, _ := iv.Noise[result.NoiseFlagged].(bool); f {
+			if iv.Noise.Flagged {
 				flagged++
 			}
 		}

@@ -32,13 +32,13 @@ func threeTargets() *result.Result {
 	for _, s := range sides {
 		r.Targets = append(r.Targets, result.Target{Name: s.name, Described: s.desc})
 		for b, tps := range s.tps {
-			tel := map[string]any{"server_cpu_cores": s.server}
+			tel := map[string]float64{"server_cpu_cores": s.server}
 			if s.proxy > 0 {
 				tel["proxy_cpu_cores"] = s.proxy
 			}
 			run := result.Run{Target: s.name, Block: b + 1, Index: b + 1, Complete: true,
 				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps), TPS: tps, QPS: tps * 10, P95US: 2000}, AvgUS: 1000},
-				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 1, Telemetry: tel}}}
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 1, Telemetry: result.TelemetryOf(tel)}}}
 			r.Runs = append(r.Runs, run)
 		}
 	}
@@ -91,7 +91,7 @@ func TestCauseParityAndThrottling(t *testing.T) {
 	for i := range r.Runs {
 		if r.Runs[i].Target == "host" {
 			r.Runs[i].Summary.TPS *= 0.5
-			r.Runs[i].Intervals[0].Telemetry["cpu_throttled_pct"] = 37.4
+			r.Runs[i].Intervals[0].Telemetry.Set("cpu_throttled_pct", 37.4)
 		}
 	}
 	r.Parity = &result.Parity{
@@ -179,10 +179,10 @@ func TestServerCPUPerTransactionIsMarginal(t *testing.T) {
 		r.Targets = append(r.Targets, result.Target{Name: side.name, Described: result.Described{CPUScope: side.scope}})
 		for b := 1; b <= 3; b++ {
 			tps := side.tps * (1 + 0.01*float64(b))
-			tel := map[string]any{"server_cpu_cores": 0.15 + tps*100e-6, "server_idle_cpu_cores": 0.15}
+			tel := map[string]float64{"server_cpu_cores": 0.15 + tps*100e-6, "server_idle_cpu_cores": 0.15}
 			r.Runs = append(r.Runs, result.Run{Target: side.name, Block: b, Index: b, Complete: true,
 				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps * 10), TPS: tps, QPS: tps}, AvgUS: 1e6 / tps, DurationS: 10},
-				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 10, Telemetry: tel}}})
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 10, Telemetry: result.TelemetryOf(tel)}}})
 		}
 	}
 	stats.Analyze(r)
@@ -201,7 +201,7 @@ func TestServerCPUPerTransactionIsMarginal(t *testing.T) {
 	for i, run := range r.Runs {
 		if run.Target == "c" {
 			tps := run.Summary.TPS
-			r.Runs[i].Intervals[0].Telemetry["server_cpu_cores"] = 0.15 + tps*130e-6
+			r.Runs[i].Intervals[0].Telemetry.Set("server_cpu_cores", 0.15+tps*130e-6)
 		}
 	}
 	stats.Analyze(r)
@@ -226,7 +226,7 @@ func TestSystemWorkloadCauseSpeaksItsOwnTerms(t *testing.T) {
 			tps := map[string]float64{"native": 1000, "c": 600}[name] * (1 + 0.01*float64(b*b))
 			r.Runs = append(r.Runs, result.Run{Target: name, Block: b, Index: b, Complete: true,
 				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps), TPS: tps}, AvgUS: 1e6 / tps},
-				Intervals: []result.Interval{{SpanS: 1, Telemetry: map[string]any{"server_cpu_cores": 0.5}}}})
+				Intervals: []result.Interval{{SpanS: 1, Telemetry: result.TelemetryOf(map[string]float64{"server_cpu_cores": 0.5})}}})
 		}
 	}
 	stats.Analyze(r)
@@ -257,10 +257,10 @@ func TestCauseNamesWhatDiffersBetweenContainers(t *testing.T) {
 			Described: result.Described{NetworkPath: "docker-proxy", NetworkMode: "bridge", MemoryLimitBytes: side.mem}})
 		for b := 1; b <= 3; b++ {
 			tps := side.tps * (1 + 0.01*float64(b*b)*side.tps/500)
-			tel := map[string]any{"server_cpu_cores": 0.5, "proxy_cpu_cores": 0.4}
+			tel := map[string]float64{"server_cpu_cores": 0.5, "proxy_cpu_cores": 0.4}
 			r.Runs = append(r.Runs, result.Run{Target: side.name, Block: b, Index: b, Complete: true,
 				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps), TPS: tps, QPS: tps}, AvgUS: 1e6 / tps},
-				Intervals: []result.Interval{{SpanS: 1, Telemetry: tel}}})
+				Intervals: []result.Interval{{SpanS: 1, Telemetry: result.TelemetryOf(tel)}}})
 		}
 	}
 	r.Parity = &result.Parity{VariablesDiff: []result.VariableDiff{
@@ -338,13 +338,13 @@ func TestServerCPUPairsAreOneKind(t *testing.T) {
 		r.Targets = append(r.Targets, result.Target{Name: name})
 		for b := 1; b <= 3; b++ {
 			tps := 1000 * (1 + 0.01*float64(b))
-			tel := map[string]any{"server_cpu_cores": 0.1 + tps*100e-6, "server_idle_cpu_cores": 0.1}
+			tel := map[string]float64{"server_cpu_cores": 0.1 + tps*100e-6, "server_idle_cpu_cores": 0.1}
 			if name == "c" && b == 2 {
 				delete(tel, "server_idle_cpu_cores")
 			}
 			r.Runs = append(r.Runs, result.Run{Target: name, Block: b, Index: b, Complete: true,
 				Summary:   result.Summary{Figures: result.Figures{Events: uint64(tps * 10), TPS: tps, QPS: tps}, AvgUS: 1e6 / tps, DurationS: 10},
-				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 10, Telemetry: tel}}})
+				Intervals: []result.Interval{{Figures: result.Figures{TPS: tps}, SpanS: 10, Telemetry: result.TelemetryOf(tel)}}})
 		}
 	}
 	p, marginal := ServerCPUPerTxn(r, "c", "native", 0)
@@ -400,7 +400,7 @@ func TestCauseOfAGapNothingExplains(t *testing.T) {
 	for i := range r.Runs {
 		if run := &r.Runs[i]; run.Target == "bridge" {
 			// The server's CPU per transaction as native's: 500 µs.
-			run.Intervals[0].Telemetry = map[string]any{"server_cpu_cores": run.Summary.TPS * 500e-6}
+			run.Intervals[0].Telemetry = result.TelemetryOf(map[string]float64{"server_cpu_cores": run.Summary.TPS * 500e-6})
 		}
 	}
 	stats.Analyze(r)

@@ -39,7 +39,7 @@ func ladderResult(proxyPath string, tpsOf ...map[string][]float64) (*result.Resu
 		r.Targets = append(r.Targets, result.Target{Name: rg.Name, Described: desc[rg.Name]})
 		for b, v := range tps[rg.Name] {
 			run := result.Run{Target: rg.Name, Block: b + 1, Complete: true, Summary: result.Summary{Figures: result.Figures{Events: uint64(v), TPS: v}}}
-			run.Intervals = []result.Interval{{SpanS: 1, Telemetry: map[string]any{"server_cpu_cores": 0.5, "proxy_cpu_cores": 0.25}}}
+			run.Intervals = []result.Interval{{SpanS: 1, Telemetry: result.TelemetryOf(map[string]float64{"server_cpu_cores": 0.5, "proxy_cpu_cores": 0.25})}}
 			r.Runs = append(r.Runs, run)
 		}
 	}

@@ -385,12 +385,12 @@ type Interval struct {
 	TPM   float64                 `json:"tpm,omitempty"`
 	Types map[string]TypeInterval `json:"types,omitempty"`
 
-	Concurrency  uint64         `json:"concurrency"`
-	ServiceP95US float64        `json:"service_p95_us,omitempty"`
-	Telemetry    map[string]any `json:"telemetry,omitempty"`
+	Concurrency  uint64    `json:"concurrency"`
+	ServiceP95US float64   `json:"service_p95_us,omitempty"`
+	Telemetry    Telemetry `json:"telemetry,omitzero"`
 	// Noise is what else took the machine: steal_pct, other_cpu_cores,
 	// psi_cpu_some_pct, flagged.
-	Noise map[string]any `json:"noise,omitempty"`
+	Noise Noise `json:"noise,omitzero"`
 }
 
 // Distribution summarises one metric over a target's runs.

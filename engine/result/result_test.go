@@ -72,7 +72,7 @@ func TestCloneSharingRunsCopiesAllButTheRuns(t *testing.T) {
 		Stats:       map[string]TargetStats{"native": {}},
 		Environment: map[string]string{"kernel": "6.1"},
 		Runs: []Run{{Target: "native", Complete: true, Histogram: "HISTFAAAA",
-			Intervals: []Interval{{TS: 1, SpanS: 1, Telemetry: map[string]any{"server_cpu_cores": 1.5}}}}},
+			Intervals: []Interval{{TS: 1, SpanS: 1, Telemetry: TelemetryOf(map[string]float64{"server_cpu_cores": 1.5})}}}},
 	}
 	c := r.CloneSharingRuns()
 	if !reflect.DeepEqual(c, r.Clone()) {

@@ -105,7 +105,7 @@ func noteNoisyIntervals(r *result.Result) {
 				continue
 			}
 			total[k]++
-			if f, _ := iv.Noise[result.NoiseFlagged].(bool); f {
+			if iv.Noise.Flagged {
 				flagged[k]++
 				if flaggedBlock[k] == nil {
 					flaggedBlock[k] = map[int]bool{}

@@ -666,7 +666,7 @@ func TestVerdictSaysWhenIntervalsWereNoisy(t *testing.T) {
 			for _, name := range []string{"n", "c"} {
 				run := result.Run{Target: name, Block: b, Point: pt, Complete: true, Summary: result.Summary{Figures: result.Figures{TPS: tps[name][b-1], QPS: 100, P95US: 1, P99US: 1}, AvgUS: 1}}
 				for i := 0; i < 3; i++ {
-					run.Intervals = append(run.Intervals, result.Interval{Noise: map[string]any{"flagged": pt == 0 && name == "c" && b == 3 && i == 0}})
+					run.Intervals = append(run.Intervals, result.Interval{Noise: result.Noise{Flagged: pt == 0 && name == "c" && b == 3 && i == 0}})
 				}
 				r.Runs = append(r.Runs, run)
 			}

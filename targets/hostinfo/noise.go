@@ -43,7 +43,7 @@ type NoiseSampler struct {
 func NewNoiseSampler(root string) *NoiseSampler {
 	s := &NoiseSampler{root: root, now: time.Now}
 	s.ncores = s.cores()
-	s.Sample(nil)
+	s.Sample(result.Telemetry{})
 	return s
 }
 
@@ -126,13 +126,13 @@ func (s *NoiseSampler) psiTotal() (uint64, bool) {
 // says what its server and proxy used), kernel_cpu_cores (irq, softirq,
 // ksoftirqd and writeback: the benchmark's own kernel work, apart), and
 // flagged (steal, or other processes over OtherCPUShare of the cores).
-func (s *NoiseSampler) Sample(telemetry map[string]any) map[string]any {
+func (s *NoiseSampler) Sample(telemetry result.Telemetry) result.Noise {
 	now := s.now()
 	cur, ok := s.cpu()
 	self := s.selfTicks()
 	kt := s.kernelThreadTicks()
 	psi, psiOK := s.psiTotal()
-	var out map[string]any
+	var out result.Noise
 	if ok && s.hasPrev && cur.total > s.prev.total {
 		dt := now.Sub(s.prevAt).Seconds()
 		total := float64(cur.total - s.prev.total)
@@ -141,24 +141,25 @@ func (s *NoiseSampler) Sample(telemetry map[string]any) map[string]any {
 		selfCores := float64(self-s.prevSelf) / clockTicksPerS / dt
 		ktCores := float64(kt-min(kt, s.prevKT)) / clockTicksPerS / dt
 		kernelCores := float64(cur.kernel-s.prev.kernel)/clockTicksPerS/dt + ktCores
-		out = map[string]any{result.NoiseStealPct: round(steal), result.NoiseKernelCPUCores: round(kernelCores)}
-		server, known := telemetry[result.TelServerCPUCores].(float64)
-		proxy, _ := telemetry[result.TelProxyCPUCores].(float64)
-		client, _ := telemetry[result.TelClientCPUCores].(float64) // dbduel's agent, when it is the client
+		out.Set(result.NoiseStealPct, round(steal))
+		out.Set(result.NoiseKernelCPUCores, round(kernelCores))
+		server, known := telemetry.Get(result.TelServerCPUCores)
+		proxy, _ := telemetry.Get(result.TelProxyCPUCores)
+		client, _ := telemetry.Get(result.TelClientCPUCores) // dbduel's agent, when it is the client
 		other := 0.0
 		if known {
 			other = math.Max(0, busyCores-ktCores-selfCores-server-proxy-client)
-			out[result.NoiseOtherCPUCores] = round(other)
+			out.Set(result.NoiseOtherCPUCores, round(other))
 		}
 		if psiOK && s.prevPSI > 0 && psi >= s.prevPSI {
-			out[result.NoisePSICPUSomePct] = round(float64(psi-s.prevPSI) / 1e6 / dt * 100)
+			out.Set(result.NoisePSICPUSomePct, round(float64(psi-s.prevPSI)/1e6/dt*100))
 		}
 		// Other processes' CPU is known only when the targets' own is.
 		// A quota at work is recorded, not flagged: it is the limit asked for.
-		if th, ok := telemetry[result.TelCPUThrottledPct].(float64); ok {
-			out[result.NoiseThrottledPct] = th
+		if th, ok := telemetry.Get(result.TelCPUThrottledPct); ok {
+			out.Set(result.NoiseThrottledPct, th)
 		}
-		out[result.NoiseFlagged] = steal > StealPct || other > OtherCPUShare*float64(s.ncores)
+		out.Flagged = steal > StealPct || other > OtherCPUShare*float64(s.ncores)
 	}
 	s.prev, s.prevSelf, s.prevKT, s.prevPSI, s.prevAt, s.hasPrev = cur, self, kt, psi, now, ok
 	return out

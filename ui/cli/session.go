@@ -21,7 +21,7 @@ import (
 func newSession(rc *runConfig, o *commonOptions, sched engine.Schedule, ts *startedTargets, stderr io.Writer) engine.Session {
 	s := engine.Session{Load: rc.load, Schedule: sched, Reprepare: o.reprepare, Cleanup: o.cleanup || (rc.onHost() && !o.keep),
 		Annotate: ts.annotate, PrecisionPct: stats.DefaultPrecisionPct}
-	s.NoiseSampler = func() func(map[string]any) map[string]any { return hostinfo.NewNoiseSampler("/").Sample }
+	s.NoiseSampler = func() func(result.Telemetry) result.Noise { return hostinfo.NewNoiseSampler("/").Sample }
 	if o.out != "" || o.memProfile != "" {
 		s.OnSnapshot = func(r *result.Result) {
 			if o.out != "" {

@@ -192,14 +192,14 @@ func stopTargets(ctx context.Context, ts []targets.Target, keep bool, stderr io.
 // second the server's own network carried when it has one), with the idle
 // CPU read before the run, every target's over one wait of idleSample.
 // Targets that cannot be sampled (an existing server) get nil.
-func idleTelemetry(ctx context.Context, ts []targets.Target) []func() map[string]any {
+func idleTelemetry(ctx context.Context, ts []targets.Target) []func() result.Telemetry {
 	firsts := make([]*targets.Sample, len(ts))
 	for i, t := range ts {
 		if s, err := t.Sample(ctx); err == nil {
 			firsts[i] = &s
 		}
 	}
-	out := make([]func() map[string]any, len(ts))
+	out := make([]func() result.Telemetry, len(ts))
 	if !slices.ContainsFunc(firsts, func(s *targets.Sample) bool { return s != nil }) {
 		return out
 	}
@@ -217,47 +217,47 @@ func idleTelemetry(ctx context.Context, ts []targets.Target) []func() map[string
 
 // sampledTelemetry is telemetry from its first sample prev and the idle
 // CPU read after it.
-func sampledTelemetry(ctx context.Context, t targets.Target, prev targets.Sample, idle float64) func() map[string]any {
+func sampledTelemetry(ctx context.Context, t targets.Target, prev targets.Sample, idle float64) func() result.Telemetry {
 	// The client's reading keeps its own time: a stale one (the same
 	// collection handed back again) spans no time and waits for the next.
 	prevClientNS, prevClientAt := prev.ClientCPUNS, prev.ClientTime()
-	return func() map[string]any {
+	return func() result.Telemetry {
+		var m result.Telemetry
 		cur, err := t.Sample(ctx)
 		if err != nil {
-			return nil
+			return m
 		}
 		dt := cur.At.Sub(prev.At).Seconds()
-		// float64 as every figure here is (and as the file reads back).
-		m := map[string]any{result.TelServerMemBytes: float64(cur.MemBytes)}
+		m.Set(result.TelServerMemBytes, float64(cur.MemBytes))
 		if dt > 0 && cur.CPUNS >= prev.CPUNS {
-			m[result.TelServerCPUCores] = math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000) / 1000
+			m.Set(result.TelServerCPUCores, math.Round(float64(cur.CPUNS-prev.CPUNS)/1e9/dt*1000)/1000)
 		}
 		if cur.ProxyUnmeasured {
-			m[result.TelProxyCPUCoresNote] = "not measured: a proxy on the engine's host is out of reach"
+			m.ProxyNote = "not measured: a proxy on the engine's host is out of reach"
 		}
 		if cur.ProxyCPUNS > 0 && dt > 0 && cur.ProxyCPUNS >= prev.ProxyCPUNS {
-			m[result.TelProxyCPUCores] = math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000) / 1000
+			m.Set(result.TelProxyCPUCores, math.Round(float64(cur.ProxyCPUNS-prev.ProxyCPUNS)/1e9/dt*1000)/1000)
 		}
 		if cdt := cur.ClientTime().Sub(prevClientAt).Seconds(); cur.ClientCPUNS > 0 && cdt > 0 {
 			// A newer reading that went back is a new client (its
 			// container made again): it starts the next window, no figure.
 			if cur.ClientCPUNS >= prevClientNS {
-				m[result.TelClientCPUCores] = math.Round(float64(cur.ClientCPUNS-prevClientNS)/1e9/cdt*1000) / 1000
+				m.Set(result.TelClientCPUCores, math.Round(float64(cur.ClientCPUNS-prevClientNS)/1e9/cdt*1000)/1000)
 			}
 			prevClientNS, prevClientAt = cur.ClientCPUNS, cur.ClientTime()
 		}
 		if cur.NetMeasured && prev.NetMeasured && dt > 0 && cur.NetRxBytes >= prev.NetRxBytes && cur.NetTxBytes >= prev.NetTxBytes {
-			m[result.TelNetRxBytesPerS] = math.Round(float64(cur.NetRxBytes-prev.NetRxBytes) / dt)
-			m[result.TelNetTxBytesPerS] = math.Round(float64(cur.NetTxBytes-prev.NetTxBytes) / dt)
+			m.Set(result.TelNetRxBytesPerS, math.Round(float64(cur.NetRxBytes-prev.NetRxBytes)/dt))
+			m.Set(result.TelNetTxBytesPerS, math.Round(float64(cur.NetTxBytes-prev.NetTxBytes)/dt))
 		}
 		if cur.Periods > prev.Periods {
 			// The share of the quota's periods that throttled the server,
 			// and the throttled time (summed over CPUs: not a share of wall time).
-			m[result.TelCPUThrottledPct] = math.Round(float64(cur.ThrottledPeriods-prev.ThrottledPeriods)/float64(cur.Periods-prev.Periods)*100*10) / 10
-			m[result.TelCPUThrottledS] = math.Round(float64(cur.ThrottledNS-prev.ThrottledNS)/1e9*1000) / 1000
+			m.Set(result.TelCPUThrottledPct, math.Round(float64(cur.ThrottledPeriods-prev.ThrottledPeriods)/float64(cur.Periods-prev.Periods)*100*10)/10)
+			m.Set(result.TelCPUThrottledS, math.Round(float64(cur.ThrottledNS-prev.ThrottledNS)/1e9*1000)/1000)
 		}
 		if idle >= 0 {
-			m[result.TelServerIdleCPUCores] = idle
+			m.Set(result.TelServerIdleCPUCores, idle)
 		}
 		prev = cur
 		return m

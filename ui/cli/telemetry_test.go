@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dbduel/dbduel/engine/result"
 	"github.com/dbduel/dbduel/targets"
 )
 
@@ -39,7 +41,7 @@ func TestTelemetryThrottlingAndIdle(t *testing.T) {
 	}}
 	read := idleTelemetry(context.Background(), []targets.Target{tg})[0]
 	read() // the run's first window starts
-	m := read()
+	m := figures(read())
 	if m["cpu_throttled_pct"] != 50.0 || m["cpu_throttled_s"] != 1.2 || m["server_idle_cpu_cores"] != 0.2 || m["server_cpu_cores"] != 1.2 {
 		t.Fatalf("telemetry %v", m)
 	}
@@ -58,10 +60,10 @@ func TestTelemetryNetworkBytes(t *testing.T) {
 		{At: t0.Add(4 * time.Second), NetMeasured: true, NetRxBytes: 9000, NetTxBytes: 25000},
 	}}
 	read := idleTelemetry(context.Background(), []targets.Target{tg})[0]
-	if m := read(); m["server_net_rx_bytes_per_s"] != nil {
+	if m := figures(read()); m["server_net_rx_bytes_per_s"] != nil {
 		t.Fatalf("unmeasured window got network bytes: %v", m)
 	}
-	m := read()
+	m := figures(read())
 	// (9000-1000)/2 s and (25000-5000)/2 s.
 	if m["server_net_rx_bytes_per_s"] != 4000.0 || m["server_net_tx_bytes_per_s"] != 10000.0 {
 		t.Fatalf("telemetry %v", m)
@@ -85,19 +87,19 @@ func TestTelemetryStaleClientReading(t *testing.T) {
 		{At: t0.Add(5 * time.Second), ClientCPUNS: 0.4e9},
 	}}
 	read := idleTelemetry(context.Background(), []targets.Target{tg})[0]
-	if m := read(); m["client_cpu_cores"] != nil {
+	if m := figures(read()); m["client_cpu_cores"] != nil {
 		t.Fatalf("a stale client reading gave a figure: %v", m)
 	}
-	if m := read(); m["client_cpu_cores"] != 0.5 { // 1 s of CPU over 2 s
+	if m := figures(read()); m["client_cpu_cores"] != 0.5 { // 1 s of CPU over 2 s
 		t.Fatalf("telemetry %v", m)
 	}
-	if m := read(); m["client_cpu_cores"] != 0.6 {
+	if m := figures(read()); m["client_cpu_cores"] != 0.6 {
 		t.Fatalf("telemetry %v", m)
 	}
-	if m := read(); m["client_cpu_cores"] != nil {
+	if m := figures(read()); m["client_cpu_cores"] != nil {
 		t.Fatalf("a client whose counter went back gave a figure: %v", m)
 	}
-	if m := read(); m["client_cpu_cores"] != 0.3 {
+	if m := figures(read()); m["client_cpu_cores"] != 0.3 {
 		t.Fatalf("the new client's first window: %v", m)
 	}
 }
@@ -128,4 +130,13 @@ func TestIdleCPUIsReadOverOneWait(t *testing.T) {
 	if reads[0] == nil || reads[1] != nil || reads[2] == nil {
 		t.Fatalf("telemetry per target: %v", reads)
 	}
+}
+
+// figures is telemetry as the result file has it.
+func figures(t result.Telemetry) map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(t.String()), &m); err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -37,14 +37,14 @@ func threeTargets() *result.Result {
 					ServerVersion: "10.11.19-MariaDB", Described: desc[name]})
 			}
 			v := tps[name][b-1]
-			tel := map[string]any{"server_cpu_cores": 0.55}
+			tel := map[string]float64{"server_cpu_cores": 0.55}
 			if name == "bridge" {
 				tel["proxy_cpu_cores"] = 0.62
 			}
 			run := result.Run{Target: name, Block: b, Index: b, Complete: true,
 				Summary: result.Summary{Figures: result.Figures{Events: uint64(10 * v), TPS: v, QPS: 16 * v, P95US: 8e6 / v}, Queries: uint64(160 * v), AvgUS: 4e6 / v, DurationS: 10}}
 			for s := 1; s <= 10; s++ {
-				run.Intervals = append(run.Intervals, result.Interval{Figures: result.Figures{TPS: v * (1 + float64(s%3)/100)}, TS: float64(s), SpanS: 1, Telemetry: tel})
+				run.Intervals = append(run.Intervals, result.Interval{Figures: result.Figures{TPS: v * (1 + float64(s%3)/100)}, TS: float64(s), SpanS: 1, Telemetry: result.TelemetryOf(tel)})
 			}
 			r.Runs = append(r.Runs, run)
 		}

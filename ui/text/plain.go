@@ -420,14 +420,14 @@ func CurveTable(r *result.Result) string {
 // Noise is an interval's noise figures in a few words when it was flagged
 // ("" otherwise): CPU steal and other processes' CPU.
 func Noise(iv result.Interval) string {
-	if f, _ := iv.Noise[result.NoiseFlagged].(bool); !f {
+	if !iv.Noise.Flagged {
 		return ""
 	}
 	out := ""
-	if v, ok := iv.Noise[result.NoiseStealPct].(float64); ok {
+	if v, ok := iv.Noise.Get(result.NoiseStealPct); ok {
 		out += fmt.Sprintf("  steal %.1f%%", v)
 	}
-	if v, ok := iv.Noise[result.NoiseOtherCPUCores].(float64); ok {
+	if v, ok := iv.Noise.Get(result.NoiseOtherCPUCores); ok {
 		out += fmt.Sprintf("  other processes %.2f cores", v)
 	}
 	return out + "  (noisy)"
@@ -437,7 +437,7 @@ func Noise(iv result.Interval) string {
 // SystemTelemetry is Telemetry for cpu, memory and fileio: no server runs,
 // so the CPU read is the benchmark's own (its threads in dbduel or the agent).
 func SystemTelemetry(iv result.Interval) string {
-	if v, ok := iv.Telemetry[result.TelServerCPUCores].(float64); ok {
+	if v, ok := iv.Telemetry.Get(result.TelServerCPUCores); ok {
 		return fmt.Sprintf("  benchmark cpu %.2f", v)
 	}
 	return ""
@@ -445,10 +445,10 @@ func SystemTelemetry(iv result.Interval) string {
 
 func Telemetry(iv result.Interval) string {
 	out := ""
-	if v, ok := iv.Telemetry[result.TelServerCPUCores].(float64); ok {
+	if v, ok := iv.Telemetry.Get(result.TelServerCPUCores); ok {
 		out += fmt.Sprintf("  server cpu %.2f", v)
 	}
-	if v, ok := iv.Telemetry[result.TelProxyCPUCores].(float64); ok {
+	if v, ok := iv.Telemetry.Get(result.TelProxyCPUCores); ok {
 		out += fmt.Sprintf("  docker-proxy cpu %.2f", v)
 	}
 	return out

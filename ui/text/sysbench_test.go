@@ -223,7 +223,7 @@ func TestSystemWorkloadLinesSpeakEvents(t *testing.T) {
 	var b strings.Builder
 	p := &PlainPrinter{W: &b, System: true}
 	iv := result.Interval{TS: 1, SpanS: 1, Figures: result.Figures{Events: 3954, TPS: 3954.94, P95US: 300, P99US: 400},
-		Telemetry: map[string]any{result.TelServerCPUCores: 1.01}}
+		Telemetry: result.TelemetryOf(map[string]float64{result.TelServerCPUCores: 1.01})}
 	p.Event(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: iv})
 	run := result.Run{Index: 1, Summary: result.Summary{DurationS: 2.01, Figures: result.Figures{Events: 7901, TPS: 3932.65, P95US: 300}, AvgUS: 250}}
 	p.Event(engine.Event{Kind: engine.EventRunDone, Target: "native", Index: 1, Run: &run})

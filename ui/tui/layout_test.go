@@ -50,7 +50,7 @@ func threeBlocks(n int) *result.Result {
 	for b := 1; b <= 3; b++ {
 		for _, t := range fourTargets[:n] {
 			tps := tpsByTarget[t.Name][b-1]
-			tel := map[string]any{"server_cpu_cores": 0.55}
+			tel := map[string]float64{"server_cpu_cores": 0.55}
 			if t.Name == "bridge" {
 				tel["proxy_cpu_cores"] = 0.62
 			}
@@ -59,7 +59,7 @@ func threeBlocks(n int) *result.Result {
 				Histogram: latencies(4e6/tps, b)}
 			for s := 1; s <= 10; s++ { // a slow start, then steady
 				v := tps * (1 - 0.3/float64(s*s))
-				run.Intervals = append(run.Intervals, result.Interval{Figures: result.Figures{TPS: v}, TS: float64(s), SpanS: 1, Telemetry: tel})
+				run.Intervals = append(run.Intervals, result.Interval{Figures: result.Figures{TPS: v}, TS: float64(s), SpanS: 1, Telemetry: result.TelemetryOf(tel)})
 			}
 			r.Runs = append(r.Runs, run)
 		}

@@ -263,7 +263,7 @@ func TestNoisyIntervalIsMarked(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.run.apply(engine.Event{Kind: engine.EventPhase, Target: "native", Block: 1, Index: 1, Phase: "run 1 of 1"})
 	m.run.apply(engine.Event{Kind: engine.EventInterval, Target: "native", Interval: result.Interval{Figures: result.Figures{Events: 10, TPS: 10}, TS: 1, SpanS: 1,
-		Noise: map[string]any{"flagged": true, "steal_pct": 6.5, "other_cpu_cores": 0.4}}})
+		Noise: result.NoiseOf(map[string]float64{"steal_pct": 6.5, "other_cpu_cores": 0.4}, true)}})
 	v := ansi.ReplaceAllString(m.View(), "")
 	if !strings.Contains(v, "! 1 noisy interval(s) this run") || !strings.Contains(v, "steal 6.5%") ||
 		!strings.Contains(v, "! 1 noisy interval(s) in this run: steal or other processes' CPU") {

@@ -175,7 +175,7 @@ func (m *running) apply(e engine.Event) {
 			c.cumQueries += iv.Reads + iv.Writes + iv.Other
 			c.cumSeconds += iv.SpanS
 		}
-		if f, _ := iv.Noise[result.NoiseFlagged].(bool); f && !iv.Warmup {
+		if iv.Noise.Flagged && !iv.Warmup {
 			c.noisy++
 		}
 		for k, v := range m.chartValues(iv) {
