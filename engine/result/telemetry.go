@@ -3,6 +3,7 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -45,8 +46,8 @@ var (
 // targets, kept in memory while it runs): slots cost about 90 bytes where
 // a map of boxed figures cost about 500.
 type figureSlots struct {
-	set uint16
-	v   [9]float64
+	set uint16     // bit i: v[i] was measured
+	v   [9]float64 // as many as the longer list of keys (a test holds them to it)
 	// extra keeps figures of names this build does not know (a newer
 	// build's file read back): written again as they came.
 	extra map[string]any
@@ -83,23 +84,25 @@ func (s figureSlots) object(keys []string) map[string]any {
 	return m
 }
 
-// fill sets the figures of m with known names (numbers) and keeps the rest.
-func (s *figureSlots) fill(keys []string, m map[string]any) error {
+// fill sets the figures of m with known names and numbers, and keeps the
+// rest as they came (a figure that is not a number reads as unmeasured, as
+// it did when the record was a map), without control characters: the
+// file's strings are text, never a terminal's escape sequence (sanitize
+// cannot reach this unexported map).
+func (s *figureSlots) fill(keys []string, m map[string]any) {
 	for k, v := range m {
-		if !slices.Contains(keys, k) {
-			if s.extra == nil {
-				s.extra = map[string]any{}
-			}
-			s.extra[k] = v
+		if f, ok := v.(float64); ok && slices.Contains(keys, k) {
+			s.put(keys, k, f)
 			continue
 		}
-		f, ok := v.(float64)
-		if !ok {
-			return fmt.Errorf("%s is %v, not a number", k, v)
+		if s.extra == nil {
+			s.extra = map[string]any{}
 		}
-		s.put(keys, k, f)
+		s.extra[k] = v
 	}
-	return nil
+	if s.extra != nil {
+		cleanMap(reflect.ValueOf(s.extra))
+	}
 }
 
 // Telemetry is what was measured of a target over one interval: figures
@@ -137,9 +140,7 @@ func (t *Telemetry) UnmarshalJSON(b []byte) error {
 		t.ProxyNote = note
 		delete(m, TelProxyCPUCoresNote)
 	}
-	if err := t.fill(telemetryKeys, m); err != nil {
-		return fmt.Errorf("telemetry: %w", err)
-	}
+	t.fill(telemetryKeys, m)
 	return nil
 }
 
@@ -177,9 +178,7 @@ func (n *Noise) UnmarshalJSON(b []byte) error {
 		n.Flagged = f
 		delete(m, NoiseFlagged)
 	}
-	if err := n.fill(noiseKeys, m); err != nil {
-		return fmt.Errorf("noise: %w", err)
-	}
+	n.fill(noiseKeys, m)
 	return nil
 }
 

@@ -58,9 +58,28 @@ func TestTelemetryAndNoiseReadAsTheMapsDid(t *testing.T) {
 	if strings.Contains(string(bare), "telemetry") || strings.Contains(string(bare), "noise") {
 		t.Fatalf("empty records written: %s", bare)
 	}
-	var bad Interval
-	if err := json.Unmarshal([]byte(`{"telemetry":{"server_cpu_cores":"high"}}`), &bad); err == nil {
-		t.Fatal("a figure that is not a number was read")
+	// A figure that is not a number reads as unmeasured and is written
+	// back as it came, its control characters dropped.
+	var odd Interval
+	if err := json.Unmarshal([]byte(`{"telemetry":{"server_cpu_cores":"high\u001b]52;c;x\u0007","server_mem_bytes":null,"note\u001b":{"a":1}}}`), &odd); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := odd.Telemetry.Get(TelServerCPUCores); ok {
+		t.Fatal("a figure that is not a number reads as measured")
+	}
+	out, _ := json.Marshal(odd)
+	if want := `"telemetry":{"note":{"a":1},"server_cpu_cores":"high]52;c;x","server_mem_bytes":null}`; !strings.Contains(string(out), want) {
+		t.Fatalf("written back as %s, want %s", out, want)
+	}
+}
+
+// Every key has a slot.
+func TestEveryKeyHasASlot(t *testing.T) {
+	var s figureSlots
+	for _, keys := range [][]string{telemetryKeys, noiseKeys} {
+		if len(keys) > len(s.v) || len(keys) > 16 {
+			t.Fatalf("%d keys, %d slots, 16 bits", len(keys), len(s.v))
+		}
 	}
 }
 
