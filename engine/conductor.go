@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -172,6 +173,11 @@ func (c *conductor) turn(ctx context.Context, st step, name string) error {
 		if err := c.releaseIdle(ctx); err != nil {
 			return err
 		}
+		// The last run's garbage (its connections, buffers, stacks) goes
+		// back to the system before the next: a plan of hours holds what
+		// it uses, not each run's high-water mark (the collector alone
+		// keeps its freed pages for reuse, and RSS crept up run by run).
+		freeOSMemory()
 	}
 	if c.done > 0 && s.Cooldown != 0 {
 		c.send(Event{Kind: EventPhase, Target: name, Phase: "cooling down before the next run"})
@@ -208,6 +214,9 @@ func (c *conductor) turn(ctx context.Context, st step, name string) error {
 	}
 	return nil
 }
+
+// freeOSMemory is debug.FreeOSMemory (a test counts its calls).
+var freeOSMemory = debug.FreeOSMemory
 
 // releaseIdle closes every target's idle connections before a run (and
 // its cool-down): each run connects its threads anew, whatever ran before

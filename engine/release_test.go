@@ -45,9 +45,12 @@ func (r releasing) ReleaseIdle(context.Context) error {
 
 // In a plan, every target's idle connections are closed before each run
 // connects its threads, the running target's own included: a run never
-// starts on connections an earlier run or the table load left.
+// starts on connections an earlier run or the table load left; and the
+// heap's free pages go back to the system before each run.
 func TestPlanReleasesIdleConnectionsBeforeEveryRun(t *testing.T) {
 	log := &releaseLog{}
+	defer func(f func()) { freeOSMemory = f }(freeOSMemory)
+	freeOSMemory = func() { log.add("free") }
 	open := func(name string) func(context.Context, int) (driver.DB, error) {
 		return func(context.Context, int) (driver.DB, error) {
 			db, _ := fakesql.Open(false)
@@ -73,13 +76,18 @@ func TestPlanReleasesIdleConnectionsBeforeEveryRun(t *testing.T) {
 	runs := 0
 	for i := 0; i < len(lines); {
 		released := map[string]bool{}
-		for ; i < len(lines) && strings.HasPrefix(lines[i], "release "); i++ {
+		freed := false
+		for ; i < len(lines) && (strings.HasPrefix(lines[i], "release ") || lines[i] == "free"); i++ {
+			freed = freed || lines[i] == "free"
 			released[strings.TrimPrefix(lines[i], "release ")] = true
 		}
 		if i+2 > len(lines) || lines[i] != lines[i+1] || !strings.HasPrefix(lines[i], "conn ") {
 			t.Fatalf("after the releases at line %d, not a run's two threads: %q", i, lines)
 		}
 		runner := strings.TrimPrefix(lines[i], "conn ")
+		if !freed {
+			t.Fatalf("before %s's run, the heap's free pages were not returned: %q", runner, lines)
+		}
 		for _, n := range names {
 			if !released[n] {
 				t.Fatalf("before %s's run, released %v (want every target's): %q", runner, released, lines)
@@ -94,9 +102,11 @@ func TestPlanReleasesIdleConnectionsBeforeEveryRun(t *testing.T) {
 }
 
 // Live keeps every target's threads connected between its slices: no
-// target's connections are closed.
+// target's connections are closed (nor the collector forced between them).
 func TestLiveReleasesNoConnections(t *testing.T) {
 	log := &releaseLog{}
+	defer func(f func()) { freeOSMemory = f }(freeOSMemory)
+	freeOSMemory = func() { log.add("free") }
 	open := func(context.Context, int) (driver.DB, error) {
 		db, _ := fakesql.Open(false)
 		return releasing{&driver.SQLPool{DB: db, Protocol: "fake"}, "x", log}, nil
@@ -114,7 +124,7 @@ func TestLiveReleasesNoConnections(t *testing.T) {
 	}
 	log.mu.Lock()
 	defer log.mu.Unlock()
-	if s := fmt.Sprint(log.lines); strings.Contains(s, "release") || !strings.Contains(s, "conn") {
+	if s := fmt.Sprint(log.lines); strings.Contains(s, "release") || strings.Contains(s, "free") || !strings.Contains(s, "conn") {
 		t.Fatalf("live: %s", s)
 	}
 }

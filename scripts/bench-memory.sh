@@ -9,6 +9,8 @@
 # TARGETS=4 runs four targets (all on the one server, each its own name and
 # series) in runs of RUN_TIME seconds (default 60), as a long plan does;
 # reports at INTERVAL-second intervals (default 1).
+# DBDUEL_ARGS adds flags to dbduel's command line (e.g. "--memprofile FILE":
+# a heap profile after every run, to compare with pprof -base).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
@@ -33,7 +35,7 @@ fi
 res=$dir/result.json
 echo "$ntargets target(s), $threads threads, ${plan[*]}, --report-interval $interval, about ${secs}s"
 GODEBUG=gctrace=1 "$bin" run oltp_read_only "${targets[@]}" --tables 4 --table-size 10000 \
-	--threads "$threads" "${plan[@]}" --report-interval "$interval" --format text -o "$res" >"$dir/out" 2>"$dir/gc" &
+	--threads "$threads" "${plan[@]}" --report-interval "$interval" --format text -o "$res" ${DBDUEL_ARGS:-} >"$dir/out" 2>"$dir/gc" &
 pid=$!
 # RSS is split as the kernel counts it: anonymous memory (the Go heap, stacks,
 # the runtime's own) and file pages (the binary's code and data as they are
