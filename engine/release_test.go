@@ -62,7 +62,8 @@ func TestPlanReleasesIdleConnectionsBeforeEveryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := Session{Load: Load{Time: 50 * time.Millisecond, Percentile: 95}, Schedule: sched}
+	sess := Session{Load: Load{Time: 50 * time.Millisecond, Percentile: 95}, Schedule: sched,
+		BeforeRun: func(_ context.Context, name string) error { log.add("restart " + name); return nil }}
 	events := make(chan Event, 64)
 	targets := []Target{{Name: "a", Open: open("a")}, {Name: "b", Open: open("b")}, {Name: "c", Open: open("c")}}
 	go Run(context.Background(), sess, targets, events)
@@ -71,7 +72,8 @@ func TestPlanReleasesIdleConnectionsBeforeEveryRun(t *testing.T) {
 			t.Fatal(e.Err)
 		}
 	}
-	// Each run: the three targets released (in any order), then its two threads.
+	// Each run: the three targets released (in any order), the free pages
+	// returned, the target restarted, then its two threads.
 	lines := log.lines
 	runs := 0
 	for i := 0; i < len(lines); {
@@ -81,12 +83,19 @@ func TestPlanReleasesIdleConnectionsBeforeEveryRun(t *testing.T) {
 			freed = freed || lines[i] == "free"
 			released[strings.TrimPrefix(lines[i], "release ")] = true
 		}
+		// The pages go back after the releases (what they free) and before
+		// the restart and the run.
+		if !freed || lines[i-1] != "free" || i >= len(lines) || !strings.HasPrefix(lines[i], "restart ") {
+			t.Fatalf("at line %d: not releases, then the heap's free pages returned, then a restart: %q", i, lines)
+		}
+		restarted := strings.TrimPrefix(lines[i], "restart ")
+		i++
 		if i+2 > len(lines) || lines[i] != lines[i+1] || !strings.HasPrefix(lines[i], "conn ") {
-			t.Fatalf("after the releases at line %d, not a run's two threads: %q", i, lines)
+			t.Fatalf("after the restart at line %d, not a run's two threads: %q", i, lines)
 		}
 		runner := strings.TrimPrefix(lines[i], "conn ")
-		if !freed {
-			t.Fatalf("before %s's run, the heap's free pages were not returned: %q", runner, lines)
+		if runner != restarted {
+			t.Fatalf("%s restarted, %s ran: %q", restarted, runner, lines)
 		}
 		for _, n := range names {
 			if !released[n] {

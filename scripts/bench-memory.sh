@@ -9,7 +9,7 @@
 # TARGETS=4 runs four targets (all on the one server, each its own name and
 # series) in runs of RUN_TIME seconds (default 60), as a long plan does;
 # reports at INTERVAL-second intervals (default 1).
-# DBDUEL_ARGS adds flags to dbduel's command line (e.g. "--memprofile FILE":
+# DBDUEL_ARGS adds flags to dbduel's command line, split at spaces (e.g. "--memprofile FILE":
 # a heap profile after every run, to compare with pprof -base).
 set -euo pipefail
 cd "$(dirname "$0")/.."
