@@ -105,6 +105,18 @@ func (s *figureSlots) fill(keys []string, m map[string]any) {
 	}
 }
 
+// decode reads a file's object into the slots, after take has taken (and
+// deleted) the record's own fields from it.
+func (s *figureSlots) decode(b []byte, keys []string, take func(map[string]any)) error {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	take(m)
+	s.fill(keys, m)
+	return nil
+}
+
 // Telemetry is what was measured of a target over one interval: figures
 // named by the Tel* keys, and why the proxy's CPU was not measured. Its
 // JSON is an object of those names ("telemetry" in the result file).
@@ -131,17 +143,13 @@ func (t Telemetry) MarshalJSON() ([]byte, error) {
 }
 
 func (t *Telemetry) UnmarshalJSON(b []byte) error {
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
 	*t = Telemetry{}
-	if note, ok := m[TelProxyCPUCoresNote].(string); ok {
-		t.ProxyNote = note
-		delete(m, TelProxyCPUCoresNote)
-	}
-	t.fill(telemetryKeys, m)
-	return nil
+	return t.decode(b, telemetryKeys, func(m map[string]any) {
+		if note, ok := m[TelProxyCPUCoresNote].(string); ok {
+			t.ProxyNote = note
+			delete(m, TelProxyCPUCoresNote)
+		}
+	})
 }
 
 // Noise is what else took the machine over one interval: figures named
@@ -169,17 +177,13 @@ func (n Noise) MarshalJSON() ([]byte, error) {
 }
 
 func (n *Noise) UnmarshalJSON(b []byte) error {
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
 	*n = Noise{}
-	if f, ok := m[NoiseFlagged].(bool); ok {
-		n.Flagged = f
-		delete(m, NoiseFlagged)
-	}
-	n.fill(noiseKeys, m)
-	return nil
+	return n.decode(b, noiseKeys, func(m map[string]any) {
+		if f, ok := m[NoiseFlagged].(bool); ok {
+			n.Flagged = f
+			delete(m, NoiseFlagged)
+		}
+	})
 }
 
 // TelemetryOf is a telemetry record of figures m (Tel* keys).
