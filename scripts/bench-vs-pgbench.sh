@@ -15,6 +15,8 @@
 # BASE_ENV="VAR=value ..." makes the peer dbduel itself run with those
 # variables instead of pgbench (an A/B of one of dbduel's settings, e.g.
 # BASE_ENV=DBDUEL_NET=go: Go's own socket calls), measured the same way.
+# BASE_BIN=PATH makes the peer that build of dbduel (with BASE_ENV's
+# variables, if any): a change's before and after, interleaved pair by pair.
 # RATE=N holds both clients to N statements a second in all (pgbench -R,
 # dbduel --rate; Poisson arrivals on both), so each client's CPU per
 # statement is compared at the same load on the server.
@@ -27,7 +29,7 @@ jobs=${4:-2}
 rows=${ROWS:-100000}
 tables=${TABLES:-4}
 peer=pgbench
-[ -z "${BASE_ENV:-}" ] || peer="dbduel[$BASE_ENV]"
+[ -z "${BASE_ENV:-}${BASE_BIN:-}" ] || peer="dbduel[$(basename "${BASE_BIN:-tree}")${BASE_ENV:+ $BASE_ENV}]"
 
 command -v pgbench >/dev/null || { echo "bench: pgbench is missing (apt-get install postgresql-client)" >&2; exit 1; }
 
@@ -79,9 +81,14 @@ if [ -n "${RATE:-}" ]; then
 	dd_args+=(--rate "$RATE")
 	pb_rate=(-R "$RATE")
 fi
-if [ -n "${BASE_ENV:-}" ]; then
-	read -r -a base_env <<<"$BASE_ENV"
-	pb_run() { measure sbtest env "${base_env[@]}" "$bin" "${dd_args[@]}"; }
+if [ -n "${BASE_ENV:-}${BASE_BIN:-}" ]; then
+	base_bin=$bin
+	if [ -n "${BASE_BIN:-}" ]; then
+		base_bin=$work/dbduel-base
+		cp "$BASE_BIN" "$base_bin"
+	fi
+	read -r -a base_env <<<"${BASE_ENV:-}"
+	pb_run() { measure sbtest env "${base_env[@]}" "$base_bin" "${dd_args[@]}"; }
 else
 	pb_run() { PGPASSWORD=$bench_pw measure pgb pgbench -h 127.0.0.1 -p "$port" -U bench -S -M prepared -c "$threads" -j "$jobs" -T "$secs" "${pb_rate[@]}" pgb; }
 fi

@@ -3,12 +3,14 @@ package postgres
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 )
@@ -87,6 +89,11 @@ type directStmt struct {
 	buf     []byte   // their bytes (never nil: a nil parameter is NULL)
 	ends    []int    // where each parameter ends in buf (-1: NULL), reused
 	formats []int16  // binary for bytea parameters; nil: all text
+
+	// exchange's messages, reused (the frontend encodes them as sent).
+	bind    pgproto3.Bind
+	execute pgproto3.Execute
+	sync    pgproto3.Sync
 }
 
 func (s *directStmt) Close() error {
@@ -124,23 +131,94 @@ func (s *directStmt) DropRows(ctx context.Context, args []driver.NamedValue) err
 
 // Affected runs the statement and returns the rows it changed.
 func (s *directStmt) Affected(ctx context.Context, args []driver.NamedValue) (int64, error) {
-	tag, err := s.run(ctx, args)
-	return tag.RowsAffected(), err
+	return s.run(ctx, args)
 }
 
-func (s *directStmt) run(ctx context.Context, args []driver.NamedValue) (pgconn.CommandTag, error) {
+// exchangeMaxParams is the most parameter bytes a statement sends through
+// exchange: far below a loopback socket's send buffer, so its write cannot
+// wait on a server that is itself waiting to write to us (pgconn's guard
+// against that deadlock, which larger ones keep).
+const exchangeMaxParams = 16 << 10
+
+func (s *directStmt) run(ctx context.Context, args []driver.NamedValue) (int64, error) {
 	pc := s.conn.Conn.Conn().PgConn()
 	if pc.IsClosed() {
-		return pgconn.CommandTag{}, driver.ErrBadConn
+		return 0, driver.ErrBadConn
 	}
 	if err := s.encode(args); err != nil {
-		return pgconn.CommandTag{}, err
+		return 0, err
 	}
+	if ctx.Done() == nil && len(s.buf) <= exchangeMaxParams && !pc.IsBusy() {
+		return s.exchange(pc)
+	}
+	// Cancellable or large: pgconn's own path, which watches the context
+	// and guards a long write.
 	tag, err := pc.ExecStatement(ctx, s.sd, s.params, s.formats, nil).Close()
 	if err != nil && pgconn.SafeToRetry(err) {
 		err = driver.ErrBadConn // nothing was sent: database/sql discards the connection (stdlib's rule)
 	}
-	return tag, err
+	return tag.RowsAffected(), err
+}
+
+// exchange sends Bind, Execute and Sync in one write and reads the reply
+// up to ReadyForQuery through pgconn (which keeps the transaction status,
+// notices and parameter changes, and closes the connection on a read
+// error), returning the rows the statement changed. pgconn's
+// ExecStatement does the same plus, around every write, a 15-ms timer
+// armed and stopped (to start a reader should the write stall): a timer
+// that can wake the thread blocked in the network poller, statement after
+// statement (docs/performance.md measures what it cost).
+func (s *directStmt) exchange(pc *pgconn.PgConn) (int64, error) {
+	fe := pc.Frontend()
+	s.bind.PreparedStatement, s.bind.ParameterFormatCodes, s.bind.Parameters = s.sd.Name, s.formats, s.params
+	fe.SendBind(&s.bind)
+	fe.SendExecute(&s.execute)
+	fe.SendSync(&s.sync)
+	if err := fe.Flush(); err != nil {
+		closePgConn(pc) // how much of the statement went out is unknown
+		return 0, fmt.Errorf("sending the statement: %w", err)
+	}
+	var affected int64
+	var failed error
+	for {
+		msg, err := pc.ReceiveMessage(context.Background())
+		if err != nil {
+			closePgConn(pc) // mid-reply: the connection cannot be used again
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner // not pgconn's "safe to retry": the statement went out
+			}
+			return 0, fmt.Errorf("reading the reply: %w", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CommandComplete:
+			affected = tagRows(m.CommandTag)
+		case *pgproto3.ErrorResponse:
+			if failed == nil {
+				failed = pgconn.ErrorResponseToPgError(m)
+			}
+		case *pgproto3.ReadyForQuery:
+			return affected, failed
+		}
+	}
+}
+
+// tagRows is the number at the end of a command tag ("UPDATE 1",
+// "INSERT 0 1", "SELECT 10"; 0 without one), as pgconn's
+// CommandTag.RowsAffected reads it, without making the tag a string.
+func tagRows(tag []byte) int64 {
+	var n, mult int64 = 0, 1
+	for i := len(tag) - 1; i >= 0 && tag[i] >= '0' && tag[i] <= '9'; i-- {
+		n += int64(tag[i]-'0') * mult
+		mult *= 10
+	}
+	return n
+}
+
+// closePgConn closes a connection left mid-exchange, within a second.
+func closePgConn(pc *pgconn.PgConn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	pc.Close(ctx)
 }
 
 // encode writes args as text parameters (the server parses each as its
