@@ -22,7 +22,7 @@ func TestExplainLadder(t *testing.T) {
 	env := []string{runEnv(runID), agentEnv(t)}
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := dbduelWith(t, env, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
-		"--rungs", "bridge-direct", "--threads", "4", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
+		"--rungs", "bridge-direct", "--threads", "4", "--time", "2", "--runs", "2", "--table-size", "1000", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -119,7 +119,7 @@ func TestExplainPodmanRungs(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := dbduelWith(t, env, "explain", "oltp_point_select", "--native", "local:mariadbd", "--image", testImage(t),
 		"--rungs", "podman-rootless", "--rootless-user", user, "--server-time=false",
-		"--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
+		"--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -141,7 +141,7 @@ func TestNonRootImage(t *testing.T) {
 
 	runID := newRunID()
 	_, stderr, code := dbduelWith(t, []string{runEnv(runID)}, "run", "oltp_point_select", "--target", "native=local:mariadbd",
-		"--target", "c=docker:"+tag+",datadir=overlay", "--time", "1", "--table-size", "500", "--no-tui")
+		"--target", "c=docker:"+tag+",datadir=overlay", "--time", "1", "--table-size", "500", "--cooldown", "0", "--no-tui")
 	if code != 2 || !strings.Contains(stderr, "runs its server as user 999:999") || strings.Contains(stderr, "starting native") {
 		t.Fatalf("datadir=overlay in a non-root image: want a refusal before anything starts, got exit %d: %s", code, stderr)
 	}

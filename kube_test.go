@@ -129,7 +129,7 @@ func TestKubeNativeVsDockerVsPod(t *testing.T) {
 	_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
 		"--target", "native=local:mariadbd", "--target", "docker=docker:"+image+",memory=1g,cpus=1",
 		"--target", "pod=k8s:"+image, "--target", "podhere=k8s:"+image+",client=here,via=service,cpus=0.5,memory=512m",
-		"--runs", "2", "--time", "3", "--threads", "2", "--table-size", "2000", "--no-tui", "-o", out)
+		"--runs", "2", "--time", "3", "--threads", "2", "--table-size", "2000", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -246,7 +246,7 @@ func TestKubeClaimRestart(t *testing.T) {
 	go func() {
 		_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
 			"--target", "claim=k8s:"+testImage(t)+",node=dbduel-k8s-node,storage=dbduel-local:1Gi,cpus=0.5,memory=512m",
-			"--restart-between-runs", "--runs", "2", "--time", "2", "--threads", "2", "--table-size", "1000", "--no-tui", "-o", out)
+			"--restart-between-runs", "--runs", "2", "--time", "2", "--threads", "2", "--table-size", "1000", "--cooldown", "0", "--no-tui", "-o", out)
 		if code != 0 {
 			stderr = fmt.Sprintf("exit %d: %s", code, stderr)
 		} else {
@@ -324,7 +324,7 @@ func TestKubeAgents(t *testing.T) {
 		_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
 			"--target", "pods=k8s:"+image+",agents=3,cpus=0.5,memory=512m",
 			"--target", "podns=k8s:"+image+",client=netns,client-cpus=0.25,cpus=0.5,memory=512m",
-			"--runs", "2", "--time", "3", "--threads", "4", "--table-size", "2000", "--no-tui", "-o", out)
+			"--runs", "2", "--time", "3", "--threads", "4", "--table-size", "2000", "--cooldown", "0", "--no-tui", "-o", out)
 		done <- outcome{stderr, code}
 	}()
 	// The agent pods running at once, as the API shows them during the run.
@@ -465,7 +465,7 @@ func kubeAgentsOverNodes(t *testing.T, cs kubernetes.Interface) {
 		_, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "run", "oltp_point_select",
 			"--target", "far=k8s:"+image+",node="+home+",client-node="+other+",cpus=0.5,memory=512m",
 			"--target", "spread=k8s:"+image+",node="+home+",agents=2,spread=nodes,cpus=0.5,memory=512m",
-			"--runs", "2", "--time", "3", "--threads", "4", "--table-size", "2000", "--no-tui", "-o", out)
+			"--runs", "2", "--time", "3", "--threads", "4", "--table-size", "2000", "--cooldown", "0", "--no-tui", "-o", out)
 		done <- struct {
 			stderr string
 			code   int
@@ -531,7 +531,7 @@ func kubeExplainRungs(t *testing.T, cs kubernetes.Interface) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := dbduelWith(t, []string{runEnv(runID), agentEnv(t)}, "explain", "oltp_point_select",
 		"--native", "local:mariadbd", "--image", testImage(t), "--k8s", "--rungs", "pod-clusterip,pod-nodeport,pod-other-node,pod-pvc", "--k8s-storage", "dbduel-local:1Gi",
-		"--server-time=false", "--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--no-tui", "-o", out)
+		"--server-time=false", "--threads", "2", "--time", "2", "--runs", "2", "--table-size", "1000", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

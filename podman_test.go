@@ -60,7 +60,7 @@ func TestPodmanTarget(t *testing.T) {
 	})
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", "p=podman:"+img,
-		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+		"--table-size", "1000", "--threads", "2", "--time", "2", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -222,7 +222,7 @@ func TestRootlessPodman(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "native=local:mariadbd",
 		"--target", "rl=podman:"+testImage(t)+",rootless="+user,
-		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+		"--table-size", "1000", "--threads", "2", "--time", "2", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

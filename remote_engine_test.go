@@ -124,7 +124,7 @@ func containerThereNativeHere(t *testing.T, img string) {
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduelWith(t, env, append([]string{"run", "oltp_point_select", "--target", "native=local:mariadbd", "--target", remote + ",publish=10.254.77.2",
-		"--allow-mixed-hosts", "-o", out}, common...)...)
+		"--allow-mixed-hosts", "--cooldown", "0", "-o", out}, common...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -172,7 +172,7 @@ func clientHereAndBeside(t *testing.T, img string) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	spec := "docker:" + img + ",engine=" + remoteEngine
 	_, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "here="+spec, "--target", "beside="+spec+",client=beside",
-		"--table-size", "1000", "--threads", "2", "--time", "4", "--no-tui", "-o", out)
+		"--table-size", "1000", "--threads", "2", "--time", "4", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -286,7 +286,7 @@ func nativeOnHostBWithClientBeside(t *testing.T, img string) {
 	beside := ",client=beside,engine=" + remoteEngine
 	_, stderr, code := dbduelWith(t, env, "run", "oltp_point_select", "--target", "native="+url+beside+",image="+img,
 		"--target", "container=docker:"+img+",engine="+remoteEngine+",client=beside",
-		"--table-size", "1000", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+		"--table-size", "1000", "--threads", "2", "--time", "2", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -263,7 +263,7 @@ func tpccNativeVsContainer(t *testing.T, native, container string) {
 	env := []string{runEnv(runID)}
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := dbduelWith(t, env, "run", "tpcc", "--target", "native="+native, "--target", "c="+container,
-		"--warehouses", "1", "--threads", "2", "--time", "2", "--no-tui", "-o", out)
+		"--warehouses", "1", "--threads", "2", "--time", "2", "--cooldown", "0", "--no-tui", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
