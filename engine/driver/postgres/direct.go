@@ -165,9 +165,10 @@ func (s *directStmt) run(ctx context.Context, args []driver.NamedValue) (int64, 
 // notices and parameter changes, and closes the connection on a read
 // error), returning the rows the statement changed. pgconn's
 // ExecStatement does the same plus, around every write, a 15-ms timer
-// armed and stopped (to start a reader should the write stall): a timer
-// that can wake the thread blocked in the network poller, statement after
-// statement (docs/performance.md measures what it cost).
+// armed and stopped (to start a reader should the write stall), and makes
+// each reply's command tag a string: measured at 64 threads, exchange
+// takes 15% less user CPU a statement, no change shown in the total
+// (docs/performance.md).
 func (s *directStmt) exchange(pc *pgconn.PgConn) (int64, error) {
 	fe := pc.Frontend()
 	s.bind.PreparedStatement, s.bind.ParameterFormatCodes, s.bind.Parameters = s.sd.Name, s.formats, s.params
