@@ -56,7 +56,13 @@ func TestExchangeRunsStatementsAsPgconn(t *testing.T) {
 			return st.(*directStmt)
 		}
 		ins, upd, sel := prep("INSERT INTO xt VALUES ($1, $2)"), prep("UPDATE xt SET v = $1 WHERE id <= $2"), prep("SELECT v FROM xt WHERE id > $1")
-		args := func(v ...any) []driver.NamedValue { return named(toValues(v)) }
+		args := func(v ...any) []driver.NamedValue {
+			nv := make([]driver.NamedValue, len(v))
+			for i, x := range v {
+				nv[i] = driver.NamedValue{Ordinal: i + 1, Value: x}
+			}
+			return nv
+		}
 		for id := int64(1); id <= 5; id++ {
 			runCtx := ctx
 			if id%2 == 0 {
@@ -131,12 +137,4 @@ func TestExchangeRunsStatementsAsPgconn(t *testing.T) {
 	if tv != 0 || bv != 2 || big != 1 {
 		t.Fatalf("rows: %d 't' (rolled back: want 0), %d 'b' (want 2), %d large (want 1)", tv, bv, big)
 	}
-}
-
-func toValues(v []any) []driver.Value {
-	out := make([]driver.Value, len(v))
-	for i, x := range v {
-		out[i] = x
-	}
-	return out
 }
